@@ -1,0 +1,3 @@
+from minimizer.cli import app
+
+app(prog_name="minimizer")

@@ -1,0 +1,149 @@
+"""The command line: parse options, call the library, print results. No behaviour of its own."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from minimizer.errors import MinimizerError
+from minimizer.progress import QuietProgress, make_progress
+from minimizer.runner.process import kill_all_candidates
+from minimizer.session import Options, Session
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Shrink a failing torch.compile / Triton script to the smallest script that shows the same bug.",
+)
+EXIT_USER_ERROR = 2
+EXIT_INTERRUPTED = 130
+
+
+def _fail(message: str) -> None:
+    Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False)
+    raise typer.Exit(EXIT_USER_ERROR)
+
+
+def _default_jobs() -> int:
+    return max(1, min(8, (os.cpu_count() or 1) // 2))
+
+
+@app.command()
+def reduce(
+    script: Path = typer.Argument(..., help="The failing script (it is never modified)."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Where to write the repro [default: SCRIPT.min.py]."),
+    report: Optional[Path] = typer.Option(None, "--report", help="Also write a JSON report here."),
+    oracle: str = typer.Option("auto", "--oracle", help="auto, a built-in name, file.py:name or package.module:name."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds per candidate [default: from the original's run time]."),
+    memory_mb: int = typer.Option(8000, "--memory-mb", help="Resident memory limit per candidate, in MB."),
+    jobs: int = typer.Option(_default_jobs(), "--jobs", "-j", help="Candidates evaluated at once."),
+    confirm: int = typer.Option(2, "--confirm", help="Runs of the original (and of the result) that must all show the bug."),
+    max_time: Optional[float] = typer.Option(None, "--max-time", help="Stop after this many seconds, keeping the best so far."),
+    quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress output."),
+    cold: bool = typer.Option(False, "--cold", help="Start a fresh interpreter per candidate (no warm workers)."),
+) -> None:
+    """Minimize SCRIPT: write the smallest script that still shows the same bug."""
+
+    options = Options(
+        script=script,
+        output=output,
+        report=report,
+        oracle=oracle,
+        timeout=timeout,
+        memory_mb=memory_mb,
+        jobs=jobs,
+        confirm=confirm,
+        max_time=max_time,
+        cold=cold,
+    )
+    progress = make_progress(quiet)
+    session = None
+    try:
+        session = Session(options, progress)
+        outcome = session.reduce()
+    except MinimizerError as exc:
+        progress.close()
+        _fail(str(exc))
+        return
+    except KeyboardInterrupt:
+        kill_all_candidates()
+        progress.close()
+        Console(stderr=True).print(f"interrupted; the best repro so far is in {options.output_path}")
+        raise typer.Exit(EXIT_INTERRUPTED)
+    except BaseException:
+        kill_all_candidates()
+        progress.close()
+        if options.output_path.exists():
+            Console(stderr=True).print(f"minimizer crashed; the best repro so far is in {options.output_path}")
+        raise
+    finally:
+        if session is not None:
+            session.close()
+    progress.close()
+    if not quiet:
+        console = Console()
+        console.print(
+            f"[bold]{outcome.output}[/]: {outcome.before.tokens} -> {outcome.after.tokens} tokens, "
+            f"{outcome.before.torch_ops} -> {outcome.after.torch_ops} torch ops, "
+            f"{outcome.oracle_calls} oracle calls, {outcome.seconds:.0f} s",
+            highlight=False,
+        )
+        console.print(f"oracle {outcome.oracle}: {outcome.signature}", highlight=False, markup=False)
+
+
+@app.command()
+def check(
+    script: Path = typer.Argument(..., help="The script to check."),
+    oracle: str = typer.Option("auto", "--oracle", help="auto (every built-in) or one oracle spec."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds for the script to run."),
+    confirm: int = typer.Option(1, "--confirm", help="How many runs."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """Run SCRIPT under the oracles and show which fire, with their signatures."""
+
+    options = Options(script=script, oracle=oracle, timeout=timeout, confirm=confirm, cold=True)
+    try:
+        report = Session(options, QuietProgress()).check()
+    except MinimizerError as exc:
+        _fail(str(exc))
+        return
+    if as_json:
+        print(json.dumps(report.to_json(), indent=2))
+        return
+    table = Table(title=f"{script} on {report.device}, torch {report.torch_version}")
+    for column in ("oracle", "fires", "signature", "detail"):
+        table.add_column(column, overflow="fold")
+    for finding in report.findings:
+        fires = "yes" if finding.steady else (f"{finding.fired}/{len(finding.verdicts)}" if finding.fired else "no")
+        pinned = " (pinned)" if report.pinned is finding else ""
+        table.add_row(finding.spec + pinned, fires, finding.signature, finding.detail)
+    Console().print(table)
+
+
+@app.command("oracles")
+def list_oracles() -> None:
+    """List every oracle minimizer can find: built-ins and installed plug-ins."""
+
+    from oracles.registry import available_oracles
+
+    table = Table()
+    for column in ("oracle", "from", "what it detects"):
+        table.add_column(column, overflow="fold")
+    for entry in available_oracles():
+        table.add_row(entry.name, entry.origin, entry.summary)
+    Console().print(table)
+
+
+def main() -> None:  # pragma: no cover - `python -m minimizer`
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

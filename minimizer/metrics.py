@@ -1,0 +1,107 @@
+"""Size measures of a script: lines, tokens and torch operators (as the report and README define them)."""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+
+_NON_CODE_TOKENS = {
+    tokenize.COMMENT,
+    tokenize.NL,
+    tokenize.NEWLINE,
+    tokenize.INDENT,
+    tokenize.DEDENT,
+    tokenize.ENDMARKER,
+}
+_TORCH_MODULES = ("torch", "torch.nn", "torch.nn.functional")
+
+
+@dataclass(frozen=True)
+class Size:
+    lines: int
+    tokens: int
+    torch_ops: int
+
+    def to_json(self) -> dict[str, int]:
+        return asdict(self)
+
+
+def measure(source: str) -> Size:
+    return Size(lines=count_lines(source), tokens=count_tokens(source), torch_ops=count_torch_ops(source))
+
+
+def count_lines(source: str) -> int:
+    """Non-blank lines that are not only a comment."""
+
+    return sum(1 for line in source.splitlines() if line.strip() and not line.strip().startswith("#"))
+
+
+def code_tokens(source: str) -> list[str]:
+    """The strings of the tokens that carry code (comments, newlines and indentation left out)."""
+
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    return [tok.string for tok in tokens if tok.type not in _NON_CODE_TOKENS]
+
+
+def count_tokens(source: str) -> int:
+    return len(code_tokens(source))
+
+
+def count_torch_ops(source: str) -> int:
+    """Calls of functions from torch, torch.nn and torch.nn.functional (under any import alias, constructors of
+    ``nn`` layers included) plus calls of tensor methods (``x.relu()``, ``x.view(...)``: a method name of
+    ``torch.Tensor`` called on something that is not a module)."""
+
+    tree = ast.parse(source)
+    aliases = _torch_aliases(tree)
+    methods = _tensor_method_names()
+    count = 0
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        dotted = _dotted_name(func)
+        if dotted is not None:
+            root, _, rest = dotted.partition(".")
+            if root in aliases and (rest or aliases[root] != "torch"):
+                count += 1
+                continue
+            if root in aliases:
+                continue
+        if isinstance(func, ast.Attribute) and func.attr in methods:
+            count += 1
+    return count
+
+
+def _torch_aliases(tree: ast.Module) -> dict[str, str]:
+    aliases = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in _TORCH_MODULES:
+                    aliases[alias.asname or alias.name.partition(".")[0]] = alias.name if alias.asname else "torch"
+        elif isinstance(node, ast.ImportFrom) and node.module in _TORCH_MODULES:
+            for alias in node.names:
+                aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return aliases
+
+
+def _dotted_name(node: ast.expr) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+@lru_cache(maxsize=1)
+def _tensor_method_names() -> frozenset[str]:
+    import torch
+
+    return frozenset(name for name in dir(torch.Tensor) if not name.startswith("_"))

@@ -1,0 +1,90 @@
+"""Writing the repro: a header that says what it shows, tidy layout, and atomic writes."""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from minimizer import __version__
+from minimizer.metrics import Size
+
+_HEADER_MARK = "# Minimized by minimizer"
+_BLANK_RUN = re.compile(r"\n{3,}(?=\S)")
+
+
+@dataclass(frozen=True)
+class ReproInfo:
+    """What the header of a repro states."""
+
+    source_name: str
+    torch_version: str
+    device: str
+    oracle: str
+    signature: str
+    before: Size
+    after: Size
+    oracle_calls: int
+    cache_hits: int
+    seconds: float
+    final: bool
+
+
+def default_output_path(script: Path) -> Path:
+    """``bug.py`` -> ``bug.min.py`` beside it."""
+
+    return script.with_name(f"{script.stem}.min.py")
+
+
+def tidy(source: str) -> str:
+    """At most two blank lines in a row, no trailing spaces, exactly one final newline."""
+
+    lines = [line.rstrip() for line in source.splitlines()]
+    text = "\n".join(lines).strip("\n")
+    text = _BLANK_RUN.sub("\n\n\n", text)
+    return text + "\n"
+
+
+def strip_header(source: str) -> str:
+    """Remove a header that an earlier run of minimizer wrote, so re-reducing a repro doesn't stack headers."""
+
+    lines = source.splitlines(keepends=True)
+    if not lines or not lines[0].startswith(_HEADER_MARK):
+        return source
+    end = 0
+    while end < len(lines) and lines[end].startswith("#"):
+        end += 1
+    return "".join(lines[end:]).lstrip("\n")
+
+
+def render_repro(body: str, info: ReproInfo) -> str:
+    """The repro file's text: the header comment, then the tidied script."""
+
+    status = "" if info.final else " (in progress: best so far)"
+    header = [
+        f"{_HEADER_MARK} {__version__} from {info.source_name}{status}",
+        f"# torch {info.torch_version} on {info.device}; oracle: {info.oracle}",
+        f"# signature: {info.signature}",
+        f"# size: {info.before.tokens} -> {info.after.tokens} tokens, {info.before.lines} -> {info.after.lines} lines,"
+        f" {info.before.torch_ops} -> {info.after.torch_ops} torch ops",
+        f"# work: {info.oracle_calls} oracle calls ({info.cache_hits} cache hits), {info.seconds:.0f} s",
+    ]
+    return "\n".join(header) + "\n\n" + tidy(body)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` in one step: a reader (or a crash) never sees a half-written file."""
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

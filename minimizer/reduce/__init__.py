@@ -1,0 +1,1 @@
+"""Format-agnostic reduction: the scheduler that runs passes, and the tester that decides."""

@@ -1,0 +1,1 @@
+"""Running candidate scripts in isolated processes (the process boundary lives here)."""

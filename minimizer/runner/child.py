@@ -1,0 +1,116 @@
+"""Entry point of a candidate's process: ``python -m minimizer.runner.child REQUEST.json``.
+
+Runs the candidate script once (twice when an oracle needs an eager re-run) under the oracles' harness,
+evaluates every requested oracle on the recording, and writes the verdicts as JSON. This is the only place
+that executes user code; the reducer sees nothing but the JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import runpy
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+
+def fix_seeds(seed: int) -> None:
+    """Seed Python, NumPy (when installed) and torch so every candidate draws the same numbers."""
+
+    random.seed(seed)
+    try:
+        import numpy
+
+        numpy.random.seed(seed)
+    except ImportError:
+        pass
+    import torch
+
+    torch.manual_seed(seed)
+
+
+def run_script(path: str, seed: int) -> BaseException | None:
+    """Run ``path`` as ``__main__``; return what escaped it (``None`` when it ran to the end)."""
+
+    fix_seeds(seed)
+    try:
+        runpy.run_path(path, run_name="__main__")
+    except SystemExit as exc:
+        return None if exc.code in (None, 0) else exc
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - the user's failure is the data we want
+        return exc
+    return None
+
+
+def _environment() -> dict[str, str]:
+    import torch
+
+    device = "cpu"
+    if torch.cuda.is_available():
+        device = f"cuda ({torch.cuda.get_device_name()})"
+    return {"device": device, "torch_version": torch.__version__}
+
+
+def main(request_path: str) -> int:
+    request = json.loads(Path(request_path).read_text())
+    started = time.monotonic()
+    script = request["script"]
+    # Like `python script.py`: the original script's folder comes first, so its sibling modules import.
+    sys.path.insert(0, request["origin_dir"])
+    sys.argv = [script]
+
+    from oracles.api import RecordedRun
+    from oracles.capture import exception_info
+    from oracles.api import NEEDS_EAGER_RERUN
+    from oracles.harness import Harness
+    from oracles.registry import load_oracle
+
+    oracles = [load_oracle(spec) for spec in request["oracles"]]
+    needs = frozenset().union(*(o.needs for o in oracles)) if oracles else frozenset()
+    harness = Harness(needs, seed=request["seed"], script_path=script)
+    harness.install()
+
+    escaped = run_script(script, request["seed"])
+    run = RecordedRun(
+        exception=None if escaped is None else exception_info(escaped, script),
+        used_compile=harness.used_compile,
+        calls=harness.calls,
+        inplace_violations=harness.inplace_violations,
+    )
+    if NEEDS_EAGER_RERUN in needs and escaped is not None and harness.used_compile:
+        with harness.compile_disabled():
+            rerun = run_script(script, request["seed"])
+        run.eager_rerun_done = True
+        run.eager_rerun_exception = None if rerun is None else exception_info(rerun, script)
+
+    verdicts: dict[str, Any] = {}
+    for spec, found in zip(request["oracles"], oracles):
+        try:
+            verdicts[spec] = found(run).to_json()
+        except Exception as exc:  # noqa: BLE001 - a broken oracle is reported, not fatal
+            verdicts[spec] = {"fires": False, "signature": "", "detail": f"oracle error: {type(exc).__name__}: {exc}"}
+
+    result = {
+        "exception": None if run.exception is None else run.exception.to_json(),
+        "used_compile": run.used_compile,
+        "verdicts": verdicts,
+        "seconds": time.monotonic() - started,
+        **_environment(),
+    }
+    target = Path(request["result"])
+    tmp = target.with_suffix(".tmp")
+    tmp.write_text(json.dumps(result))
+    os.replace(tmp, target)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Skip interpreter teardown: compile workers and CUDA contexts can make it slow or hang.
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

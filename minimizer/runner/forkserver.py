@@ -1,0 +1,102 @@
+"""Warm workers: a server process that has imported torch once and forks a fresh child per candidate.
+
+Importing torch costs seconds; forking a process that already has it costs milliseconds. Isolation is kept:
+the server itself never runs user code and never initializes CUDA (a CUDA context does not survive fork),
+so every candidate starts from the same clean, warm state, in its own session and directory.
+
+Protocol, one JSON object per line. Parent -> server: ``{"id", "request", "cwd", "stdout", "stderr", "env"}``.
+Server -> parent: ``{"id", "pid"}`` once forked, then ``{"id", "status"}`` (a wait status) when the child ends.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import sys
+
+
+def _preload() -> None:
+    import torch  # noqa: F401
+
+    try:
+        import triton  # noqa: F401
+    except ImportError:
+        pass
+    import torch._dynamo  # noqa: F401
+    import torch._inductor.config  # noqa: F401
+
+    import minimizer.runner.child  # noqa: F401
+    import oracles.harness  # noqa: F401
+    from oracles.registry import BUILTINS, load_oracle
+
+    for name in BUILTINS:
+        try:
+            load_oracle(name)
+        except Exception:  # an oracle that fails here fails again, with a message, in the child
+            pass
+
+
+def _fork_candidate(job: dict) -> int:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid:
+        return pid
+    try:
+        os.setsid()
+        os.chdir(job["cwd"])
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(os.open(job["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), 1)
+        os.dup2(os.open(job["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), 2)
+        os.environ.update(job["env"])
+        from minimizer.runner.child import main
+
+        main(job["request"])
+    finally:
+        os._exit(1)
+    return 0  # unreachable
+
+
+def serve() -> None:
+    """Read jobs from stdin, fork one child each, report pids and exit statuses on stdout."""
+
+    _preload()
+    out = sys.stdout
+    out.write(json.dumps({"ready": True}) + "\n")
+    out.flush()
+    jobs_by_pid: dict[int, int] = {}
+    buffer = b""
+    stdin_fd = sys.stdin.fileno()
+    open_input = True
+    while open_input or jobs_by_pid:
+        if open_input:
+            readable, _, _ = select.select([stdin_fd], [], [], 0.01)
+        else:
+            readable = []
+            select.select([], [], [], 0.01)
+        if readable:
+            chunk = os.read(stdin_fd, 65536)
+            if not chunk:
+                open_input = False
+            buffer += chunk
+            while b"\n" in buffer:
+                line, buffer = buffer.split(b"\n", 1)
+                job = json.loads(line)
+                pid = _fork_candidate(job)
+                jobs_by_pid[pid] = job["id"]
+                out.write(json.dumps({"id": job["id"], "pid": pid}) + "\n")
+                out.flush()
+        while jobs_by_pid:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+            if pid == 0:
+                break
+            job_id = jobs_by_pid.pop(pid, None)
+            if job_id is not None:
+                out.write(json.dumps({"id": job_id, "status": status}) + "\n")
+                out.flush()
+
+
+if __name__ == "__main__":
+    serve()

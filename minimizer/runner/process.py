@@ -1,0 +1,269 @@
+"""Run one candidate in its own process and temporary directory, under a wall-time and a memory limit."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from oracles.api import ExceptionInfo, Verdict
+
+_TAIL_CHARS = 4000
+_POLL_SECONDS = 0.05
+
+# Candidates run in their own sessions, so a Ctrl-C at the terminal does not reach them: we kill them.
+_LIVE: set[Handle] = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def kill_all_candidates() -> None:
+    """Kill every candidate process still running (on Ctrl-C, a time limit, or a crash of the reducer)."""
+
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+    for handle in live:
+        handle.kill()
+
+
+@dataclass(frozen=True)
+class Limits:
+    """``timeout`` in seconds of wall time; ``memory_mb`` of resident memory of the candidate's process."""
+
+    timeout: float = 300.0
+    memory_mb: int = 16_000
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How every candidate of one reduction runs: which oracles to evaluate, where, with what environment."""
+
+    filename: str  # the script's file name inside the candidate's directory (tracebacks then read naturally)
+    origin_dir: str  # the original script's folder, first on sys.path like `python script.py` does
+    oracles: tuple[str, ...]
+    limits: Limits = field(default_factory=Limits)
+    seed: int = 0
+    env: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass
+class RunResult:
+    """What happened to one candidate: how the process ended, what escaped the script, and the verdicts."""
+
+    seconds: float
+    returncode: int | None = None
+    signal: str | None = None
+    timed_out: bool = False
+    memory_exceeded: bool = False
+    exception: ExceptionInfo | None = None
+    used_compile: bool = False
+    verdicts: dict[str, Verdict] = field(default_factory=dict)
+    stdout_tail: str = ""
+    stderr_tail: str = ""
+    device: str = ""
+    torch_version: str = ""
+
+    @property
+    def completed(self) -> bool:
+        """The child wrote its verdicts (it was not killed, did not hang, did not crash the interpreter)."""
+
+        return bool(self.verdicts)
+
+    def describe_end(self) -> str:
+        if self.timed_out:
+            return f"timed out after {self.seconds:.1f}s"
+        if self.memory_exceeded:
+            return "exceeded the memory limit"
+        if self.signal:
+            return f"killed by {self.signal}"
+        if not self.completed:
+            return f"exited with status {self.returncode} before reporting"
+        return "completed"
+
+
+def run_candidate(
+    source: str, settings: RunSettings, *, launcher: Launcher | None = None, scratch_root: str | None = None
+) -> RunResult:
+    """Write ``source`` into a fresh temporary directory and run it there in a new process.
+
+    The process gets its own session (so a hang is killed with all its children), the limits of
+    ``settings.limits``, and fixed seeds. ``launcher`` starts the process: a fresh interpreter by default, or a
+    fork of a warm server (``ForkServerLauncher``). Never raises for anything the candidate does.
+    """
+
+    with tempfile.TemporaryDirectory(prefix="minimizer-", dir=scratch_root) as workdir:
+        work = Path(workdir)
+        script = work / settings.filename
+        script.write_text(source)
+        request = {
+            "script": str(script),
+            "origin_dir": settings.origin_dir,
+            "oracles": list(settings.oracles),
+            "seed": settings.seed,
+            "result": str(work / "result.json"),
+        }
+        (work / "request.json").write_text(json.dumps(request))
+        started = time.monotonic()
+        handle = (launcher or SUBPROCESS).launch(
+            request=str(work / "request.json"),
+            cwd=str(work),
+            stdout=str(work / "stdout"),
+            stderr=str(work / "stderr"),
+            env=dict(settings.env),
+            base_env=child_env(settings),
+        )
+        with _LIVE_LOCK:
+            _LIVE.add(handle)
+        try:
+            timed_out, memory_exceeded = _wait(handle, settings.limits)
+        finally:
+            with _LIVE_LOCK:
+                _LIVE.discard(handle)
+        seconds = time.monotonic() - started
+        result = RunResult(
+            seconds=seconds,
+            returncode=handle.returncode,
+            signal=_signal_name(handle.returncode) if not (timed_out or memory_exceeded) else None,
+            timed_out=timed_out,
+            memory_exceeded=memory_exceeded,
+            stdout_tail=_tail(work / "stdout"),
+            stderr_tail=_tail(work / "stderr"),
+        )
+        result_file = work / "result.json"
+        if result_file.exists() and not (timed_out or memory_exceeded):
+            data = json.loads(result_file.read_text())
+            result.exception = ExceptionInfo.from_json(data["exception"])
+            result.used_compile = data["used_compile"]
+            result.verdicts = {k: Verdict.from_json(v) for k, v in data["verdicts"].items()}
+            result.device = data.get("device", "")
+            result.torch_version = data.get("torch_version", "")
+        return result
+
+
+def child_env(settings: RunSettings) -> dict[str, str]:
+    """The environment every candidate process of a reduction starts from."""
+
+    env = dict(os.environ)
+    project_root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (project_root, env.get("PYTHONPATH", "")) if p)
+    env.setdefault("PYTHONHASHSEED", "0")
+    # One compile thread: no subprocess pool to start per candidate, and parallel candidates don't oversubscribe.
+    env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+class Handle(Protocol):
+    pid: int
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    def poll(self) -> int | None: ...
+
+    def kill(self) -> None: ...
+
+
+class Launcher(Protocol):
+    def launch(
+        self, *, request: str, cwd: str, stdout: str, stderr: str, env: dict[str, str], base_env: dict[str, str]
+    ) -> Handle: ...
+
+
+class _PopenHandle:
+    def __init__(self, proc: subprocess.Popen):
+        self.proc = proc
+        self.pid = proc.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self.proc.returncode
+
+    def poll(self) -> int | None:
+        return self.proc.poll()
+
+    def kill(self) -> None:
+        kill_process_group(self.pid)
+        self.proc.wait()
+
+
+class SubprocessLauncher:
+    """A fresh interpreter per candidate: slow (imports torch every time) but needs nothing running."""
+
+    def launch(
+        self, *, request: str, cwd: str, stdout: str, stderr: str, env: dict[str, str], base_env: dict[str, str]
+    ) -> Handle:
+        with open(stdout, "wb") as out, open(stderr, "wb") as err:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "minimizer.runner.child", request],
+                cwd=cwd,
+                stdout=out,
+                stderr=err,
+                stdin=subprocess.DEVNULL,
+                env={**base_env, **env},
+                start_new_session=True,
+            )
+        return _PopenHandle(proc)
+
+
+SUBPROCESS = SubprocessLauncher()
+
+
+def kill_process_group(pid: int) -> None:
+    """SIGKILL the session a candidate leads (its compile workers too); the process alone if it has none yet."""
+
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _wait(handle: Handle, limits: Limits) -> tuple[bool, bool]:
+    deadline = time.monotonic() + limits.timeout
+    while handle.poll() is None:
+        if time.monotonic() > deadline:
+            handle.kill()
+            return True, False
+        if _rss_mb(handle.pid) > limits.memory_mb:
+            handle.kill()
+            return False, True
+        time.sleep(_POLL_SECONDS)
+    # The child's own children (compile workers) must not outlive it.
+    kill_process_group(handle.pid)
+    return False, False
+
+
+def _rss_mb(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/statm") as f:
+            resident_pages = int(f.read().split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0.0
+    return resident_pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def _signal_name(returncode: int | None) -> str | None:
+    if returncode is None or returncode >= 0:
+        return None
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
+
+
+def _tail(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return ""
+    return data[-_TAIL_CHARS:].decode("utf-8", errors="replace")

@@ -1,0 +1,28 @@
+"""Reading the user's script: every way it can be unusable gets one clear line."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from minimizer.errors import MinimizerError
+
+
+def read_script(path: Path) -> str:
+    """Return the text of ``path`` after checking that it exists, is a Python file and parses."""
+
+    if not path.exists():
+        raise MinimizerError(f"no such file: {path}")
+    if not path.is_file():
+        raise MinimizerError(f"not a file: {path}")
+    if path.suffix != ".py":
+        raise MinimizerError(f"not a Python file (expected a .py script): {path}")
+    try:
+        text = path.read_text()
+    except UnicodeDecodeError:
+        raise MinimizerError(f"not a Python file (not valid UTF-8 text): {path}") from None
+    try:
+        ast.parse(text, filename=str(path))
+    except SyntaxError as exc:
+        raise MinimizerError(f"syntax error in {path}, line {exc.lineno}: {exc.msg}") from None
+    return text

@@ -1,0 +1,379 @@
+"""One minimization, start to end: check the original, pin the bug, reduce, confirm, write the results.
+
+Behaviour lives here so that it is testable without the CLI; the CLI only parses options and prints.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Protocol
+
+from minimizer.errors import MinimizerError
+from minimizer.metrics import Size, code_tokens, measure
+from minimizer.output import ReproInfo, default_output_path, render_repro, strip_header, write_atomic
+from minimizer.reduce.scheduler import OutOfTime, Reducer
+from minimizer.reduce.tester import Tester
+from minimizer.runner.process import Launcher, Limits, RunResult, RunSettings, run_candidate
+from minimizer.runner.warm import ForkServerLauncher
+from minimizer.script_input import read_script
+from oracles.api import Verdict
+from oracles.registry import AUTO_PRIORITY, OracleNotFound, canonical_spec, load_oracle
+
+# The original may compile for a long time; candidates get a limit derived from how long the original took.
+ORIGINAL_TIMEOUT = 900.0
+MIN_CANDIDATE_TIMEOUT = 30.0
+CANDIDATE_TIMEOUT_FACTOR = 3.0
+
+
+@dataclass
+class Options:
+    script: Path
+    output: Path | None = None
+    report: Path | None = None
+    oracle: str = "auto"
+    timeout: float | None = None
+    memory_mb: int = 8000
+    jobs: int = 1
+    confirm: int = 2
+    max_time: float | None = None
+    seed: int = 0
+    cold: bool = False  # a fresh interpreter per candidate instead of forks of a warm server
+
+    @property
+    def output_path(self) -> Path:
+        return self.output or default_output_path(self.script)
+
+
+@dataclass
+class OracleFinding:
+    """One oracle's verdicts over the confirmation runs of the original."""
+
+    spec: str
+    verdicts: list[Verdict]
+
+    @property
+    def fired(self) -> int:
+        return sum(v.fires for v in self.verdicts)
+
+    @property
+    def signatures(self) -> list[str]:
+        return [v.signature for v in self.verdicts if v.fires]
+
+    @property
+    def steady(self) -> bool:
+        """Fired in every run, always with the same signature."""
+
+        return self.fired == len(self.verdicts) and len(set(self.signatures)) == 1
+
+    @property
+    def signature(self) -> str:
+        return self.signatures[0] if self.signatures else ""
+
+    @property
+    def detail(self) -> str:
+        fired = [v for v in self.verdicts if v.fires]
+        return (fired or self.verdicts)[0].detail if self.verdicts else ""
+
+
+@dataclass
+class CheckReport:
+    findings: list[OracleFinding]
+    runs: list[RunResult]
+    pinned: OracleFinding | None = None
+
+    @property
+    def device(self) -> str:
+        return self.runs[0].device
+
+    @property
+    def torch_version(self) -> str:
+        return self.runs[0].torch_version
+
+    def to_json(self) -> dict:
+        return {
+            "pinned": self.pinned.spec if self.pinned else None,
+            "device": self.device,
+            "torch": self.torch_version,
+            "run_seconds": [round(r.seconds, 2) for r in self.runs],
+            "oracles": [
+                {
+                    "oracle": f.spec,
+                    "fires": f.steady,
+                    "fired_runs": f.fired,
+                    "runs": len(f.verdicts),
+                    "signature": f.signature,
+                    "detail": f.detail,
+                }
+                for f in self.findings
+            ],
+        }
+
+
+@dataclass
+class Outcome:
+    output: Path
+    oracle: str
+    signature: str
+    before: Size
+    after: Size
+    oracle_calls: int
+    cache_hits: int
+    seconds: float
+    accepted_steps: int
+    stopped_early: bool
+    final_fire_rate: tuple[int, int]
+    passes: list[dict] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {
+            "output": str(self.output),
+            "oracle": self.oracle,
+            "signature": self.signature,
+            "oracle_calls": self.oracle_calls,
+            "cache_hits": self.cache_hits,
+            "seconds": round(self.seconds, 2),
+            "before": self.before.to_json(),
+            "after": self.after.to_json(),
+            "accepted_steps": self.accepted_steps,
+            "stopped_early": self.stopped_early,
+            "final_confirmations": {"fired": self.final_fire_rate[0], "runs": self.final_fire_rate[1]},
+            "passes": self.passes,
+        }
+
+
+class Progress(Protocol):
+    def message(self, text: str) -> None: ...
+    def reduction_started(self, size: int) -> None: ...
+    def pass_started(self, name: str) -> None: ...
+    def accepted(self, text: str, size: int, pass_name: str) -> None: ...
+    def tested(self, interesting: bool, cached: bool) -> None: ...
+
+
+def verdict_of(result: RunResult, spec: str) -> Verdict:
+    """The oracle's verdict on a run; a process killed by a signal counts as a crash for crash-like oracles."""
+
+    if result.completed:
+        return result.verdicts.get(spec, Verdict(False, detail="oracle gave no verdict"))
+    if result.signal and spec in ("script", "crash"):
+        return Verdict(True, f"process killed by {result.signal}", result.stderr_tail[-200:])
+    return Verdict(False, detail=result.describe_end())
+
+
+def candidate_key(text: str) -> str:
+    """Cache key: the code tokens, so comments and layout don't cost an oracle call."""
+
+    try:
+        return " ".join(code_tokens(text))
+    except Exception:  # tokenize errors: fall back to the text itself
+        return text
+
+
+class Session:
+    def __init__(self, options: Options, progress: Progress):
+        self.options = options
+        self.progress = progress
+        self.source = strip_header(read_script(options.script))
+        self.origin_dir = str(options.script.resolve().parent)
+        self.launcher: Launcher | None = None if options.cold else ForkServerLauncher()
+
+    def close(self) -> None:
+        """Stop the warm workers."""
+
+        if isinstance(self.launcher, ForkServerLauncher):
+            self.launcher.close()
+
+    # -- checking the original -------------------------------------------------------------------------
+
+    def oracle_specs(self) -> list[str]:
+        if self.options.oracle == "auto":
+            return list(AUTO_PRIORITY)
+        spec = canonical_spec(self.options.oracle)
+        try:
+            load_oracle(spec)
+        except OracleNotFound as exc:
+            raise MinimizerError(str(exc)) from None
+        except Exception as exc:
+            raise MinimizerError(f"oracle {self.options.oracle!r} fails to load: {type(exc).__name__}: {exc}") from None
+        return [spec]
+
+    def check(self) -> CheckReport:
+        """Run the original ``confirm`` times under the oracles; pin the first that fires steadily."""
+
+        specs = self.oracle_specs()
+        timeout = self.options.timeout or ORIGINAL_TIMEOUT
+        settings = self._settings(tuple(specs), timeout)
+        runs_wanted = max(1, self.options.confirm)
+        self.progress.message(f"running the original {runs_wanted} time(s) under: {', '.join(specs)}")
+        runs = self._run_many([self.source] * runs_wanted, settings)
+        for run in runs:
+            if run.timed_out:
+                raise MinimizerError(f"the script did not finish within {timeout:.0f} s (raise --timeout)")
+            if run.memory_exceeded:
+                raise MinimizerError(f"the script exceeded the memory limit of {self.options.memory_mb} MB")
+            if not run.completed and not run.signal:
+                raise MinimizerError(
+                    f"the script's process {run.describe_end()}: {run.stderr_tail.strip().splitlines()[-1:] or ''}"
+                )
+        findings = [OracleFinding(spec, [verdict_of(run, spec) for run in runs]) for spec in specs]
+        report = CheckReport(findings, runs)
+        report.pinned = next((f for f in findings if f.steady), None)
+        return report
+
+    def pin(self, report: CheckReport) -> OracleFinding:
+        """The finding to reduce against, or a one-line reason why there is nothing to reduce."""
+
+        if report.pinned is not None:
+            return report.pinned
+        flaky = [f for f in report.findings if f.fired]
+        if flaky:
+            f = flaky[0]
+            kinds = len(set(f.signatures))
+            why = (
+                f"fired in {f.fired} of {len(f.verdicts)} runs ({100 * f.fired // len(f.verdicts)}%)"
+                if f.fired < len(f.verdicts)
+                else f"gave {kinds} different signatures in {len(f.verdicts)} runs"
+            )
+            raise MinimizerError(f"the script fails differently from run to run: oracle {f.spec} {why}")
+        names = ", ".join(f.spec for f in report.findings)
+        raise MinimizerError(f"nothing to minimize: the script runs without failing and no oracle fires ({names})")
+
+    # -- reducing --------------------------------------------------------------------------------------
+
+    def reduce(self) -> Outcome:
+        started = time.monotonic()
+        report = self.check()
+        pinned = self.pin(report)
+        self.progress.message(f"pinned oracle {pinned.spec}: {pinned.signature}")
+        timeout = self.options.timeout or max(
+            MIN_CANDIDATE_TIMEOUT, CANDIDATE_TIMEOUT_FACTOR * max(r.seconds for r in report.runs) + 10
+        )
+        settings = self._settings((pinned.spec,), timeout)
+
+        def still_fails(text: str) -> bool:
+            verdict = verdict_of(self._run(text, settings), pinned.spec)
+            return verdict.fires and verdict.signature == pinned.signature
+
+        before = measure(self.source)
+        state = _BestSoFar(self, report, pinned, before, started)
+        from minimizer.source.format import source_passes, parse_module, render_module, source_size
+
+        tester: Tester = Tester(
+            render_module,
+            still_fails,
+            key=candidate_key,
+            jobs=self.options.jobs,
+            on_result=lambda text, interesting, cached: self.progress.tested(interesting, cached),
+        )
+        state.tester = tester
+        deadline = started + self.options.max_time if self.options.max_time else None
+        passes = source_passes()
+        reducer = Reducer(passes, tester, source_size, state, deadline=deadline)
+        stopped_early = False
+        try:
+            best = reducer.reduce(parse_module(self.source))
+            best_text = render_module(best)
+        except OutOfTime:
+            stopped_early = True
+            best_text = state.best_text
+            self.progress.message("time limit reached: keeping the best repro so far")
+        finally:
+            tester.close()
+
+        self.progress.message(f"confirming the repro {max(1, self.options.confirm)} time(s)")
+        confirmations = self._run_many([best_text] * max(1, self.options.confirm), settings)
+        fired = sum(
+            verdict_of(r, pinned.spec).fires and verdict_of(r, pinned.spec).signature == pinned.signature
+            for r in confirmations
+        )
+        outcome = Outcome(
+            output=self.options.output_path,
+            oracle=pinned.spec,
+            signature=pinned.signature,
+            before=before,
+            after=measure(best_text),
+            oracle_calls=tester.stats.oracle_calls,
+            cache_hits=tester.stats.cache_hits,
+            seconds=time.monotonic() - started,
+            accepted_steps=state.steps,
+            stopped_early=stopped_early,
+            final_fire_rate=(fired, len(confirmations)),
+            passes=[
+                {"pass": p.name, "proposed": p.tried, "accepted": p.accepted} for p in passes
+            ],
+        )
+        state.write(best_text, final=True, outcome=outcome)
+        if self.options.report:
+            write_atomic(self.options.report, json.dumps(outcome.to_json(), indent=2) + "\n")
+        if fired < len(confirmations):
+            self.progress.message(
+                f"warning: the repro showed the bug in {fired} of {len(confirmations)} confirmation runs"
+            )
+        return outcome
+
+    # -- helpers ---------------------------------------------------------------------------------------
+
+    def _settings(self, specs: tuple[str, ...], timeout: float) -> RunSettings:
+        return RunSettings(
+            filename=self.options.script.name,
+            origin_dir=self.origin_dir,
+            oracles=specs,
+            limits=Limits(timeout=timeout, memory_mb=self.options.memory_mb),
+            seed=self.options.seed,
+        )
+
+    def _run_many(self, sources: list[str], settings: RunSettings) -> list[RunResult]:
+        jobs = min(self.options.jobs, len(sources))
+        if jobs <= 1:
+            return [self._run(s, settings) for s in sources]
+        with ThreadPoolExecutor(jobs) as pool:
+            return list(pool.map(lambda s: self._run(s, settings), sources))
+
+    def _run(self, source: str, settings: RunSettings) -> RunResult:
+        return run_candidate(source, settings, launcher=self.launcher)
+
+
+class _BestSoFar:
+    """Writes the best repro after every accepted step, so an interruption loses nothing."""
+
+    def __init__(self, session: Session, report: CheckReport, pinned: OracleFinding, before: Size, started: float):
+        self.session = session
+        self.report = report
+        self.pinned = pinned
+        self.before = before
+        self.started = started
+        self.best_text = session.source
+        self.steps = 0
+        self.tester: Tester | None = None
+
+    def reduction_started(self, size: int) -> None:
+        self.session.progress.reduction_started(size)
+
+    def pass_started(self, name: str) -> None:
+        self.session.progress.pass_started(name)
+
+    def accepted(self, text: str, size: int, pass_name: str) -> None:
+        self.steps += 1
+        self.best_text = text
+        self.write(text, final=False)
+        self.session.progress.accepted(text, size, pass_name)
+
+    def write(self, text: str, *, final: bool, outcome: Outcome | None = None) -> None:
+        stats = self.tester.stats if self.tester else None
+        info = ReproInfo(
+            source_name=self.session.options.script.name,
+            torch_version=self.report.torch_version,
+            device=self.report.device,
+            oracle=self.pinned.spec,
+            signature=self.pinned.signature,
+            before=self.before,
+            after=measure(text),
+            oracle_calls=stats.oracle_calls if stats else 0,
+            cache_hits=stats.cache_hits if stats else 0,
+            seconds=time.monotonic() - self.started,
+            final=final,
+        )
+        write_atomic(self.session.options.output_path, render_repro(text, info))

@@ -1,0 +1,166 @@
+"""The oracle API: what a run of a candidate records, and what an oracle answers.
+
+Everything here is plain data so that oracles can be unit-tested on hand-made records, without running a
+script. Tensors appear only in ``SideResult.outputs`` / ``SideResult.grads`` and are never serialized: oracles
+run inside the candidate's process, and only their ``Verdict`` crosses the process boundary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol, runtime_checkable
+
+
+@dataclass(frozen=True)
+class ExceptionInfo:
+    """An exception, reduced to what a signature needs.
+
+    ``type`` is the qualified class name (``RuntimeError``, ``torch._dynamo.exc.BackendCompilerFailed``),
+    ``assert_text`` the source of the failing ``assert`` test when the exception is an assertion from the
+    script, ``stage`` the compiler stage it arose in when that can be told (see ``oracles.stages``).
+    """
+
+    type: str
+    message: str
+    assert_text: str | None = None
+    stage: str | None = None
+    traceback_tail: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "message": self.message,
+            "assert_text": self.assert_text,
+            "stage": self.stage,
+            "traceback_tail": self.traceback_tail,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | None) -> ExceptionInfo | None:
+        return None if data is None else cls(**data)
+
+
+@dataclass
+class SideResult:
+    """One side of a compiled call: eager, compiled, or the float64 eager reference.
+
+    ``outputs`` are the call's outputs flattened in pytree order (tensors and other leaves); ``grads`` are the
+    gradients of the call's tensor inputs and parameters (in a fixed order, ``None`` where there is none) of a
+    fixed scalar loss, when an oracle asked for them. Stored tensors are detached copies, so ``requires_grad``
+    and ``has_grad_fn`` say, per output, what the live output had (``None`` for a leaf that is not a tensor).
+    """
+
+    outputs: list[Any] | None = None
+    exception: ExceptionInfo | None = None
+    grads: list[Any] | None = None
+    grad_exception: ExceptionInfo | None = None
+    requires_grad: list[bool | None] | None = None
+    has_grad_fn: list[bool | None] | None = None
+
+
+@dataclass
+class CallRecord:
+    """One call of a function or module that the script passed to ``torch.compile``.
+
+    ``grad_names`` names the entries of each side's ``grads``: ``input:<i>`` (the i-th tensor leaf of the
+    call's arguments) or ``parameter:<name>``.
+    """
+
+    index: int
+    target: str
+    eager: SideResult
+    compiled: SideResult
+    reference: SideResult | None = None
+    grad_names: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class InplaceViolation:
+    """A tensor saved for backward whose contents changed while its version counter did not."""
+
+    grad_fn: str
+    detail: str
+
+
+@dataclass
+class RecordedRun:
+    """What one run of a candidate script recorded.
+
+    ``exception`` escaped the script (``None`` when it ran to the end). ``used_compile`` tells whether the script
+    called ``torch.compile``; ``eager_rerun_exception`` is what escaped a second run with ``torch.compile``
+    replaced by the identity (only recorded when an oracle asked for it and the first run failed).
+    """
+
+    exception: ExceptionInfo | None = None
+    used_compile: bool = False
+    eager_rerun_exception: ExceptionInfo | None = None
+    eager_rerun_done: bool = False
+    calls: list[CallRecord] = field(default_factory=list)
+    inplace_violations: list[InplaceViolation] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """An oracle's answer. ``signature`` identifies the bug; two runs show the same bug iff signatures are equal."""
+
+    fires: bool
+    signature: str = ""
+    detail: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"fires": self.fires, "signature": self.signature, "detail": self.detail}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Verdict:
+        return cls(bool(data["fires"]), data.get("signature", ""), data.get("detail", ""))
+
+
+# What the in-process harness must record for an oracle. Recording costs time, so a run records only what its
+# oracles need.
+NEEDS_CALLS = "calls"  # eager and compiled results of each compiled call
+NEEDS_REFERENCE = "reference"  # a float64 eager reference of each compiled call
+NEEDS_GRADS = "grads"  # gradients of each side of each compiled call
+NEEDS_SAVED_TENSORS = "saved_tensors"  # fingerprints of tensors saved for backward
+NEEDS_EAGER_RERUN = "eager_rerun"  # a second run with torch.compile disabled
+ALL_NEEDS = frozenset({NEEDS_CALLS, NEEDS_REFERENCE, NEEDS_GRADS, NEEDS_SAVED_TENSORS, NEEDS_EAGER_RERUN})
+
+
+@runtime_checkable
+class Oracle(Protocol):
+    name: str
+    needs: frozenset[str]
+
+    def __call__(self, run: RecordedRun) -> Verdict: ...
+
+
+class _NamedOracle:
+    def __init__(self, fn: Callable[[RecordedRun], Verdict], name: str, needs: frozenset[str], summary: str):
+        self._fn = fn
+        self.name = name
+        self.needs = needs
+        self.summary = summary
+        self.__doc__ = fn.__doc__
+
+    def __call__(self, run: RecordedRun) -> Verdict:
+        return self._fn(run)
+
+    def __repr__(self) -> str:
+        return f"<oracle {self.name}>"
+
+
+def oracle(name: str, *, needs: set[str] | frozenset[str] = frozenset(), summary: str = ""):
+    """Turn ``fn(run: RecordedRun) -> Verdict`` into an oracle called ``name``.
+
+    ``needs`` names what the harness must record for it (``NEEDS_*`` above); ``summary`` is the one line that
+    ``minimizer oracles`` prints (defaults to the docstring's first line).
+    """
+
+    unknown = set(needs) - ALL_NEEDS
+    if unknown:
+        raise ValueError(f"unknown oracle needs: {sorted(unknown)}")
+
+    def wrap(fn: Callable[[RecordedRun], Verdict]) -> _NamedOracle:
+        line = summary or (fn.__doc__ or "").strip().splitlines()[0] if (summary or fn.__doc__) else ""
+        return _NamedOracle(fn, name, frozenset(needs), line)
+
+    return wrap

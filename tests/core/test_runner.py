@@ -1,0 +1,73 @@
+"""The process boundary: every way a candidate can end is recorded, none takes the reducer down."""
+
+import pytest
+
+from minimizer.runner.process import Limits, RunSettings
+from minimizer.runner.process import run_candidate as run_cold
+from minimizer.runner.warm import ForkServerLauncher
+
+
+@pytest.fixture(scope="module")
+def warm_launcher():
+    launcher = ForkServerLauncher()
+    yield launcher
+    launcher.close()
+
+
+@pytest.fixture(params=["cold", "warm"])
+def run_candidate(request, warm_launcher):
+    if request.param == "cold":
+        return run_cold
+    return lambda source, settings: run_cold(source, settings, launcher=warm_launcher)
+
+
+def settings(tmp_path, **limits):
+    return RunSettings("bug.py", str(tmp_path), ("script",), Limits(**limits) if limits else Limits())
+
+
+def test_failure_is_recorded_with_exception_and_verdict(tmp_path, run_candidate):
+    result = run_candidate("import torch\nraise ValueError('bad value 3')\n", settings(tmp_path))
+    assert result.completed
+    assert result.exception.type == "ValueError"
+    assert result.verdicts["script"].fires
+    assert result.verdicts["script"].signature == "ValueError: bad value N"
+
+
+def test_clean_run_does_not_fire(tmp_path, run_candidate):
+    result = run_candidate("import torch\nprint('fine')\n", settings(tmp_path))
+    assert result.completed and not result.verdicts["script"].fires
+    assert "fine" in result.stdout_tail
+
+
+def test_hanging_candidate_is_killed_at_the_timeout(tmp_path, run_candidate):
+    result = run_candidate("import time\nwhile True:\n    time.sleep(1)\n", settings(tmp_path, timeout=4))
+    assert result.timed_out and not result.completed
+    assert result.seconds < 10
+
+
+def test_segfault_is_recorded_as_a_signal(tmp_path, run_candidate):
+    result = run_candidate("import ctypes\nctypes.string_at(0)\n", settings(tmp_path))
+    assert result.signal == "SIGSEGV" and not result.completed
+
+
+def test_memory_hog_is_killed(tmp_path, run_candidate):
+    hog = "import time\nx = bytearray(3 * 2**30)\nx[::4096] = b'1' * len(x[::4096])\ntime.sleep(30)\n"
+    result = run_candidate(hog, settings(tmp_path, timeout=60, memory_mb=1000))
+    assert result.memory_exceeded and not result.completed
+
+
+def test_candidate_runs_in_its_own_directory_with_the_origin_on_sys_path(tmp_path, run_candidate):
+    (tmp_path / "helper_mod.py").write_text("VALUE = 41\n")
+    source = "import os, helper_mod\nassert os.getcwd() != %r\nraise RuntimeError(helper_mod.VALUE + 1)\n" % str(tmp_path)
+    result = run_candidate(source, settings(tmp_path))
+    assert result.exception.message == "42"
+    assert list(tmp_path.iterdir()) == [tmp_path / "helper_mod.py"]  # nothing written beside the original
+
+
+def test_seeds_are_fixed(tmp_path, run_candidate):
+    source = "import random, torch\nraise RuntimeError(f'{random.random()} {torch.rand(1).item()}')\n"
+    first = run_candidate(source, settings(tmp_path))
+    second = run_candidate(source, settings(tmp_path))
+    assert first.exception.message == second.exception.message
+
+

@@ -1,0 +1,82 @@
+"""The scheduler and tester on a toy format: lists of ints, 'interesting' while a predicate holds."""
+
+from typing import Iterator
+
+from minimizer.reduce.scheduler import Pass, Reducer
+from minimizer.reduce.tester import Tester
+
+
+class Events:
+    def __init__(self):
+        self.accepted = []
+
+    def reduction_started(self, size):
+        pass
+
+    def pass_started(self, name):
+        pass
+
+    def accepted(self, text, size, pass_name):  # noqa: F811 - observer protocol name
+        pass
+
+
+class Recorder(Events):
+    def __init__(self):
+        self.steps = []
+
+    def accepted(self, text, size, pass_name):
+        self.steps.append((text, pass_name))
+
+
+def delete_one(items: tuple) -> Iterator[tuple]:
+    for i in range(len(items)):
+        yield items[:i] + items[i + 1 :]
+
+
+def halve_each(items: tuple) -> Iterator[tuple]:
+    for i, value in enumerate(items):
+        if value > 1:
+            yield items[:i] + (value // 2,) + items[i + 1 :]
+
+
+def reduce(items, predicate, jobs=1):
+    calls = []
+
+    def evaluate(text):
+        calls.append(text)
+        return predicate(eval(text))
+
+    tester = Tester(repr, evaluate, jobs=jobs)
+    observer = Recorder()
+    reducer = Reducer([Pass.of(delete_one), Pass.of(halve_each)], tester, lambda t: len(t) * 1000 + sum(t), observer)
+    result = reducer.reduce(tuple(items))
+    tester.close()
+    return result, tester, observer, calls
+
+
+def test_reduces_to_the_minimal_interesting_case():
+    result, tester, observer, _ = reduce(range(20), lambda t: 7 in t and len(t) >= 2)
+    assert result == (7, 1)
+    assert tester.stats.oracle_calls > 0 and observer.steps
+
+
+def test_never_evaluates_a_candidate_twice():
+    _, tester, _, calls = reduce([5, 9, 3, 8, 2], lambda t: sum(t) >= 10)
+    assert len(calls) == len(set(calls))
+    assert tester.stats.oracle_calls == len(calls)
+
+
+def test_parallel_jobs_give_the_same_result_as_sequential():
+    def predicate(t):
+        return 7 in t and sum(t) > 30
+
+    sequential, *_ = reduce(range(15), predicate, jobs=1)
+    parallel, *_ = reduce(range(15), predicate, jobs=4)
+    assert sequential == parallel
+
+
+def test_cache_hits_are_counted_for_layout_equal_candidates():
+    tester = Tester(lambda t: t, lambda text: False, key=lambda text: text.replace(" ", ""))
+    assert tester.consider("a b") is False
+    assert tester.consider("ab") is False
+    assert tester.stats.oracle_calls == 1 and tester.stats.cache_hits == 1
