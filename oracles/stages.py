@@ -22,6 +22,9 @@ _STAGE_BY_PATH = (
 )
 
 
+# Frames recognised by file and function: the call into a ``torch.compile`` backend (a custom backend that
+# raises leaves no deeper recognisable frame).
+_STAGE_BY_FUNCTION = (("torch/_dynamo/output_graph", "call_user_compiler", "backend-compile"),)
 # Frames of code that a compiler generated, running after compilation finished: Inductor's output modules
 # (written under a ``torchinductor_<user>`` cache folder), the module that calls them, and FX graph modules.
 _GENERATED_CODE = ("torchinductor_", "torch/_inductor/output_code", "<eval_with_key>")
@@ -58,6 +61,10 @@ def stage_of(exc: BaseException) -> str | None:
             tracing = tracing or any(fragment in filename for fragment in _TRACING)
             if not tracing and any(fragment in filename for fragment in _GENERATED_CODE):
                 best = "compiled-run"
+                continue
+            by_function = [s for f, name, s in _STAGE_BY_FUNCTION if f in filename and name in frame.name]
+            if by_function:
+                best = by_function[0]
                 continue
             for fragment, stage in _STAGE_BY_PATH:
                 if fragment in filename:

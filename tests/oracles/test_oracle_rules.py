@@ -1,0 +1,200 @@
+"""Each built-in oracle on hand-made recordings: a case it fires on and a near-identical one it does not."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from oracles.api import CallRecord, ExceptionInfo, InplaceViolation, RecordedRun, SideResult
+from oracles.crash import crash
+from oracles.gradient import gradient
+from oracles.inplace import inplace
+from oracles.numerical import compare_tensors, numerical
+from oracles.registry import BUILTINS, load_oracle
+from oracles.requires_grad import requires_grad
+
+
+def side(*outputs, grads=None, exception=None, requires=None):
+    return SideResult(
+        outputs=None if exception else list(outputs),
+        exception=exception,
+        grads=grads,
+        requires_grad=requires,
+        has_grad_fn=requires,
+    )
+
+
+def run_of(*calls, **kwargs) -> RecordedRun:
+    return RecordedRun(used_compile=True, calls=list(calls), **kwargs)
+
+
+def call(eager, compiled, reference=None, grad_names=()):
+    return CallRecord(0, "f", eager, compiled, reference, list(grad_names))
+
+
+BOOM = ExceptionInfo("RuntimeError", "index 7 is out of bounds for size (3, 4)", stage="inductor-lowering")
+
+
+def test_builtins_load_by_name():
+    for name in BUILTINS:
+        found = load_oracle(name)
+        assert found.name == name
+        assert found.summary
+
+
+# -- crash ------------------------------------------------------------------------------------------------
+
+
+def test_crash_fires_when_only_compiled_raises():
+    x = torch.ones(3)
+    verdict = crash(run_of(call(side(x), side(exception=BOOM))))
+    assert verdict.fires
+    assert verdict.signature == "crash: compiled raised: RuntimeError: index N is out of bounds for size [shape] [inductor-lowering]"
+
+
+def test_crash_quiet_when_both_sides_raise():
+    assert not crash(run_of(call(side(exception=BOOM), side(exception=BOOM)))).fires
+
+
+def test_crash_fires_when_only_eager_raises():
+    verdict = crash(run_of(call(side(exception=ExceptionInfo("ValueError", "bad")), side(torch.ones(1)))))
+    assert verdict.signature == "crash: eager raised: ValueError: bad"
+
+
+def test_crash_backward_only():
+    record = call(side(torch.ones(1), grads=[]), side(torch.ones(1), grads=None))
+    record.compiled.grad_exception = BOOM
+    assert crash(run_of(record)).signature.startswith("crash: compiled backward raised: RuntimeError")
+    record.compiled.grad_exception = None
+    assert not crash(run_of(record)).fires
+
+
+def test_crash_fires_on_compiler_exception_outside_any_call():
+    escaped = ExceptionInfo("torch._dynamo.exc.BackendCompilerFailed", "backend raised", stage="dynamo-tracing")
+    verdict = crash(RecordedRun(exception=escaped, used_compile=True))
+    assert verdict.signature == "crash: compiled raised: torch._dynamo.exc.BackendCompilerFailed: backend raised [dynamo-tracing]"
+    plain = ExceptionInfo("ValueError", "from the script")
+    assert not crash(RecordedRun(exception=plain, used_compile=True)).fires
+
+
+# -- numerical ----------------------------------------------------------------------------------------------
+
+
+def _triple(delta: float):
+    ref = torch.linspace(-1, 1, 50, dtype=torch.float64)
+    eager = (ref + 1e-7).float()
+    return eager, eager + delta, ref
+
+
+def test_numerical_fires_on_value_gap():
+    eager, compiled, ref = _triple(1e-2)
+    verdict = numerical(run_of(call(side(eager), side(compiled), side(ref))))
+    assert verdict.fires and verdict.signature == "numerical: float32 value"
+    assert "ratio" in verdict.detail
+
+
+def test_numerical_quiet_within_tolerance():
+    eager, compiled, ref = _triple(1e-6)
+    assert not numerical(run_of(call(side(eager), side(compiled), side(ref)))).fires
+
+
+def test_numerical_judges_against_reference_not_eager():
+    # Eager is itself far from float64; a compiled result just as far (the other way) is not a bug.
+    ref = torch.linspace(-1, 1, 50, dtype=torch.float64)
+    eager, compiled = (ref + 1e-2).float(), (ref - 1.5e-2).float()
+    assert not numerical(run_of(call(side(eager), side(compiled), side(ref)))).fires
+    assert numerical(run_of(call(side(eager), side((ref - 5e-2).float()), side(ref)))).fires
+
+
+def test_numerical_nan_and_inf():
+    eager = torch.ones(4)
+    assert numerical(run_of(call(side(eager), side(torch.tensor([1, math.nan, 1, 1]))))).signature == "numerical: float32 nan"
+    assert numerical(run_of(call(side(eager), side(torch.tensor([1, math.inf, 1, 1]))))).signature == "numerical: float32 inf"
+    both = torch.tensor([1, math.nan, 1, math.inf])
+    assert not numerical(run_of(call(side(both), side(both.clone())))).fires
+
+
+def test_numerical_integer_outputs_must_match():
+    a = torch.arange(4)
+    assert numerical(run_of(call(side(a), side(a + 1)))).signature == "numerical: int64 value"
+    assert not numerical(run_of(call(side(a, 3), side(a.clone(), 3)))).fires
+
+
+def test_numerical_most_severe_finding_decides():
+    eager = torch.ones(4)
+    value_gap = call(side(eager), side(eager + 1))
+    nan_gap = call(side(eager), side(torch.full((4,), math.nan)))
+    assert numerical(run_of(value_gap, nan_gap)).signature == "numerical: float32 nan"
+
+
+def test_compare_tensors_shape_and_dtype():
+    assert compare_tensors(torch.ones(2), torch.ones(3)).kind == "shape"
+    assert compare_tensors(torch.ones(2), torch.ones(2, dtype=torch.float64)).kind == "dtype"
+    assert compare_tensors(torch.ones(2, dtype=torch.float16), torch.ones(2, dtype=torch.float16) + 1e-3) is None
+
+
+# -- requires-grad ------------------------------------------------------------------------------------------
+
+
+def test_requires_grad_fires_when_compiled_drops_it():
+    x = torch.ones(2)
+    verdict = requires_grad(run_of(call(side(x, requires=[True]), side(x, requires=[False]))))
+    assert verdict.fires and verdict.signature == "requires-grad: eager=True compiled=False"
+
+
+def test_requires_grad_quiet_when_flags_agree():
+    x = torch.ones(2)
+    assert not requires_grad(run_of(call(side(x, requires=[True]), side(x, requires=[True])))).fires
+
+
+def test_requires_grad_reads_live_tensors_in_hand_made_records():
+    leaf = torch.ones(2, requires_grad=True)
+    verdict = requires_grad(run_of(call(side(leaf * 2), side(leaf))))
+    assert verdict.signature == "requires-grad: grad_fn eager=True compiled=False"
+
+
+# -- gradient -----------------------------------------------------------------------------------------------
+
+
+def test_gradient_fires_on_parameter_gap():
+    eager, compiled, ref = _triple(5e-2)
+    names = ["input:0", "parameter:weight"]
+    record = call(
+        side(torch.ones(1), grads=[eager, eager]),
+        side(torch.ones(1), grads=[eager, compiled]),
+        side(torch.ones(1), grads=[ref, ref]),
+        names,
+    )
+    verdict = gradient(run_of(record))
+    assert verdict.fires and verdict.signature == "gradient: parameter float32 value"
+    assert "parameter:weight" in verdict.detail
+
+
+def test_gradient_quiet_when_gradients_agree():
+    eager, compiled, ref = _triple(1e-7)
+    record = call(side(torch.ones(1), grads=[eager]), side(torch.ones(1), grads=[compiled]), side(torch.ones(1), grads=[ref]), ["input:0"])
+    assert not gradient(run_of(record)).fires
+
+
+def test_gradient_missing_on_one_side():
+    record = call(side(torch.ones(1), grads=[torch.ones(2)]), side(torch.ones(1), grads=[None]), None, ["input:0"])
+    assert gradient(run_of(record)).signature == "gradient: input float32 missing"
+
+
+# -- inplace ------------------------------------------------------------------------------------------------
+
+
+def test_inplace_fires_on_violation():
+    run = RecordedRun(inplace_violations=[InplaceViolation("TanhBackward0", "3 of 3 elements changed")])
+    assert inplace(run).signature == "inplace: TanhBackward0"
+
+
+def test_inplace_quiet_without_violation():
+    assert not inplace(RecordedRun()).fires
+
+
+@pytest.mark.parametrize("found", [crash, numerical, requires_grad, gradient, inplace])
+def test_oracles_quiet_on_an_empty_run(found):
+    assert not found(RecordedRun()).fires
