@@ -1,0 +1,299 @@
+"""Small libcst helpers shared by the source passes: edit a module by node identity, measure it, filter candidates.
+
+Every pass builds candidates the same way: find nodes in the current module, produce a new module with one of
+them replaced or removed, and let `distinct_candidates` throw away what does not parse, repeats, or grows.
+Nodes are matched by identity (`is`), so callers must pass nodes taken from the very module they edit.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import tokenize
+from typing import Callable, Iterable, Iterator, Mapping, Optional, Union
+
+import libcst as cst
+import libcst.matchers as m
+
+__all__ = [
+    "code_size",
+    "compiles",
+    "distinct_candidates",
+    "remove_node",
+    "remove_nodes",
+    "replace_node",
+    "replace_nodes",
+    "RemovalRepairingTransformer",
+    "substitute_expression",
+    "try_build",
+]
+
+Replacement = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
+
+# Token types that carry layout rather than program content; counting them would make a reformat look like a change.
+_LAYOUT_TOKENS = frozenset(
+    {
+        tokenize.COMMENT,
+        tokenize.NL,
+        tokenize.NEWLINE,
+        tokenize.INDENT,
+        tokenize.DEDENT,
+        tokenize.ENDMARKER,
+        tokenize.ENCODING,
+    }
+)
+
+
+def code_size(module_or_code: cst.Module | str) -> int:
+    """Count the Python tokens of a module or source string, ignoring comments and layout tokens.
+
+    Code that does not tokenize counts as infinitely large (`sys.maxsize`-like), so it never looks like progress.
+    """
+    code = module_or_code.code if isinstance(module_or_code, cst.Module) else module_or_code
+    try:
+        tokens = tokenize.generate_tokens(io.StringIO(code).readline)
+        return sum(1 for token in tokens if token.type not in _LAYOUT_TOKENS)
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return 2**62
+
+
+def compiles(code: str) -> bool:
+    """Return True when `code` parses with libcst and byte-compiles with CPython.
+
+    libcst accepts some programs CPython rejects (`return` at module level, a `break` outside a loop), and a
+    candidate the interpreter rejects only wastes an oracle call.
+    """
+    return _parse_if_compiles(code) is not None
+
+
+def _parse_if_compiles(code: str) -> Optional[cst.Module]:
+    try:
+        compile(code, "<candidate>", "exec", dont_inherit=True)
+        return cst.parse_module(code)
+    except (cst.ParserSyntaxError, SyntaxError, ValueError):
+        return None
+
+
+def distinct_candidates(
+    original: cst.Module, candidates: Iterable[Optional[cst.Module]]
+) -> Iterator[cst.Module]:
+    """Filter a stream of candidate modules for `original`, lazily.
+
+    Drops None entries (edits `try_build` refused) and candidates whose code equals the original's or an earlier
+    candidate's, that do not compile (see `compiles`), or that have more tokens than the original (`code_size`). Yields the survivors in order, each
+    re-parsed from its code so that its nodes are fresh and its round trip is known to hold.
+    """
+    seen = {original.code}
+    limit = code_size(original)
+    for candidate in candidates:
+        if candidate is None:
+            continue
+        code = candidate.code
+        if code in seen:
+            continue
+        seen.add(code)
+        if code_size(code) > limit:
+            continue
+        parsed = _parse_if_compiles(code)
+        if parsed is not None:
+            yield parsed
+
+
+def replace_node(module: cst.Module, target: cst.CSTNode, new_node: Replacement) -> cst.Module:
+    """Return `module` with the node that *is* `target` replaced by `new_node` (or removed by a sentinel).
+
+    Removal leaves bodies non-empty and drops statements that lose all their names; see `replace_nodes`.
+    """
+    return replace_nodes(module, {target: new_node})
+
+
+def replace_nodes(module: cst.Module, replacements: Mapping[cst.CSTNode, Replacement]) -> cst.Module:
+    """Return `module` with several nodes replaced at once; keys are nodes of `module` (libcst nodes hash by
+    identity), values are new nodes or `cst.RemovalSentinel.REMOVE`.
+
+    After removals: an emptied block gets `pass`, an emptied `import` disappears, a trailing comma or semicolon
+    left behind is dropped, a tuple that shrank to one element keeps its comma.
+    """
+    return module.visit(_Replacer(replacements))
+
+
+def remove_node(module: cst.Module, target: cst.CSTNode) -> cst.Module:
+    """Return `module` without `target`: a statement, a small statement of `a; b`, an argument, an import alias,
+    a list element, ...
+
+    A block that becomes empty gets `pass`; an import that loses all its names disappears.
+    """
+    return replace_node(module, target, cst.RemovalSentinel.REMOVE)
+
+
+def remove_nodes(module: cst.Module, targets: Iterable[cst.CSTNode]) -> cst.Module:
+    """Return `module` without any of `targets` (see `remove_node`)."""
+    return replace_nodes(module, {t: cst.RemovalSentinel.REMOVE for t in targets})
+
+
+def try_build(build: Callable[[], cst.Module]) -> Optional[cst.Module]:
+    """Call `build()` and return its module, or None when libcst refuses the edit (a node placed where it is
+    not allowed, a removal the parent cannot absorb). Passes use it so that generation never raises.
+    """
+    try:
+        return build()
+    except (cst.CSTValidationError, cst.CSTLogicError, TypeError, ValueError):
+        return None
+
+
+# Expressions that can stand anywhere an operand can without parentheses. (Not numbers: `(1).real` needs them.)
+_ATOM_WITHOUT_PARENTHESES = (
+    m.Name() | m.Attribute() | m.Call() | m.Subscript() | m.SimpleString() | m.ConcatenatedString()
+    | m.FormattedString() | m.List() | m.Dict() | m.Set() | m.ListComp() | m.SetComp() | m.DictComp() | m.Ellipsis()
+)
+
+
+def substitute_expression(original: cst.BaseExpression, replacement: cst.BaseExpression) -> cst.BaseExpression:
+    """Return `replacement` made safe to stand where `original` stood.
+
+    An atomic replacement (name, attribute, call, subscript, display) needs no parentheses and gets none of
+    `original`'s. A non-atomic one (`a + b`, `x if c else y`, a generator) keeps its own, else inherits
+    `original`'s, else gets new ones, because the surrounding operator may bind tighter than it does.
+    """
+    if m.matches(replacement, _ATOM_WITHOUT_PARENTHESES):
+        return replacement.with_changes(lpar=[], rpar=[])
+    if replacement.lpar:
+        return replacement
+    if original.lpar:
+        return replacement.with_changes(lpar=original.lpar, rpar=original.rpar)
+    return replacement.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def _pass_line() -> cst.SimpleStatementLine:
+    return cst.SimpleStatementLine(body=[cst.Pass()])
+
+
+def _drop_trailing_comma(elements: tuple) -> tuple:
+    # A removed last element leaves `f(a, )`; valid, but one token larger than needed.
+    if not elements or not hasattr(elements[-1], "comma"):
+        return elements
+    last = elements[-1]
+    if isinstance(last.comma, cst.Comma):
+        last = last.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return (*elements[:-1], last)
+
+
+def _is_sequence(value) -> bool:
+    return isinstance(value, (tuple, list))
+
+
+_IMPORT_WITH_NAMES = m.Import() | m.ImportFrom(names=m.MatchIfTrue(_is_sequence))
+
+
+def _drop_trailing_semicolon(body: tuple) -> tuple:
+    if body and isinstance(getattr(body[-1], "semicolon", None), cst.Semicolon):
+        return (*body[:-1], body[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT))
+    return body
+
+
+class RemovalRepairingTransformer(cst.CSTTransformer):
+    """A transformer base that repairs what removing statements or elements breaks in the enclosing nodes.
+
+    Subclass it and return `cst.RemovalSentinel.REMOVE` freely: emptied blocks get `pass`, emptied simple
+    statement lines vanish, trailing commas and semicolons left behind are dropped. (Removing an import alias
+    needs `replace_nodes`, because imports refuse a trailing comma at construction time.) A subclass that defines
+    its own `leave_IndentedBlock`, `leave_SimpleStatementSuite`, `leave_SimpleStatementLine`, `leave_Call`,
+    `leave_List` or `leave_Tuple` must call `super()` on the result.
+    """
+
+    # A body-holding node whose statements were all removed must keep `pass`.
+    def leave_IndentedBlock(self, original_node, updated_node):
+        if not updated_node.body:
+            return updated_node.with_changes(body=[_pass_line()])
+        return updated_node
+
+    def leave_SimpleStatementSuite(self, original_node, updated_node):
+        if not updated_node.body:
+            return updated_node.with_changes(body=[cst.Pass()])
+        if len(updated_node.body) != len(original_node.body):
+            return updated_node.with_changes(body=_drop_trailing_semicolon(updated_node.body))
+        return updated_node
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        if not updated_node.body:
+            return cst.RemovalSentinel.REMOVE
+        if len(updated_node.body) != len(original_node.body):
+            return updated_node.with_changes(body=_drop_trailing_semicolon(updated_node.body))
+        return updated_node
+
+    def leave_Call(self, original_node, updated_node):
+        if len(updated_node.args) != len(original_node.args):
+            return updated_node.with_changes(args=_drop_trailing_comma(updated_node.args))
+        return updated_node
+
+    def leave_List(self, original_node, updated_node):
+        if len(updated_node.elements) != len(original_node.elements):
+            return updated_node.with_changes(elements=_drop_trailing_comma(updated_node.elements))
+        return updated_node
+
+    def leave_Tuple(self, original_node, updated_node):
+        # A one-element tuple needs its comma; an emptied tuple needs its parentheses.
+        if not updated_node.elements:
+            return updated_node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        if len(updated_node.elements) == 1 and len(original_node.elements) != 1:
+            only = updated_node.elements[0]
+            return updated_node.with_changes(elements=[only.with_changes(comma=cst.Comma())])
+        return updated_node
+
+
+def _ancestors(root: cst.Module, targets: Iterable[cst.CSTNode]) -> set[cst.CSTNode]:
+    """The nodes on the paths from `root` down to any of `targets` (targets excluded)."""
+    parents = _parent_map(root)
+    found: set[cst.CSTNode] = set()
+    for target in targets:
+        node = parents.get(target)
+        while node is not None and node not in found:
+            found.add(node)
+            node = parents.get(node)
+    return found
+
+
+@functools.lru_cache(maxsize=8)
+def _parent_map(root: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
+    # A pass builds many candidates from one module; walking it once instead of once per candidate is the point.
+    parents: dict[cst.CSTNode, cst.CSTNode] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for child in node.children:
+            parents[child] = node
+            stack.append(child)
+    return parents
+
+
+class _Replacer(RemovalRepairingTransformer):
+    """Swap nodes by identity, then let the base class repair the enclosing nodes."""
+
+    def __init__(self, replacements: Mapping[cst.CSTNode, Replacement]) -> None:
+        super().__init__()
+        self._replacements = dict(replacements)
+        self._paths: set[cst.CSTNode] = set()
+
+    def on_visit(self, node):
+        if isinstance(node, cst.Module):
+            self._paths = _ancestors(node, self._replacements)
+        if node in self._replacements:
+            return False  # replaced whole; its children do not matter
+        if node not in self._paths:
+            return False  # no target below: keep the subtree as it is, without rebuilding it
+        # Import nodes validate on construction (no trailing comma, at least one name), so a removed alias must
+        # be handled by rebuilding the whole import before its children are visited.
+        if node not in self._replacements and m.matches(node, _IMPORT_WITH_NAMES):
+            names = node.names
+            kept = [self._replacements.get(alias, alias) for alias in names]
+            kept = [alias for alias in kept if isinstance(alias, cst.ImportAlias)]
+            if len(kept) != len(names):
+                fixed = node.with_changes(names=_drop_trailing_comma(tuple(kept))) if kept else cst.RemovalSentinel.REMOVE
+                self._replacements[node] = fixed
+                return False
+        return super().on_visit(node)
+
+    def on_leave(self, original_node, updated_node):
+        if original_node in self._replacements:
+            return self._replacements[original_node]
+        return super().on_leave(original_node, updated_node)

@@ -1,0 +1,31 @@
+"""The source passes, in first-round order.
+
+Cheap, coarse deletions that remove the most go first; value shrinking (literals, dtypes, constants), which
+keeps the token count but makes the repro smaller to run and read, goes last. From the second round on the
+scheduler orders passes by what they removed in the previous round.
+"""
+
+from minimizer.source.passes.arguments import delete_arguments
+from minimizer.source.passes.bypass import bypass_operators, remove_layers
+from minimizer.source.passes.constants import remove_prints_and_logging, simplify_float_constants
+from minimizer.source.passes.dead_code import remove_unused_definitions
+from minimizer.source.passes.delete_statements import delete_statements
+from minimizer.source.passes.dtypes import simplify_dtypes
+from minimizer.source.passes.inline import inline_single_use_variables
+from minimizer.source.passes.literals import shrink_int_literals, shrink_shapes
+
+SOURCE_PASSES = [
+    remove_prints_and_logging,
+    delete_statements,
+    remove_unused_definitions,
+    remove_layers,
+    bypass_operators,
+    delete_arguments,
+    inline_single_use_variables,
+    shrink_int_literals,
+    shrink_shapes,
+    simplify_dtypes,
+    simplify_float_constants,
+]
+
+__all__ = ["SOURCE_PASSES"]

@@ -1,0 +1,186 @@
+"""Bypass operations: replace a call or binary operation by one of its operands, or drop a layer of a module.
+
+We cannot know types statically, so operands that look like values (names, attributes, calls, subscripts,
+arithmetic) are tried and literals are not: `torch.relu(x)` becomes `x`, `x.view(2, 3)` becomes `x`, never `2`.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+import libcst.matchers as m
+
+from minimizer.source.cst_utils import (
+    RemovalRepairingTransformer,
+    distinct_candidates,
+    remove_node,
+    replace_node,
+    substitute_expression,
+    try_build,
+)
+
+# Replacing `torch.compile(f)` by `f` removes the bug under search by construction; it only wastes an oracle call.
+_COMPILE_CALL = m.Call(
+    func=m.Attribute(value=m.Name("torch"), attr=m.Name("compile"))
+    | m.Attribute(value=m.Attribute(value=m.Name("torch"), attr=m.Name("_dynamo")), attr=m.Name("optimize"))
+)
+_NUMBER = m.Integer() | m.Float() | m.Imaginary()
+_LITERAL = (
+    _NUMBER | m.UnaryOperation(expression=_NUMBER) | m.SimpleString() | m.ConcatenatedString() | m.FormattedString()
+    | m.Name("None") | m.Name("True") | m.Name("False") | m.Ellipsis()
+)
+# Tuples and lists of plain values (`(2, 3)`) are shapes, not tensors.
+_LITERAL_COLLECTION = m.Tuple() | m.List() | m.Dict() | m.Set()
+# A method call whose receiver could be a value; in `super().__init__()` and `self.layer(x)` it is not.
+_METHOD = m.Attribute(value=~m.Call(func=m.Name("super")) & ~m.Name("self"))
+_SEQUENTIAL = m.Call(func=m.Name("Sequential") | m.Attribute(attr=m.Name("Sequential")))
+
+
+def bypass_operators(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with one call or binary operation replaced by one of its operands.
+
+    Operations come outer first in source order; per operation: a method call's receiver (`x.f(a)` -> `x`), then
+    positional arguments, then keyword argument values; for `a + b`, `a` then `b`. Literal operands, the receiver of
+    a module function (`torch.relu`, `F.relu`: the root name is an import), `torch.compile(...)` and calls inside
+    decorators are skipped.
+    """
+    imported = _imported_names(module)
+    return distinct_candidates(module, _bypasses(module, imported))
+
+
+def _bypasses(module: cst.Module, imported: set[str]) -> Iterator[cst.Module | None]:
+    for node in _operations(module):
+        for operand in _operands(node, imported):
+            yield try_build(lambda: replace_node(module, node, substitute_expression(node, operand)))
+
+
+def _operations(node: cst.CSTNode) -> Iterator[cst.Call | cst.BinaryOperation]:
+    """Calls and binary operations in pre-order (outer first), not descending into decorators or imports."""
+    if m.matches(node, m.Decorator() | m.Import() | m.ImportFrom()):
+        return
+    if m.matches(node, m.BinaryOperation()) or (m.matches(node, m.Call()) and not m.matches(node, _COMPILE_CALL)):
+        yield node
+    for child in node.children:
+        yield from _operations(child)
+
+
+def _operands(node: cst.Call | cst.BinaryOperation, imported: set[str]) -> list[cst.BaseExpression]:
+    if m.matches(node, m.BinaryOperation()):
+        candidates = [node.left, node.right]
+    else:
+        candidates = []
+        if m.matches(node.func, _METHOD) and _root_name(node.func.value) not in imported:
+            candidates.append(node.func.value)
+        candidates += [arg.value for arg in node.args if not arg.star and arg.keyword is None]
+        candidates += [arg.value for arg in node.args if arg.keyword is not None]
+    return [operand for operand in candidates if not _is_literal(operand)]
+
+
+def _is_literal(node: cst.BaseExpression) -> bool:
+    if m.matches(node, _LITERAL):
+        return True
+    if m.matches(node, _LITERAL_COLLECTION):
+        return all(_is_literal(element.value) for element in getattr(node, "elements", ()) if hasattr(element, "value"))
+    return False
+
+
+def _root_name(node: cst.BaseExpression) -> str | None:
+    while m.matches(node, m.Attribute()):
+        node = node.value
+    return node.value if m.matches(node, m.Name()) else None
+
+
+def _imported_names(module: cst.Module) -> set[str]:
+    names = set()
+    for alias in m.findall(module, m.ImportAlias()):
+        bound = alias.evaluated_alias or alias.evaluated_name
+        names.add(bound.split(".")[0])
+    return names
+
+
+def remove_layers(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with one layer of a module class removed, in source order.
+
+    A layer is `self.NAME = <call>(...)` in a class's `__init__`: the candidate drops that assignment, replaces
+    each `self.NAME(h, ...)` in the class by `h`, and drops statements that become `x = x`. A layer that is an
+    element of an `nn.Sequential(...)` call in `__init__` is dropped from the argument list instead. Layers whose
+    `self.NAME` is used other than by calling it with a first positional argument are skipped.
+    """
+    return distinct_candidates(module, _layer_removals(module))
+
+
+def _layer_removals(module: cst.Module) -> Iterator[cst.Module | None]:
+    for class_def in m.findall(module, m.ClassDef()):
+        for init in m.findall(class_def.body, m.FunctionDef(name=m.Name("__init__"))):
+            for node in _layer_sites(init):
+                if m.matches(node, m.Arg()):
+                    yield try_build(lambda: remove_node(module, node))
+                elif _only_called_with_input(class_def, _layer_name(node)):
+                    yield try_build(lambda: module.visit(_LayerRemover(class_def, node)))
+
+
+def _layer_sites(init: cst.FunctionDef) -> Iterator[cst.Assign | cst.Arg]:
+    """`self.NAME = call(...)` statements and positional arguments of `Sequential(...)` calls, in source order."""
+    layer = m.Assign(targets=[m.AssignTarget(target=m.Attribute(value=m.Name("self")))], value=m.Call())
+    for node in m.findall(init.body, layer | _SEQUENTIAL):
+        if m.matches(node, m.Assign()):
+            yield node
+        else:
+            yield from (arg for arg in node.args if arg.keyword is None and not arg.star)
+
+
+def _layer_name(assign: cst.Assign) -> str:
+    return assign.targets[0].target.attr.value
+
+
+def _layer_call(name: str) -> m.Call:
+    return m.Call(func=m.Attribute(value=m.Name("self"), attr=m.Name(name)))
+
+
+def _only_called_with_input(class_def: cst.ClassDef, name: str) -> bool:
+    uses = m.findall(class_def, m.Attribute(value=m.Name("self"), attr=m.Name(name)))
+    calls = m.findall(class_def, _layer_call(name))
+    callable_with_input = all(call.args and not call.args[0].star and call.args[0].keyword is None for call in calls)
+    # Every use is either a call's function or the assignment target itself.
+    return callable_with_input and len(uses) <= len(calls) + 1
+
+
+class _LayerRemover(RemovalRepairingTransformer):
+    """Inside one class: drop one layer's assignment, turn its calls into their input, drop `x = x` leftovers."""
+
+    def __init__(self, class_def: cst.ClassDef, assignment: cst.Assign) -> None:
+        super().__init__()
+        self._class_def = class_def
+        self._assignment = assignment
+        self._call = _layer_call(_layer_name(assignment))
+        self._inside = False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        if node is self._class_def:
+            self._inside = True
+
+    def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
+        if original_node is self._class_def:
+            self._inside = False
+        return updated_node
+
+    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign):
+        if original_node is self._assignment:
+            return cst.RemovalSentinel.REMOVE
+        if self._inside and _is_self_assignment(updated_node) and not updated_node.deep_equals(original_node):
+            return cst.RemovalSentinel.REMOVE
+        return updated_node
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
+        if self._inside and m.matches(updated_node, self._call):
+            return substitute_expression(updated_node, updated_node.args[0].value)
+        return super().leave_Call(original_node, updated_node)
+
+
+def _is_self_assignment(assign: cst.Assign) -> bool:
+    # `x = x` left where `x = self.layer(x)` stood.
+    value = assign.value
+    return m.matches(value, m.Name()) and all(
+        m.matches(target.target, m.Name(value.value)) for target in assign.targets
+    )

@@ -1,0 +1,83 @@
+"""Passes that simplify float constants and remove output-only statements.
+
+Float constants such as `1e-5` or `0.7071` seldom matter to a compiler bug; `0.0`, `1.0` and `0.5` read as
+"any number". Prints and logging only produce output, which the oracle does not look at.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, Sequence
+
+import libcst as cst
+import libcst.matchers as m
+
+from minimizer.source.cst_utils import distinct_candidates, remove_nodes, replace_nodes
+
+__all__ = ["remove_prints_and_logging", "simplify_float_constants"]
+
+_SIMPLE_FLOATS = ("0.0", "1.0", "0.5")
+_LOGGER_NAMES = frozenset({"logging", "logger", "log", "_logger", "_log", "LOGGER", "LOG", "LOGGING"})
+
+
+def simplify_float_constants(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with float literals replaced by `0.0`, `1.0`, then `0.5`.
+
+    Literals already equal to 0.0, 1.0 or 0.5 are left alone. First every occurrence of a value at once (values in
+    order of first appearance), then, for values that occur more than once, each occurrence alone.
+    """
+    return distinct_candidates(module, _float_candidates(module))
+
+
+def _float_candidates(module: cst.Module) -> Iterator[cst.Module]:
+    by_value: dict[float, list[cst.Float]] = {}
+    for node in m.findall(module, m.Float()):
+        if node.evaluated_value not in (0.0, 1.0, 0.5):
+            by_value.setdefault(node.evaluated_value, []).append(node)
+    for nodes in by_value.values():
+        for target in _SIMPLE_FLOATS:
+            yield _with_float_value(module, nodes, target)
+    for nodes in by_value.values():
+        if len(nodes) > 1:
+            for node in nodes:
+                for target in _SIMPLE_FLOATS:
+                    yield _with_float_value(module, [node], target)
+
+
+def _with_float_value(module: cst.Module, nodes: Sequence[cst.Float], value: str) -> cst.Module:
+    return replace_nodes(module, {node: node.with_changes(value=value) for node in nodes})
+
+
+def remove_prints_and_logging(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` without statements that only produce output.
+
+    Such statements are calls to `print`, to `logging.*`, `logger.*`, `log.*` (also through
+    `logging.getLogger(...)`), to `warnings.warn`, and expression statements that are a bare f-string. The first
+    candidate removes all of them, then each is removed alone, in source order. Emptied blocks get `pass`.
+    """
+    return distinct_candidates(module, _output_candidates(module))
+
+
+def _output_candidates(module: cst.Module) -> Iterator[cst.Module]:
+    statements = list(m.findall(module, m.Expr(value=m.MatchIfTrue(_only_produces_output))))
+    if len(statements) > 1:
+        yield remove_nodes(module, statements)
+    for statement in statements:
+        yield remove_nodes(module, [statement])
+
+
+_PRINT = m.Call(func=m.Name("print"))
+_WARN = m.Call(func=m.Attribute(value=m.Name("warnings"), attr=m.Name("warn")))
+_FSTRING = m.FormattedString()
+
+
+def _only_produces_output(expression: cst.BaseExpression) -> bool:
+    if m.matches(expression, _PRINT | _WARN | _FSTRING):
+        return True
+    return m.matches(expression, m.Call(func=m.Attribute())) and _root_name(expression.func) in _LOGGER_NAMES
+
+
+def _root_name(expression: cst.BaseExpression) -> str | None:
+    """`logging` for `logging.getLogger(__name__).info`: the name a chain of attributes and calls starts from."""
+    while m.matches(expression, m.Attribute() | m.Call()):
+        expression = expression.value if m.matches(expression, m.Attribute()) else expression.func
+    return expression.value if m.matches(expression, m.Name()) else None

@@ -1,0 +1,161 @@
+"""Tests for `simplify_float_constants` and `remove_prints_and_logging`."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import itertools
+import tokenize
+
+import libcst as cst
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from minimizer.source.passes.constants import remove_prints_and_logging, simplify_float_constants
+
+_LAYOUT = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
+
+
+def token_count(code: str) -> int:
+    return sum(1 for t in tokenize.generate_tokens(io.StringIO(code).readline) if t.type not in _LAYOUT)
+
+
+def candidate_codes(reduction_pass, code: str) -> list[str]:
+    return [candidate.code for candidate in reduction_pass(cst.parse_module(code))]
+
+
+def greedy(reduction_pass, code: str, interesting) -> str:
+    """Reduce like the scheduler: keep the first interesting candidate, then resume after the ones already tried."""
+    module, skip = cst.parse_module(code), 0
+    while True:
+        for index, candidate in enumerate(itertools.islice(reduction_pass(module), skip, None), start=skip):
+            if interesting(candidate.code):
+                module, skip = candidate, index
+                break
+        else:
+            if skip == 0:
+                return module.code
+            skip = 0
+
+
+# --- simplify_float_constants --------------------------------------------------------------------------------------
+
+
+def test_each_value_goes_to_zero_one_half_jointly_then_alone():
+    codes = candidate_codes(simplify_float_constants, "y = x * 0.7 + 0.7\n")
+    assert codes == [
+        "y = x * 0.0 + 0.0\n", "y = x * 1.0 + 1.0\n", "y = x * 0.5 + 0.5\n",
+        "y = x * 0.0 + 0.7\n", "y = x * 1.0 + 0.7\n", "y = x * 0.5 + 0.7\n",
+        "y = x * 0.7 + 0.0\n", "y = x * 0.7 + 1.0\n", "y = x * 0.7 + 0.5\n",
+    ]
+
+
+def test_simple_floats_and_ints_are_left_alone():
+    assert candidate_codes(simplify_float_constants, "y = f(0.0, 1.0, .5, 1., 3)\n") == []
+
+
+def test_scientific_notation_is_simplified():
+    assert candidate_codes(simplify_float_constants, "eps = 1e-5\n")[0] == "eps = 0.0\n"
+
+
+def test_greedy_float_simplification():
+    snippet = "eps = 1e-5\nscale = 0.7071\ny = 3.3 * scale + eps\n"
+
+    def interesting(code: str) -> bool:
+        namespace: dict = {}
+        exec(code, namespace)
+        return namespace["y"] > 1
+
+    assert greedy(simplify_float_constants, snippet, interesting) == "eps = 0.0\nscale = 1.0\ny = 3.3 * scale + eps\n"
+
+
+# --- remove_prints_and_logging -------------------------------------------------------------------------------------
+
+_NOISY = (
+    "import logging\n"
+    "def f(x):\n"
+    "    print(x)\n"
+    "    logger.info('x=%s', x)\n"
+    "    return x\n"
+    "logging.getLogger(__name__).debug('start')\n"
+    "warnings.warn('careful')\n"
+    "f'{f(1)}'\n"
+    "if f(2): print('two')\n"
+)
+
+
+def test_all_output_statements_go_at_once_first():
+    codes = candidate_codes(remove_prints_and_logging, _NOISY)
+    assert codes[0] == "import logging\ndef f(x):\n    return x\nif f(2): pass\n"
+
+
+def test_then_each_output_statement_goes_alone():
+    codes = candidate_codes(remove_prints_and_logging, _NOISY)
+    assert len(codes) == 1 + 6
+    assert codes[1] == _NOISY.replace("    print(x)\n", "")
+    assert codes[-1] == _NOISY.replace("print('two')", "pass")
+
+
+def test_other_calls_and_log_functions_stay():
+    assert candidate_codes(remove_prints_and_logging, "torch.log(x)\nlog(x)\ny = print\nmodel(x)\n") == []
+
+
+def test_emptied_function_keeps_a_body():
+    assert candidate_codes(remove_prints_and_logging, "def f():\n    print(1)\n") == ["def f():\n    pass\n"]
+
+
+def test_greedy_keeps_the_print_the_bug_needs():
+    snippet = "print('hello')\nprint('boom')\nlogger.info('x')\nprint('bye')\n"
+
+    def interesting(code: str) -> bool:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(code, {"logger": _Silent()})
+        return "boom" in out.getvalue()
+
+    assert greedy(remove_prints_and_logging, snippet, interesting) == "print('boom')\n"
+
+
+class _Silent:
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: None
+
+
+# --- properties ----------------------------------------------------------------------------------------------------
+
+_names = st.sampled_from(["x", "y", "a"])
+_floats = st.sampled_from(["0.7", "1e-5", "3.25", ".5", "0.0", "2.", "1_0.5", "-0.7"])
+_statements = st.one_of(
+    st.builds("{} = {} * {} + {}".format, _names, _names, _floats, _floats),
+    st.builds("print({}, {})".format, _names, _floats),
+    st.builds("logger.info({})".format, _names),
+    st.builds("if {}:\n    print({})".format, _names, _names),
+    st.builds("def f({}):\n    logging.debug({})".format, _names, _floats),
+    st.builds("f'{{{}}}'".format, _names),
+    st.builds("warnings.warn(str({})); {} = {}".format, _floats, _names, _floats),
+)
+_programs = st.lists(_statements, min_size=1, max_size=6).map(lambda lines: "\n".join(lines) + "\n")
+
+
+def check_candidates(reduction_pass, code: str) -> None:
+    seen = {code}
+    for candidate in itertools.islice(reduction_pass(cst.parse_module(code)), 20):
+        new_code = candidate.code
+        assert new_code not in seen
+        seen.add(new_code)
+        compile(new_code, "<candidate>", "exec")
+        assert token_count(new_code) <= token_count(code)
+
+
+@settings(max_examples=30, deadline=None)
+@given(_programs)
+def test_float_candidates_parse_differ_and_never_grow(code):
+    check_candidates(simplify_float_constants, code)
+
+
+@settings(max_examples=30, deadline=None)
+@given(_programs)
+def test_output_candidates_parse_differ_and_shrink(code):
+    check_candidates(remove_prints_and_logging, code)
+    for candidate in itertools.islice(remove_prints_and_logging(cst.parse_module(code)), 10):
+        assert token_count(candidate.code) < token_count(code)

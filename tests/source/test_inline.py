@@ -1,0 +1,208 @@
+"""Tests for `inline_single_use_variables`."""
+
+from __future__ import annotations
+
+import io
+import itertools
+import tokenize
+
+import libcst as cst
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from minimizer.source.passes.inline import inline_single_use_variables
+
+_LAYOUT = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
+
+
+def token_count(code: str) -> int:
+    return sum(1 for t in tokenize.generate_tokens(io.StringIO(code).readline) if t.type not in _LAYOUT)
+
+
+def candidate_codes(code: str) -> list[str]:
+    return [candidate.code for candidate in inline_single_use_variables(cst.parse_module(code))]
+
+
+def greedy(reduction_pass, code: str, interesting) -> str:
+    """Reduce like the scheduler: keep the first interesting candidate, then resume after the ones already tried."""
+    module, skip = cst.parse_module(code), 0
+    while True:
+        for index, candidate in enumerate(itertools.islice(reduction_pass(module), skip, None), start=skip):
+            if interesting(candidate.code):
+                module, skip = candidate, index
+                break
+        else:
+            if skip == 0:
+                return module.code
+            skip = 0
+
+
+def test_single_use_is_inlined():
+    assert candidate_codes("x = torch.randn(2)\ny = model(x)\n") == ["y = model(torch.randn(2))\n"]
+
+
+def test_inlining_into_a_rebinding_of_the_same_name():
+    code = "def f():\n    x = torch.randn(2)\n    x = x.relu()\n    return x\n"
+    assert candidate_codes(code) == [
+        "def f():\n    x = torch.randn(2).relu()\n    return x\n",
+        "def f():\n    x = torch.randn(2)\n    return x.relu()\n",
+    ]
+
+
+def test_operands_get_parentheses_where_precedence_needs_them():
+    assert candidate_codes("b = a + 1\nc = b * 2\n") == ["c = (a + 1) * 2\n"]
+    assert candidate_codes("k = -3\nprint(k ** 2)\n") == ["print((-3) ** 2)\n"]
+    assert candidate_codes("b = a + 1\nc = b.relu()\n") == ["c = (a + 1).relu()\n"]
+    assert candidate_codes("n = 3\nc = n.bit_length()\n") == ["c = (3).bit_length()\n"]
+    assert candidate_codes("t = 1, 2\nf(t, 3)\n") == ["f((1, 2), 3)\n"]
+    assert candidate_codes("b = a < 1\nc = b < 2\n") == ["c = (a < 1) < 2\n"]
+    assert candidate_codes("b = a - 1\nc = 2 - b\n") == ["c = 2 - (a - 1)\n"]
+    assert candidate_codes("b = a ** 2\nc = 3 ** b\n") == ["c = 3 ** a ** 2\n"]
+    assert candidate_codes("b = a ** 2\nc = b ** 3\n") == ["c = (a ** 2) ** 3\n"]
+    assert candidate_codes("b = lambda: 1\nc = b()\n") == ["c = (lambda: 1)()\n"]
+
+
+def test_tighter_or_left_associated_operands_need_no_parentheses():
+    assert candidate_codes("b = a * 2\nc = b + 1\n") == ["c = a * 2 + 1\n"]
+    assert candidate_codes("b = a - 1\nc = b - 2\n") == ["c = a - 1 - 2\n"]
+    assert candidate_codes("b = a and c\nd = b or e\n") == ["d = a and c or e\n"]
+    assert candidate_codes("b = -a\nc = -b\n") == ["c = --a\n"]
+
+
+def test_whole_expression_slots_need_no_parentheses():
+    assert candidate_codes("b = a + 1\nf(b, k=2)\n") == ["f(a + 1, k=2)\n"]
+    assert candidate_codes("def g(a):\n    b = a if a else 0\n    return b\n") == ["def g(a):\n    return a if a else 0\n"]
+
+
+def test_names_read_twice_are_kept():
+    assert candidate_codes("x = f()\ny = x + x\n") == []
+
+
+def test_reads_in_loops_lambdas_comprehensions_and_closures_are_kept():
+    assert candidate_codes("x = f()\nfor i in range(3):\n    g(x)\n") == []
+    assert candidate_codes("x = f()\nh = lambda: x\n") == []
+    assert candidate_codes("x = f()\ny = [x for i in range(3)]\n") == []
+    assert candidate_codes("x = f()\ndef g():\n    return x\n") == []
+    assert candidate_codes("x = f()\nwhile x:\n    pass\n") == []
+
+
+def test_read_in_a_loop_header_runs_once():
+    assert candidate_codes("n = f()\nfor i in range(n):\n    pass\n") == ["for i in range(f()):\n    pass\n"]
+
+
+def test_assignment_inside_a_loop_body_with_an_earlier_read_is_kept():
+    code = "x = 0\nfor i in r:\n    g(x)\n    x = f(i)\n    h(x)\n"
+    assert "for i in r:\n    g(x)\n    h(f(i))\n" not in "".join(candidate_codes(code))
+
+
+def test_conditional_rebinding_blocks_inlining():
+    assert candidate_codes("x = f()\nif c:\n    x = g()\nh(x)\n") == []
+
+
+def test_read_after_an_enclosing_block_is_kept():
+    assert candidate_codes("if c:\n    x = f()\nh(x)\n") == []
+
+
+def test_operand_rebound_before_the_read_blocks_inlining():
+    assert candidate_codes("y = a + 1\na = 5\nprint(y)\n") == []
+    assert candidate_codes("h = f(x)\ny = (x := 2) + g(h)\n") == []
+
+
+def test_operand_rebound_by_the_reading_assignment_itself_is_fine():
+    assert candidate_codes("h = f(x)\nx = x + g(h)\n") == ["x = x + g(f(x))\n"]
+
+
+def test_binding_from_another_scope_blocks_inlining():
+    assert candidate_codes("v = 1\ndef f():\n    global v\n    v = 2\nf()\nprint(v)\n") == []
+
+
+def test_only_binding_of_a_local_is_kept_when_read_before():
+    # Removing `b = x + b` would make the earlier-unbound local `b` read the global instead.
+    assert candidate_codes("def h(x):\n    b = x + b\n    return b\n") == []
+
+
+def test_greedy_inlining_leaves_one_expression():
+    snippet = "def f(a):\n    b = a + 1\n    c = b * 2\n    d = c - 3\n    return d\nresult = f(3)\n"
+
+    def interesting(code: str) -> bool:
+        namespace: dict = {}
+        exec(code, namespace)
+        return namespace["result"] == 5
+
+    assert greedy(inline_single_use_variables, snippet, interesting) == "def f(a):\n    return (a + 1) * 2 - 3\nresult = f(3)\n"
+
+
+_names = st.sampled_from(["x", "y", "a", "b"])
+_expressions = st.one_of(
+    st.builds("{} + {}".format, _names, _names),
+    st.builds("-{}".format, _names),
+    st.builds("{}.relu()".format, _names),
+    st.builds("{} if {} else {}".format, _names, _names, _names),
+    st.builds("f({}, {})".format, _names, _names),
+    st.builds("{}, {}".format, _names, _names),
+    st.builds("lambda: {}".format, _names),
+    st.builds("not {}".format, _names),
+    st.builds("{} < {}".format, _names, _names),
+    st.sampled_from(["1", "2.5", "'s'", "[1, 2]"]),
+)
+_simple = st.builds("{} = {}".format, _names, _expressions) | st.builds("g({} ** 2, {})".format, _names, _expressions)
+_statements = st.one_of(
+    _simple,
+    _simple,
+    st.builds("{}.attr = {}[{}]".format, _names, _names, _names),
+    st.builds("if {}:\n    {}".format, _names, _simple),
+    st.builds("for i in {}:\n    {}".format, _names, _simple),
+    st.builds("def h({}):\n    {}\n    return {}".format, _names, _simple, _names),
+)
+_programs = st.lists(_statements, min_size=1, max_size=7).map(lambda lines: "\n".join(lines) + "\n")
+
+
+@settings(max_examples=40, deadline=None)
+@given(_programs)
+def test_candidates_parse_differ_and_never_grow(code):
+    seen = {code}
+    for candidate in itertools.islice(inline_single_use_variables(cst.parse_module(code)), 20):
+        new_code = candidate.code
+        assert new_code not in seen
+        seen.add(new_code)
+        compile(new_code, "<candidate>", "exec")
+        assert token_count(new_code) <= token_count(code)
+
+
+_pure_expressions = st.one_of(
+    st.builds("{} + {}".format, _names, _names),
+    st.builds("-{} * 3".format, _names),
+    st.builds("{} if {} > 2 else {}".format, _names, _names, _names),
+    st.builds("{} - {} ** 2".format, _names, _names),
+    st.builds("({}, {})[0]".format, _names, _names),
+    st.builds("(lambda: {})()".format, _names),
+)
+_pure_simple = st.builds("{} = {}".format, _names, _pure_expressions)
+_pure_statements = st.one_of(
+    _pure_simple,
+    _pure_simple,
+    st.builds("if {} > 3:\n    {}".format, _names, _pure_simple),
+    st.builds("for i in range(2):\n    {}\n    {}".format, _pure_simple, _pure_simple),
+    # `h` reads no globals: inlining moves a call later, past statements that may rebind what it reads.
+    st.builds("def h({0}):\n    {1} = {0} * 2 - {0}\n    return {1}\n{2} = h({3})".format, _names, _names, _names, _names),
+)
+_pure_programs = st.lists(_pure_statements, min_size=1, max_size=7).map(
+    lambda lines: "a, b, x, y = 1, 2, 3, 4\n" + "\n".join(lines) + "\nout = (a, b, x, y)\n"
+)
+
+
+def outcome(code: str):
+    namespace: dict = {}
+    try:
+        exec(code, namespace)
+    except Exception as error:  # the programs are arbitrary, so errors are part of their behaviour
+        return type(error)
+    return namespace["out"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(_pure_programs)
+def test_inlining_preserves_the_behaviour_of_pure_programs(code):
+    expected = outcome(code)
+    for candidate in itertools.islice(inline_single_use_variables(cst.parse_module(code)), 20):
+        assert outcome(candidate.code) == expected, candidate.code
