@@ -5,6 +5,7 @@ Behaviour lives here so that it is testable without the CLI; the CLI only parses
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -20,6 +21,8 @@ from minimizer.reduce.tester import Tester
 from minimizer.runner.process import Launcher, Limits, RunResult, RunSettings, run_candidate
 from minimizer.runner.warm import ForkServerLauncher
 from minimizer.script_input import read_script
+from minimizer.source.layout import format_source
+from minimizer.source.statement import state_bug
 from oracles.api import Verdict
 from oracles.registry import AUTO_PRIORITY, OracleNotFound, canonical_spec, load_oracle
 
@@ -251,7 +254,10 @@ class Session:
         timeout = self.options.timeout or max(
             MIN_CANDIDATE_TIMEOUT, CANDIDATE_TIMEOUT_FACTOR * max(r.seconds for r in report.runs) + 10
         )
-        settings = self._settings((pinned.spec,), timeout)
+        # A bug that needs eager to fail (the reverse crash) is the one case where the eager pre-check must not
+        # reject candidates.
+        precheck = not pinned.signature.startswith("crash: eager raised")
+        settings = dataclasses.replace(self._settings((pinned.spec,), timeout), eager_precheck=precheck)
 
         def still_fails(text: str) -> bool:
             verdict = verdict_of(self._run(text, settings), pinned.spec)
@@ -283,6 +289,7 @@ class Session:
         finally:
             tester.close()
 
+        best_text = self._state_bug(best_text, pinned, settings)
         self.progress.message(f"confirming the repro {max(1, self.options.confirm)} time(s)")
         confirmations = self._run_many([best_text] * max(1, self.options.confirm), settings)
         fired = sum(
@@ -313,6 +320,23 @@ class Session:
                 f"warning: the repro showed the bug in {fired} of {len(confirmations)} confirmation runs"
             )
         return outcome
+
+    def _state_bug(self, text: str, pinned: OracleFinding, settings: RunSettings) -> str:
+        """``text`` with the bug stated as an ``assert`` at its end, if that still shows the same bug and fails
+        when run with plain ``python``; else ``text`` unchanged (the harness still sees the bug)."""
+
+        stated = state_bug(text, pinned.spec)
+        if stated is None:
+            return text
+        check = dataclasses.replace(settings, oracles=(pinned.spec, "script"), eager_precheck=False)
+        result = self._run(stated, check)
+        same = verdict_of(result, pinned.spec)
+        standalone = verdict_of(result, "script")
+        if same.fires and same.signature == pinned.signature and standalone.fires:
+            self.progress.message("stated the bug as an assert at the end of the repro")
+            return stated
+        self.progress.message("could not state the bug as plain code; the repro shows it only under minimizer")
+        return text
 
     # -- helpers ---------------------------------------------------------------------------------------
 
@@ -376,4 +400,4 @@ class _BestSoFar:
             seconds=time.monotonic() - self.started,
             final=final,
         )
-        write_atomic(self.session.options.output_path, render_repro(text, info))
+        write_atomic(self.session.options.output_path, render_repro(format_source(text), info))

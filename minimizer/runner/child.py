@@ -47,6 +47,48 @@ def run_script(path: str, seed: int) -> BaseException | None:
     return None
 
 
+def _record(harness: Any, script: str, seed: int, *, eager_precheck: bool, needs: frozenset[str]) -> Any:
+    """Run the script under the harness; return the RecordedRun, or ``None`` when the eager pre-check failed.
+
+    With ``eager_precheck`` the script first runs with torch.compile disabled (cheap: nothing compiles). If that
+    raises, the candidate is broken in eager mode or fails without the compiler, so compiling it is pointless.
+    If the script never called torch.compile, that eager run is already the real run.
+    """
+
+    from oracles.api import NEEDS_EAGER_RERUN, RecordedRun
+    from oracles.capture import exception_info
+
+    def info(exc: BaseException | None) -> Any:
+        return None if exc is None else exception_info(exc, script)
+
+    eager_first = None
+    if eager_precheck:
+        with harness.compile_disabled():
+            eager_first = run_script(script, seed)
+        if not harness.used_compile:
+            return RecordedRun(exception=info(eager_first), inplace_violations=harness.inplace_violations)
+        if eager_first is not None:
+            return None
+        harness.calls.clear()
+        harness.inplace_violations.clear()
+
+    escaped = run_script(script, seed)
+    run = RecordedRun(
+        exception=info(escaped),
+        used_compile=harness.used_compile,
+        calls=harness.calls,
+        inplace_violations=harness.inplace_violations,
+    )
+    if eager_precheck:
+        run.eager_rerun_done = True  # it ran first, without an exception
+    elif NEEDS_EAGER_RERUN in needs and escaped is not None and harness.used_compile:
+        with harness.compile_disabled():
+            rerun = run_script(script, seed)
+        run.eager_rerun_done = True
+        run.eager_rerun_exception = info(rerun)
+    return run
+
+
 def _environment() -> dict[str, str]:
     import torch
 
@@ -64,9 +106,6 @@ def main(request_path: str) -> int:
     sys.path.insert(0, request["origin_dir"])
     sys.argv = [script]
 
-    from oracles.api import RecordedRun
-    from oracles.capture import exception_info
-    from oracles.api import NEEDS_EAGER_RERUN
     from oracles.harness import Harness
     from oracles.registry import load_oracle
 
@@ -75,29 +114,20 @@ def main(request_path: str) -> int:
     harness = Harness(needs, seed=request["seed"], script_path=script)
     harness.install()
 
-    escaped = run_script(script, request["seed"])
-    run = RecordedRun(
-        exception=None if escaped is None else exception_info(escaped, script),
-        used_compile=harness.used_compile,
-        calls=harness.calls,
-        inplace_violations=harness.inplace_violations,
-    )
-    if NEEDS_EAGER_RERUN in needs and escaped is not None and harness.used_compile:
-        with harness.compile_disabled():
-            rerun = run_script(script, request["seed"])
-        run.eager_rerun_done = True
-        run.eager_rerun_exception = None if rerun is None else exception_info(rerun, script)
-
+    run = _record(harness, script, request["seed"], eager_precheck=request.get("eager_precheck", False), needs=needs)
     verdicts: dict[str, Any] = {}
     for spec, found in zip(request["oracles"], oracles):
+        if run is None:
+            verdicts[spec] = {"fires": False, "signature": "", "detail": "fails without torch.compile (eager pre-check)"}
+            continue
         try:
             verdicts[spec] = found(run).to_json()
         except Exception as exc:  # noqa: BLE001 - a broken oracle is reported, not fatal
             verdicts[spec] = {"fires": False, "signature": "", "detail": f"oracle error: {type(exc).__name__}: {exc}"}
 
     result = {
-        "exception": None if run.exception is None else run.exception.to_json(),
-        "used_compile": run.used_compile,
+        "exception": None if run is None or run.exception is None else run.exception.to_json(),
+        "used_compile": harness.used_compile,
         "verdicts": verdicts,
         "seconds": time.monotonic() - started,
         **_environment(),

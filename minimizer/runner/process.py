@@ -51,6 +51,8 @@ class RunSettings:
     limits: Limits = field(default_factory=Limits)
     seed: int = 0
     env: tuple[tuple[str, str], ...] = ()
+    # Run the script eagerly first and skip compiling when that already fails (see child._record).
+    eager_precheck: bool = False
 
 
 @dataclass
@@ -107,6 +109,7 @@ def run_candidate(
             "origin_dir": settings.origin_dir,
             "oracles": list(settings.oracles),
             "seed": settings.seed,
+            "eager_precheck": settings.eager_precheck,
             "result": str(work / "result.json"),
         }
         (work / "request.json").write_text(json.dumps(request))

@@ -1,0 +1,276 @@
+"""Capture the graphs torch.compile hands its backend, in the candidate's process, and load them in the parent.
+
+In the child (``minimizer.graph.capture_child``), ``install_capture`` wraps ``torch.compile`` so that the backend
+the script asked for is itself wrapped: each Dynamo graph is saved (as a pickled ``GraphModule`` plus one
+``InputSpec`` per placeholder and the ``CompileCall``) before the real backend sees it, so a backend that crashes
+still leaves its graph behind. In the parent, ``capture_graphs`` runs the child and returns ``GraphCase``s.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+import torch.fx as fx
+
+from minimizer.graph.case import INPUT_SPEC, CompileCall, GraphCase, InputSpec, propagate_shapes
+from minimizer.runner.process import RunSettings
+
+# Exact contents are recorded for integer and boolean tensors up to this size (indices must stay in range).
+MAX_RECORDED_VALUES = 4096
+
+
+@dataclass
+class CapturedGraph:
+    """One graph as the child saved it: a pickled GraphModule, its inputs, and the compile call."""
+
+    index: int
+    graph_module: bytes
+    inputs: list[InputSpec]
+    compile: CompileCall
+
+
+class CaptureFailed(Exception):
+    """The capture run produced no graph file; the message says why."""
+
+
+# -- child side ------------------------------------------------------------------------------------------
+
+
+def compile_call_of(kwargs: dict[str, Any]) -> CompileCall:
+    """The ``CompileCall`` for ``torch.compile(model, **kwargs)``; a callable backend becomes ``module:qualname``."""
+
+    backend = kwargs.get("backend", "inductor") or "inductor"
+    if not isinstance(backend, str):
+        module = getattr(backend, "__module__", None)
+        qualname = getattr(backend, "__qualname__", None) or getattr(backend, "__name__", None)
+        backend = f"{module}:{qualname}" if module and qualname else repr(backend)
+    options = kwargs.get("options")
+    return CompileCall(
+        backend=backend,
+        mode=kwargs.get("mode"),
+        fullgraph=bool(kwargs.get("fullgraph", False)),
+        dynamic=kwargs.get("dynamic"),
+        options=dict(options) if options else None,
+    )
+
+
+def input_specs(gm: fx.GraphModule, example_inputs: list[Any]) -> list[InputSpec]:
+    """One spec per placeholder, from the real values Dynamo passes the backend."""
+
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    specs = []
+    for node, value in zip(placeholders, example_inputs):
+        if isinstance(value, torch.Tensor):
+            kind = "input"
+            if isinstance(value, torch.nn.Parameter):
+                kind = "parameter"
+            elif "_buffers_" in node.name:
+                kind = "buffer"
+            values = int_range = None
+            if not (value.dtype.is_floating_point or value.dtype.is_complex) and value.numel() <= MAX_RECORDED_VALUES:
+                flat = value.detach().cpu().reshape(-1)
+                values = tuple(flat.tolist())
+                if value.dtype != torch.bool and flat.numel():
+                    int_range = (int(flat.min()), int(flat.max()))
+            specs.append(
+                InputSpec(
+                    name=node.name,
+                    kind=kind,
+                    shape=tuple(int(d) for d in value.shape),
+                    dtype=value.dtype,
+                    device=str(value.device),
+                    requires_grad=bool(value.requires_grad),
+                    stride=tuple(int(s) for s in value.stride()),
+                    values=values,
+                    int_range=int_range,
+                )
+            )
+        else:
+            specs.append(InputSpec(name=node.name, kind="int", value=int(value)))
+    return specs
+
+
+class _CapturingBackend:
+    """Saves each graph, then hands it to the real backend.
+
+    Dynamo reads a few attributes off the backend (its name, the AOT config of Inductor's wrapper); those are
+    copied from the real backend. A blanket ``__getattr__`` forward crashes Dynamo's frame evaluation.
+    """
+
+    _FORWARDED = ("compiler_name", "get_compiler_config", "reset", "backend_ctx_ctor")
+
+    def __init__(self, inner: Any, call: CompileCall, sink: Callable[[CapturedGraph], None], counter: list[int]):
+        self._inner = inner
+        self._call = call
+        self._sink = sink
+        self._counter = counter
+        for name in self._FORWARDED:
+            if hasattr(inner, name):
+                setattr(self, name, getattr(inner, name))
+
+    def __call__(self, gm: fx.GraphModule, example_inputs: list[Any], **kwargs: Any) -> Any:
+        try:
+            buffer = io.BytesIO()
+            torch.save(gm, buffer)
+            self._sink(CapturedGraph(self._counter[0], buffer.getvalue(), input_specs(gm, example_inputs), self._call))
+        except Exception as exc:  # capturing must never change what the script does
+            print(f"minimizer: could not capture graph {self._counter[0]}: {exc}", file=sys.stderr)
+        self._counter[0] += 1
+        return self._inner(gm, example_inputs, **kwargs)
+
+
+def install_capture(sink: Callable[[CapturedGraph], None]) -> None:
+    """Patch ``torch.compile`` in this process so every graph it compiles goes to ``sink`` first.
+
+    ``torch.compile`` builds the real backend itself (mode and options included) and passes it to
+    ``torch._dynamo.optimize``; we wrap it there, for the duration of that call only.
+    """
+
+    import torch._dynamo
+
+    torch._inductor.config.fallback_random = True  # as the oracle harness does
+    real_compile = torch.compile
+    counter = [0]
+
+    def compile(model: Any = None, **kwargs: Any) -> Any:
+        if model is None:
+            return lambda fn: compile(fn, **kwargs)
+        call = compile_call_of(kwargs)
+        real_optimize = torch._dynamo.optimize
+
+        def optimize(*args: Any, **opt_kwargs: Any) -> Any:
+            opt_kwargs["backend"] = _CapturingBackend(opt_kwargs["backend"], call, sink, counter)
+            return real_optimize(*args, **opt_kwargs)
+
+        torch._dynamo.optimize = optimize
+        try:
+            return real_compile(model, **kwargs)
+        finally:
+            torch._dynamo.optimize = real_optimize
+
+    compile.__doc__ = real_compile.__doc__
+    torch.compile = compile  # type: ignore[assignment]
+
+
+# -- parent side -----------------------------------------------------------------------------------------
+
+
+def capture_graphs(script_source: str, settings: RunSettings, *, timeout: float | None = None) -> list[CapturedGraph]:
+    """Run the script once in a child process and return every graph it compiled, in compile order.
+
+    ``settings`` gives the file name, the original's folder, the seed and the environment (its oracles are
+    not used). Raises ``CaptureFailed`` when the child left no graph file (it hung, or compiled nothing).
+    """
+
+    timeout = settings.limits.timeout if timeout is None else timeout
+    with tempfile.TemporaryDirectory(prefix="minimizer-capture-") as workdir:
+        work = Path(workdir)
+        script = work / settings.filename
+        script.write_text(script_source)
+        output = work / "graphs.pt"
+        request = {"script": str(script), "origin_dir": settings.origin_dir, "seed": settings.seed, "output": str(output)}
+        (work / "request.json").write_text(json.dumps(request))
+        child_env = {**_base_env(settings), **dict(settings.env)}
+        try:
+            proc = subprocess.run(
+                [sys.executable, "-m", "minimizer.graph.capture_child", str(work / "request.json")],
+                cwd=work,
+                env=child_env,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=timeout,
+                start_new_session=True,
+            )
+        except subprocess.TimeoutExpired:
+            raise CaptureFailed(f"the capture run did not finish within {timeout:.0f} s") from None
+        if not output.exists():
+            tail = proc.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
+            raise CaptureFailed(f"the capture run compiled no graph (exit {proc.returncode}): {tail[0]}")
+        return load_graphs(output)
+
+
+def _base_env(settings: RunSettings) -> dict[str, str]:
+    from minimizer.runner import process
+
+    make = getattr(process, "child_env", None) or getattr(process, "_child_env")
+    return make(settings)
+
+
+def load_graphs(path: str | os.PathLike) -> list[CapturedGraph]:
+    data = torch.load(path, weights_only=False)
+    return [CapturedGraph(**entry) for entry in data["graphs"]]
+
+
+def save_graphs(path: str | os.PathLike, graphs: list[CapturedGraph]) -> None:
+    """Write all graphs so far (atomically: a crash mid-write leaves the previous file)."""
+
+    target = Path(path)
+    tmp = target.with_suffix(".tmp")
+    torch.save({"graphs": [vars(g) for g in graphs]}, tmp)
+    os.replace(tmp, target)
+
+
+def case_from_capture(captured: CapturedGraph, *, prelude: str = "", check: str = "allclose") -> GraphCase | None:
+    """A ``GraphCase`` for one captured graph, or ``None`` when the graph does not re-propagate in the parent."""
+
+    gm = torch.load(io.BytesIO(captured.graph_module), weights_only=False)
+    return case_from_graph_module(gm, captured.inputs, captured.compile, prelude=prelude, check=check)
+
+
+def case_from_graph_module(
+    gm: fx.GraphModule,
+    inputs: list[InputSpec],
+    compile_call: CompileCall | None = None,
+    *,
+    prelude: str = "",
+    check: str = "allclose",
+) -> GraphCase | None:
+    """A ``GraphCase`` from a GraphModule and one spec per placeholder (``input_specs`` makes them from real
+    example inputs). Tensor attributes become buffer inputs. ``None`` when shape propagation fails."""
+
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    if len(placeholders) != len(inputs):
+        return None
+    for node, spec in zip(placeholders, inputs):
+        node.meta[INPUT_SPEC] = spec
+    _lift_constants(gm)
+    case = GraphCase(gm=gm, compile=compile_call or CompileCall(), prelude=prelude, check=check)
+    if not propagate_shapes(case):
+        return None
+    return case
+
+
+def _lift_constants(gm: fx.GraphModule) -> None:
+    """Tensor attributes (``get_attr``) become buffers with recorded specs, so every tensor is a placeholder."""
+
+    first = next((n for n in gm.graph.nodes if n.op != "placeholder"), None)
+    for node in list(gm.graph.nodes):
+        if node.op != "get_attr":
+            continue
+        value = getattr(gm, str(node.target), None)
+        if not isinstance(value, torch.Tensor):
+            continue
+        with gm.graph.inserting_before(first):
+            placeholder = gm.graph.placeholder(str(node.target).replace(".", "_"))
+        flat = value.detach().cpu().reshape(-1)
+        exact = value.numel() <= MAX_RECORDED_VALUES
+        placeholder.meta[INPUT_SPEC] = InputSpec(
+            name=placeholder.name,
+            kind="buffer",
+            shape=tuple(int(d) for d in value.shape),
+            dtype=value.dtype,
+            device=str(value.device),
+            values=tuple(flat.tolist()) if exact else None,
+        )
+        node.replace_all_uses_with(placeholder)
+        gm.graph.erase_node(node)
+    gm.recompile()

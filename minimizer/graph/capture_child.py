@@ -1,0 +1,42 @@
+"""Entry point of a capture run: ``python -m minimizer.graph.capture_child REQUEST.json``.
+
+Runs the user's script once, like ``minimizer.runner.child`` does (its folder first on ``sys.path``, fixed
+seeds, ``runpy``), with ``torch.compile`` patched to save every graph it compiles into the request's output file.
+What the script itself does afterwards (an assert failing, an exception) does not matter here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+
+def main(request_path: str) -> int:
+    request = json.loads(Path(request_path).read_text())
+    script = request["script"]
+    sys.path.insert(0, request["origin_dir"])
+    sys.argv = [script]
+
+    from minimizer.graph.capture import CapturedGraph, install_capture, save_graphs
+    from minimizer.runner.child import run_script
+
+    graphs: list[CapturedGraph] = []
+
+    def sink(graph: CapturedGraph) -> None:
+        graphs.append(graph)
+        # Saved after every graph: a later compile may crash the interpreter.
+        save_graphs(request["output"], graphs)
+
+    install_capture(sink)
+    escaped = run_script(script, request["seed"])
+    if escaped is not None:
+        print(f"minimizer: the script raised {type(escaped).__name__} (expected for a failing script)", file=sys.stderr)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

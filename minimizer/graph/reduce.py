@@ -1,0 +1,245 @@
+"""Drive a graph reduction: capture the script's graphs, find one that still shows the bug, shrink it, emit it.
+
+The scheduler and the tester are the shared ones (``minimizer.reduce``); this module only supplies the graph
+format: ``emit_script`` renders a candidate, ``case_size`` orders them, ``graph_passes`` propose them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from minimizer.graph.capture import CaptureFailed, CapturedGraph, capture_graphs, case_from_capture
+from minimizer.graph.case import GraphCase, case_size, operator_count
+from minimizer.graph.emit import emit_script, prelude_from_script
+from minimizer.graph.passes import graph_passes
+from minimizer.metrics import count_tokens
+from minimizer.reduce.scheduler import OutOfTime, Reducer
+from minimizer.reduce.tester import Tester
+from minimizer.runner.process import RunSettings, run_candidate
+from oracles.api import Verdict
+
+# The emitted script checks with an assert of its own; under the ``script`` oracle its signature cannot equal
+# the original's assert, so an assertion failure of the emitted script is accepted and pinned instead.
+_ASSERTION = "AssertionError"
+
+
+@dataclass
+class GraphOutcome:
+    """What a graph reduction produced: the script (``None`` when no graph showed the bug) and why not."""
+
+    script: str | None
+    reason: str = ""
+    signature: str = ""
+    graphs_captured: int = 0
+    graph_index: int | None = None
+    operators_before: int = 0
+    operators_after: int = 0
+    oracle_calls: int = 0
+    cache_hits: int = 0
+    seconds: float = 0.0
+    stopped_early: bool = False
+    passes: list[dict] = field(default_factory=list)
+
+
+def reduce_graph(
+    script_source: str,
+    settings: RunSettings,
+    oracle_spec: str,
+    signature: str,
+    *,
+    jobs: int = 1,
+    progress: Any = None,
+    deadline: float | None = None,
+) -> str | None:
+    """The emitted script of the smallest graph that still fires ``oracle_spec`` with ``signature``, or ``None``.
+
+    ``settings`` is how candidates run (file name, the original's folder, limits, seed); its ``oracles`` are
+    replaced by ``oracle_spec``. ``progress`` (optional) receives ``message``, ``reduction_started``,
+    ``pass_started``, ``accepted`` and ``tested`` calls like the source reducer's; when no captured graph shows
+    the bug, the reason goes to ``progress.message`` and the result is ``None``. ``deadline`` is a
+    ``time.monotonic()`` value after which the best script so far is returned.
+    """
+
+    outcome = reduce_graph_detailed(
+        script_source, settings, oracle_spec, signature, jobs=jobs, progress=progress, deadline=deadline
+    )
+    if outcome.script is None:
+        _Progress(progress).message(f"graph reduction: {outcome.reason}")
+    return outcome.script
+
+
+def reduce_graph_detailed(
+    script_source: str,
+    settings: RunSettings,
+    oracle_spec: str,
+    signature: str,
+    *,
+    jobs: int = 1,
+    progress: Any = None,
+    deadline: float | None = None,
+) -> GraphOutcome:
+    """``reduce_graph`` with the numbers: operator counts, oracle calls, seconds, per-pass payoff."""
+
+    started = time.monotonic()
+    report = _Progress(progress)
+    settings = dataclasses.replace(settings, oracles=(oracle_spec,))
+    report.message("capturing the graphs torch.compile sees")
+    try:
+        captured = capture_graphs(script_source, settings)
+    except CaptureFailed as exc:
+        return GraphOutcome(None, str(exc), seconds=time.monotonic() - started)
+    if not captured:
+        return GraphOutcome(None, "the script compiled no graph", seconds=time.monotonic() - started)
+
+    prelude = prelude_from_script(script_source)
+    check = "requires_grad" if oracle_spec == "requires-grad" else "allclose"
+    pinned = _Pin(oracle_spec, signature)
+
+    def still_fails(text: str) -> bool:
+        return pinned.matches(_verdict(run_candidate(text, settings), oracle_spec))
+
+    start = _first_failing_graph(captured, prelude, check, pinned, settings, oracle_spec, report)
+    if start is None:
+        return GraphOutcome(
+            None,
+            f"none of the {len(captured)} captured graph(s), run on its own, fires {oracle_spec} with the same signature",
+            graphs_captured=len(captured),
+            seconds=time.monotonic() - started,
+        )
+    index, case = start
+    report.message(f"graph {index} of {len(captured)} shows the bug ({operator_count(case)} operators); reducing it")
+
+    best = _BestCase(case, report)
+    tester: Tester[GraphCase] = Tester(
+        best.render, still_fails, jobs=jobs, on_result=lambda text, interesting, cached: report.tested(interesting, cached)
+    )
+    passes = graph_passes()
+    reducer = Reducer(passes, tester, case_size, best, deadline=deadline)
+    stopped_early = False
+    try:
+        result = reducer.reduce(case)
+    except OutOfTime:
+        stopped_early = True
+        result = best.case
+        report.message("time limit reached: keeping the smallest graph so far")
+    finally:
+        tester.close()
+    return GraphOutcome(
+        script=emit_script(result),
+        signature=pinned.signature,
+        graphs_captured=len(captured),
+        graph_index=index,
+        operators_before=operator_count(case),
+        operators_after=operator_count(result),
+        oracle_calls=tester.stats.oracle_calls,
+        cache_hits=tester.stats.cache_hits,
+        seconds=time.monotonic() - started,
+        stopped_early=stopped_early,
+        passes=[{"pass": p.name, "proposed": p.tried, "accepted": p.accepted} for p in passes],
+    )
+
+
+def _first_failing_graph(
+    captured: list[CapturedGraph],
+    prelude: str,
+    check: str,
+    pinned: _Pin,
+    settings: RunSettings,
+    oracle_spec: str,
+    report: _Progress,
+) -> tuple[int, GraphCase] | None:
+    """The first graph (last compiled first: a crash stops at the failing graph) whose script shows the bug."""
+
+    seen: set[str] = set()
+    for graph in reversed(captured):
+        case = case_from_capture(graph, prelude=prelude, check=check)
+        if case is None:
+            report.message(f"graph {graph.index}: does not re-run from its recorded inputs; skipped")
+            continue
+        text = emit_script(case)
+        if text in seen:  # recompilations often capture the same graph again
+            continue
+        seen.add(text)
+        verdict = _verdict(run_candidate(text, settings), oracle_spec)
+        if pinned.accepts_first(verdict):
+            return graph.index, case
+        report.message(f"graph {graph.index}: on its own, {_describe(verdict)}")
+    return None
+
+
+class _Pin:
+    """The signature every candidate must show; re-pinned once when the original's was its own assert."""
+
+    def __init__(self, oracle_spec: str, signature: str):
+        self.oracle_spec = oracle_spec
+        self.signature = signature
+        self._may_repin = oracle_spec == "script" and signature.startswith(_ASSERTION)
+
+    def accepts_first(self, verdict: Verdict) -> bool:
+        if not verdict.fires:
+            return False
+        if verdict.signature == self.signature:
+            return True
+        if self._may_repin and verdict.signature.startswith(_ASSERTION):
+            self.signature = verdict.signature
+            return True
+        return False
+
+    def matches(self, verdict: Verdict) -> bool:
+        return verdict.fires and verdict.signature == self.signature
+
+
+def _verdict(result: Any, spec: str) -> Verdict:
+    if result.completed:
+        return result.verdicts.get(spec, Verdict(False, detail="oracle gave no verdict"))
+    if result.signal and spec in ("script", "crash"):
+        return Verdict(True, f"process killed by {result.signal}", result.stderr_tail[-200:])
+    return Verdict(False, detail=result.describe_end())
+
+
+def _describe(verdict: Verdict) -> str:
+    if not verdict.fires:
+        return f"the oracle does not fire ({verdict.detail or 'no failure'})"
+    return f"a different failure: {verdict.signature[:160]}"
+
+
+class _Progress:
+    """The caller's progress observer, with every method optional."""
+
+    def __init__(self, progress: Any):
+        self._progress = progress
+
+    def __getattr__(self, name: str) -> Callable[..., None]:
+        method = getattr(self._progress, name, None)
+        return method if callable(method) else (lambda *args, **kwargs: None)
+
+
+class _BestCase:
+    """Renders candidates and observes the reducer: remembers the best case (for a deadline), reports tokens."""
+
+    _RECENT = 512
+
+    def __init__(self, case: GraphCase, report: _Progress):
+        self.case = case
+        self.report = report
+        self._rendered: dict[str, GraphCase] = {}
+
+    def render(self, case: GraphCase) -> str:
+        text = emit_script(case)
+        if len(self._rendered) > self._RECENT:
+            self._rendered.clear()
+        self._rendered[text] = case
+        return text
+
+    def reduction_started(self, size: int) -> None:
+        self.report.reduction_started(count_tokens(emit_script(self.case)))
+
+    def pass_started(self, name: str) -> None:
+        self.report.pass_started(name)
+
+    def accepted(self, text: str, size: int, pass_name: str) -> None:
+        self.case = self._rendered.get(text, self.case)
+        self.report.accepted(text, count_tokens(text), pass_name)

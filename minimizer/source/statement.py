@@ -1,0 +1,141 @@
+"""Stating the bug as plain code, so that ``python repro.py`` fails on its own, without minimizer.
+
+Differential oracles (numerical, requires-grad, gradient) compare eager and compiled inside our harness; the
+reduced script need not contain any comparison. This module rewrites the script so its last lines do the
+comparison with an ``assert`` and a message; the in-place oracle gets a saved-tensor check installed after
+the imports instead. The session verifies the stated script before using it.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+import libcst.matchers as m
+
+_COMPILE = m.Call(func=m.Attribute(value=m.Name("torch"), attr=m.Name("compile")))
+
+_MESSAGES = {
+    "numerical": "compiled output differs from eager",
+    "requires-grad": "compiled output's requires_grad differs from eager",
+    "gradient": "compiled gradients differ from eager",
+    "inplace": "a tensor saved for backward was modified in place",
+}
+
+_INPLACE_CHECK = '''
+def _pack_saved(tensor):
+    return tensor, tensor.detach().clone(), tensor._version
+
+
+def _unpack_saved(saved):
+    tensor, snapshot, version = saved
+    assert tensor._version != version or torch.equal(tensor, snapshot), "{message}"
+    return tensor
+
+
+torch.autograd.graph.saved_tensors_hooks(_pack_saved, _unpack_saved).__enter__()
+'''
+
+
+def stating_oracles() -> tuple[str, ...]:
+    """The oracles whose bug this module can state as code."""
+
+    return tuple(_MESSAGES)
+
+
+def state_bug(source: str, oracle: str) -> str | None:
+    """Return ``source`` with the bug of ``oracle`` stated as plain code, or ``None`` if we cannot.
+
+    For the compiler oracles the script must contain one call of a compiled callable, written
+    ``torch.compile(F, ...)(ARGS)`` (alone or assigned) or ``C = torch.compile(F, ...)`` then ``C(ARGS)``.
+    """
+
+    if oracle not in _MESSAGES:
+        return None
+    module = cst.parse_module(source)
+    if oracle == "inplace":
+        return _state_inplace(module)
+    located = _locate_compiled_call(module)
+    if located is None:
+        return None
+    index, model, args, kwargs = located
+    body = list(module.body)
+    hoisted: list[str] = []
+    code = module.code_for_node
+
+    def name_for(expr: cst.BaseExpression, wanted: str) -> str:
+        if m.matches(expr, m.Name()):
+            return expr.value  # type: ignore[attr-defined]
+        hoisted.append(f"{wanted} = {code(expr)}")
+        return wanted
+
+    model_name = name_for(model, "model")
+    arg_names = [name_for(arg.value, f"arg{i}") for i, arg in enumerate(args)]
+    kwarg_text = "".join(f", {code(k)}" for k in kwargs)
+    call_args = ", ".join(arg_names)
+    lines = hoisted + [f"out = torch.compile({model_name}{kwarg_text})({call_args})"]
+    lines += _comparison(oracle, model_name, call_args, arg_names)
+    statements = [cst.parse_statement(line + "\n") for line in lines]
+    body[index : index + 1] = statements
+    # What came after the compiled call is left out: the stated comparison is the end of the repro.
+    return module.with_changes(body=body[: index + len(statements)]).code
+
+
+def _comparison(oracle: str, model: str, call_args: str, arg_names: list[str]) -> list[str]:
+    message = _MESSAGES[oracle]
+    expected = f"expected = {model}({call_args})"
+    if oracle == "numerical":
+        return [expected, f'assert torch.allclose(out, expected, rtol=1e-3, atol=1e-3), "{message}"']
+    if oracle == "requires-grad":
+        return [expected, f'assert out.requires_grad == expected.requires_grad, "{message}"']
+    leaves = ", ".join(arg_names + [f'*getattr({model}, "parameters", list)()'])
+    return [
+        expected,
+        f"leaves = [t for t in [{leaves}] if isinstance(t, torch.Tensor) and t.requires_grad]",
+        "grads = torch.autograd.grad(out.sum(), leaves, allow_unused=True)",
+        "expected_grads = torch.autograd.grad(expected.sum(), leaves, allow_unused=True)",
+        "assert all(a is None and b is None or torch.allclose(a, b, rtol=1e-3, atol=1e-3)"
+        f' for a, b in zip(grads, expected_grads)), "{message}"',
+    ]
+
+
+def _locate_compiled_call(
+    module: cst.Module,
+) -> tuple[int, cst.BaseExpression, list[cst.Arg], list[cst.Arg]] | None:
+    """The top-level statement index of the compiled call, the compiled callable, its args and compile kwargs."""
+
+    compiled_names: dict[str, cst.Call] = {}
+    for index, statement in enumerate(module.body):
+        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+            continue
+        small = statement.body[0]
+        value = small.value if isinstance(small, (cst.Assign, cst.Expr)) else None
+        if value is None:
+            continue
+        if isinstance(small, cst.Assign) and m.matches(value, _COMPILE) and len(small.targets) == 1:
+            target = small.targets[0].target
+            if isinstance(target, cst.Name):
+                compiled_names[target.value] = value  # type: ignore[assignment]
+            continue
+        if not isinstance(value, cst.Call):
+            continue
+        compile_call = None
+        if m.matches(value.func, _COMPILE):
+            compile_call = value.func
+        elif isinstance(value.func, cst.Name) and value.func.value in compiled_names:
+            compile_call = compiled_names[value.func.value]
+        if compile_call is None or not compile_call.args or compile_call.args[0].keyword is not None:  # type: ignore[union-attr]
+            continue
+        if any(arg.keyword is not None or arg.star for arg in value.args):
+            continue
+        model = compile_call.args[0].value  # type: ignore[union-attr]
+        return index, model, list(value.args), list(compile_call.args[1:])  # type: ignore[union-attr]
+    return None
+
+
+def _state_inplace(module: cst.Module) -> str:
+    body = list(module.body)
+    after_imports = 0
+    for index, statement in enumerate(body):
+        if m.matches(statement, m.SimpleStatementLine(body=[m.OneOf(m.Import(), m.ImportFrom())])):
+            after_imports = index + 1
+    check = cst.parse_module(_INPLACE_CHECK.format(message=_MESSAGES["inplace"])).body
+    return module.with_changes(body=body[:after_imports] + list(check) + body[after_imports:]).code

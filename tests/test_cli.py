@@ -1,0 +1,140 @@
+"""The command line end to end on tiny scripts (no compiler involved, so each run takes seconds)."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from minimizer.cli import app
+
+runner = CliRunner()
+
+FAILING = '''import torch
+
+a = torch.ones(3)
+b = a * 2
+c = b + 1
+unused = torch.zeros(5)
+print(c)
+raise ValueError(f"boom {c.sum().item()}")
+'''
+
+
+def invoke(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def test_missing_file_is_one_line_and_exit_2(tmp_path):
+    result = invoke("reduce", tmp_path / "nope.py")
+    assert result.exit_code == 2
+    assert "no such file" in result.output and "Traceback" not in result.output
+
+
+def test_not_a_python_file(tmp_path):
+    path = tmp_path / "bug.txt"
+    path.write_text("print(1)\n")
+    result = invoke("reduce", path)
+    assert result.exit_code == 2 and "not a Python file" in result.output
+
+
+def test_syntax_error_names_the_line(tmp_path):
+    path = tmp_path / "bug.py"
+    path.write_text("x = 1\ndef broken(:\n")
+    result = invoke("reduce", path)
+    assert result.exit_code == 2 and "syntax error" in result.output and "line 2" in result.output
+
+
+def test_script_that_does_not_fail_has_nothing_to_minimize(tmp_path):
+    path = tmp_path / "fine.py"
+    path.write_text("import torch\nprint(torch.ones(2).sum())\n")
+    result = invoke("reduce", path, "--oracle", "script", "--confirm", "1")
+    assert result.exit_code == 2 and "nothing to minimize" in result.output
+
+
+def test_flaky_script_is_reported_with_its_fire_rate(tmp_path):
+    counter = tmp_path / "count"
+    path = tmp_path / "flaky.py"
+    path.write_text(
+        "import pathlib\n"
+        f"p = pathlib.Path({str(counter)!r})\n"
+        "n = int(p.read_text()) if p.exists() else 0\n"
+        "p.write_text(str(n + 1))\n"
+        "assert n % 2, 'odd run'\n"
+    )
+    result = invoke("reduce", path, "--oracle", "script", "--confirm", "2", "-j", "1")
+    assert result.exit_code == 2
+    assert "fails differently from run to run" in result.output and "1 of 2" in result.output
+
+
+def test_unknown_oracle(tmp_path):
+    path = tmp_path / "bug.py"
+    path.write_text(FAILING)
+    result = invoke("reduce", path, "--oracle", "no-such-oracle")
+    assert result.exit_code == 2 and "unknown oracle" in result.output
+
+
+def test_reduce_writes_repro_and_report_and_leaves_input_alone(tmp_path):
+    path = tmp_path / "bug.py"
+    path.write_text(FAILING)
+    report = tmp_path / "report.json"
+    result = invoke("reduce", path, "--report", report, "-q", "-j", "2")
+    assert result.exit_code == 0, result.output
+    assert path.read_text() == FAILING
+    repro = (tmp_path / "bug.min.py").read_text()
+    assert repro.startswith("# Minimized by minimizer")
+    assert "unused" not in repro and "print" not in repro
+    data = json.loads(report.read_text())
+    assert data["oracle"] == "script"
+    assert data["signature"] == "ValueError: boom N"
+    assert data["after"]["tokens"] < data["before"]["tokens"]
+    assert set(data["before"]) == {"lines", "tokens", "torch_ops"}
+    assert data["oracle_calls"] > 0 and data["final_confirmations"]["fired"] == 2
+    # The repro fails on its own with the same error.
+    run = subprocess.run([sys.executable, str(tmp_path / "bug.min.py")], capture_output=True, text=True)
+    assert "ValueError: boom" in run.stderr
+
+
+def test_check_prints_json(tmp_path):
+    path = tmp_path / "bug.py"
+    path.write_text(FAILING)
+    result = invoke("check", path, "--oracle", "script", "--json")
+    assert result.exit_code == 0
+    data = json.loads(result.output)
+    assert data["pinned"] == "script" and data["oracles"][0]["signature"] == "ValueError: boom N"
+
+
+def test_oracles_lists_the_built_ins():
+    result = invoke("oracles")
+    assert result.exit_code == 0
+    for name in ("crash", "numerical", "requires-grad", "gradient", "inplace", "script"):
+        assert name in result.output
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="signals")
+def test_ctrl_c_keeps_the_best_repro_so_far(tmp_path):
+    # Many statements make a long reduction; a slow candidate gives time to interrupt mid-way.
+    body = "".join(f"v{i} = torch.ones({i + 1})\n" for i in range(60))
+    path = tmp_path / "bug.py"
+    path.write_text("import time\nimport torch\n" + body + "time.sleep(0.3)\nraise ValueError('boom')\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "minimizer", "reduce", str(path), "--oracle", "script", "-j", "1", "--confirm", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    output = tmp_path / "bug.min.py"
+    deadline = time.monotonic() + 120
+    while not output.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "best repro so far" in err
+    assert output.read_text().startswith("# Minimized by minimizer")
+    assert "in progress" in output.read_text().splitlines()[0]
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
