@@ -1,0 +1,59 @@
+"""Stating the bug as code: pure rewrites on source text (running them is the session's job)."""
+
+import ast
+
+import pytest
+
+from minimizer.source.statement import state_bug
+
+DIRECT = """import torch
+x = torch.randn(4)
+y = torch.compile(torch.nn.SiLU(), mode="default")(x * 2)
+print(y)
+"""
+
+NAMED = """import torch
+f = torch.nn.functional.silu
+c = torch.compile(f)
+x = torch.randn(4)
+c(x)
+"""
+
+
+def test_numerical_hoists_model_and_arguments_and_ends_with_an_assert():
+    stated = state_bug(DIRECT, "numerical")
+    lines = stated.strip().splitlines()
+    assert "model = torch.nn.SiLU()" in lines
+    assert "arg0 = x * 2" in lines
+    assert 'out = torch.compile(model, mode="default")(arg0)' in lines
+    assert lines[-2] == "expected = model(arg0)"
+    assert lines[-1].startswith("assert torch.allclose(out, expected")
+    assert "print(y)" not in stated  # the stated comparison ends the repro
+
+
+def test_a_named_compiled_callable_is_found():
+    stated = state_bug(NAMED, "requires-grad")
+    assert "out = torch.compile(f)(x)" in stated
+    assert stated.strip().splitlines()[-1].startswith("assert out.requires_grad == expected.requires_grad")
+
+
+def test_gradient_statement_compares_autograd_grads():
+    stated = state_bug(DIRECT, "gradient")
+    assert "torch.autograd.grad(out.sum()" in stated and "torch.autograd.grad(expected.sum()" in stated
+    ast.parse(stated)
+
+
+def test_inplace_check_is_installed_after_the_imports():
+    stated = state_bug("import torch\nfrom x import y\nz = 1\n", "inplace")
+    body = ast.parse(stated).body
+    assert [type(s).__name__ for s in body[:2]] == ["Import", "ImportFrom"]
+    assert "saved_tensors_hooks(_pack_saved, _unpack_saved)" in stated
+
+
+@pytest.mark.parametrize("oracle", ["script", "crash"])
+def test_oracles_whose_failure_is_already_code_are_left_alone(oracle):
+    assert state_bug(DIRECT, oracle) is None
+
+
+def test_no_compiled_call_means_no_statement():
+    assert state_bug("import torch\nx = torch.ones(2)\n", "numerical") is None
