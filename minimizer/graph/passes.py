@@ -172,7 +172,8 @@ def _earlier_equivalent(
 def _new_input(graph: fx.Graph, node: fx.Node, value: torch.Tensor) -> fx.Node:
     first_op = next(n for n in graph.nodes if n.op != "placeholder")
     with graph.inserting_before(first_op):
-        placeholder = graph.placeholder(node.name)
+        # A plain name: the value's old name (``linear_3``) would suggest an operator that is no longer there.
+        placeholder = graph.placeholder("x")
     placeholder.meta[INPUT_SPEC] = input_spec_for_value(placeholder.name, value)
     placeholder.meta["val"] = value
     return placeholder

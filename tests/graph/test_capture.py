@@ -1,0 +1,52 @@
+"""Capture in a child process: one run of a tiny script with a graph break, backend="eager"."""
+
+from __future__ import annotations
+
+import textwrap
+
+import torch
+
+from minimizer.graph.capture import capture_graphs, case_from_capture
+from minimizer.graph.emit import emit_script
+from minimizer.runner.process import RunSettings
+
+SCRIPT = textwrap.dedent(
+    '''
+    import torch
+
+    torch._dynamo.config.cache_size_limit = 8
+
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = torch.nn.Linear(4, 4)
+
+        def forward(self, x):
+            y = torch.relu(self.linear(x))
+            torch._dynamo.graph_break()
+            return torch.sin(y) * 2
+
+
+    out = torch.compile(Net(), backend="eager", dynamic=False)(torch.randn(2, 4))
+    assert False, "the script fails after compiling"
+    '''
+)
+
+
+def test_capture_records_every_graph_its_inputs_and_the_compile_call(tmp_path):
+    settings = RunSettings(filename="tiny.py", origin_dir=str(tmp_path), oracles=())
+    graphs = capture_graphs(SCRIPT, settings, timeout=120)
+    assert len(graphs) == 2
+    first, second = graphs
+    assert first.compile.backend == "eager" and first.compile.dynamic is False and not first.compile.fullgraph
+    kinds = {spec.name: spec.kind for spec in first.inputs}
+    assert sorted(kinds.values()) == ["input", "parameter", "parameter"]
+    x = next(spec for spec in first.inputs if spec.kind == "input")
+    assert x.shape == (2, 4) and x.dtype == torch.float32 and x.stride == (4, 1)
+
+    case = case_from_capture(second, prelude="import torch\n")
+    assert case is not None
+    text = emit_script(case)
+    assert "torch.sin(" in text and "backend='eager'" in text and "dynamic=False" in text
+    exec(compile(text, "<repro>", "exec"), {"__name__": "__main__"})

@@ -1,0 +1,98 @@
+"""The emitted script: readable spellings, a prelude taken from the original, and a faithful round trip."""
+
+from __future__ import annotations
+
+import torch
+
+from minimizer.graph.emit import emit_script, prelude_from_script, public_name
+from tests.graph.conftest import Block, capture_case, real_inputs
+
+
+def _module_part(text: str) -> str:
+    return text.split("\nmodel = Repro()")[0]
+
+
+def test_public_names():
+    assert public_name(torch._C._nn.linear) == "torch.nn.functional.linear"
+    assert public_name(torch.relu) == "torch.relu"
+    assert public_name(torch.nn.functional.silu) == "torch.nn.functional.silu"
+    assert public_name(torch.ops.aten.add.Tensor) == "torch.ops.aten.add.Tensor"
+
+
+def test_emitted_module_computes_what_the_graph_computes(block_case):
+    text = emit_script(block_case)
+    assert "torch._C" not in text and "torch.ops" not in text
+    assert "torch.nn.functional.linear(" in text and " + " in text and ".view(" in text
+    namespace: dict = {}
+    exec(compile(_module_part(text), "<repro>", "exec"), namespace)
+    model = namespace["Repro"]()
+    values = real_inputs(block_case, seed=1)
+    members = iter(dict(model.named_parameters()) | dict(model.named_buffers()))
+    arguments = []
+    for spec, value in zip(block_case.inputs, values):
+        if spec.kind in ("parameter", "buffer"):
+            target = getattr(model, next(members))
+            with torch.no_grad():
+                target.copy_(value)
+        else:
+            arguments.append(value)
+    expected = block_case.gm(*values)
+    got = model(*arguments)
+    assert len(got) == len(expected)
+    for a, b in zip(got, expected):
+        torch.testing.assert_close(a, b)
+
+
+def test_emitted_script_runs_and_checks_on_its_own(block_case):
+    text = emit_script(block_case)
+    assert "compiled = torch.compile(model, backend='eager')" in text
+    assert 'assert torch.allclose(got, want' in text
+    exec(compile(text, "<repro>", "exec"), {"__name__": "__main__"})  # eager backend: the check passes
+
+
+def test_exact_integer_values_are_written_out():
+    case = capture_case(lambda x, index: x[index] * 2, torch.randn(5, 3), torch.tensor([4, 0, 2]))
+    text = emit_script(case)
+    assert "torch.tensor([4, 0, 2], dtype=torch.int64)" in text
+    assert "x[index]" in text
+
+
+def test_prelude_keeps_imports_and_compiler_configuration():
+    source = '''
+import torch
+import torch.nn.functional as F
+from _planted import plant_miscompile
+from library_model import TinyTransformer
+
+torch.manual_seed(0)
+torch._inductor.config.fallback_random = True
+torch._dynamo.config.suppress_errors = False
+plant_miscompile()
+model = TinyTransformer()
+print("hello")
+torch.compile(model)(torch.randn(3))
+'''
+    prelude = prelude_from_script(source)
+    assert prelude.splitlines() == [
+        "import torch",
+        "import torch.nn.functional as F",
+        "from _planted import plant_miscompile",
+        "from library_model import TinyTransformer",
+        "torch._inductor.config.fallback_random = True",
+        "torch._dynamo.config.suppress_errors = False",
+        "plant_miscompile()",
+    ]
+
+
+def test_emitted_script_carries_the_prelude_and_compile_arguments():
+    case = capture_case(Block(), torch.randn(2, 3, 8), prelude="import torch\nimport math\nX = math.pi\n")
+    text = emit_script(case)
+    assert text.startswith("import torch\nimport math\n")
+    assert text.count("import torch\n") == 1
+
+
+def test_requires_grad_check():
+    case = capture_case(lambda x: x * 2, torch.randn(3, requires_grad=True), check="requires_grad")
+    text = emit_script(case)
+    assert "torch.randn(3, requires_grad=True)" in text
+    assert "assert got.requires_grad == want.requires_grad" in text

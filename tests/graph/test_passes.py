@@ -1,0 +1,162 @@
+"""Each graph pass on small captured graphs, with fast in-process oracles."""
+
+from __future__ import annotations
+
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from minimizer.graph.case import case_size, operator_count, propagate_shapes
+from minimizer.graph.emit import emit_script
+from minimizer.graph.passes import (
+    GRAPH_PASSES,
+    drop_outputs,
+    graph_passes,
+    parameters_to_inputs,
+    remove_node_chunks,
+    remove_single_nodes,
+    shrink_dimensions,
+    simplify_dtypes,
+    truncate_to_intermediate,
+)
+from minimizer.reduce.scheduler import Reducer
+from minimizer.reduce.tester import Tester
+from tests.graph.conftest import call_names, capture_case, real_inputs
+
+
+class Quiet:
+    def reduction_started(self, size):
+        pass
+
+    def pass_started(self, name):
+        pass
+
+    def accepted(self, text, size, pass_name):
+        pass
+
+
+def reduce_with(case, interesting):
+    """Run the real scheduler and tester with an in-process predicate on the case itself."""
+
+    seen = {}
+
+    def render(candidate):
+        text = emit_script(candidate)
+        seen[text] = candidate
+        return text
+
+    tester = Tester(render, lambda text: interesting(seen[text]))
+    return Reducer(graph_passes(), tester, case_size, Quiet()).reduce(case)
+
+
+def test_every_candidate_of_every_pass_is_valid_and_no_larger(block_case):
+    for propose in GRAPH_PASSES:
+        for candidate in propose(block_case):
+            assert propagate_shapes(candidate), propose.__name__
+            candidate.gm.graph.lint()
+            assert case_size(candidate) <= case_size(block_case), propose.__name__
+            compile(emit_script(candidate), "<candidate>", "exec")
+    # Proposals never change the case they came from.
+    assert operator_count(block_case) == len(call_names(block_case))
+
+
+def test_truncation_makes_an_intermediate_the_only_output(block_case):
+    candidates = list(truncate_to_intermediate(block_case))
+    assert candidates
+    for candidate in candidates:
+        outputs = candidate.output_node.args[0]
+        assert len(outputs) == 1
+        assert operator_count(candidate) < operator_count(block_case)
+
+
+def test_reduction_keeps_only_what_the_oracle_needs(block_case):
+    best = reduce_with(block_case, lambda case: "silu" in call_names(case))
+    assert call_names(best) == ["silu"]
+    (spec,) = best.inputs
+    assert spec.shape == (1,) or all(d == 1 for d in spec.shape)
+
+
+def test_nan_oracle_on_real_values():
+    def fn(x, w):
+        h = torch.relu(x @ w)
+        return torch.sqrt(torch.tanh(h) - 2.0) + x.sum(), torch.cos(h)
+
+    case = capture_case(fn, torch.randn(4, 8), torch.randn(8, 8))
+
+    def has_nan(candidate):
+        outputs = candidate.gm(*real_inputs(candidate))
+        return any(torch.isnan(o).any() for o in outputs)
+
+    best = reduce_with(case, has_nan)
+    assert "sqrt" in call_names(best)
+    assert operator_count(best) <= 2
+
+
+def test_node_removal_bypasses_with_an_earlier_value_of_the_same_shape():
+    case = capture_case(lambda x: torch.cos(torch.sin(torch.relu(x))), torch.randn(3, 4))
+    candidates = list(remove_single_nodes(case))
+    bypassed = [c for c in candidates if len(c.inputs) == 1]
+    assert {tuple(call_names(c)) for c in bypassed} >= {("sin", "cos"), ("relu", "cos"), ("relu", "sin")}
+
+
+def test_node_removal_turns_a_value_without_stand_in_into_an_input():
+    case = capture_case(lambda x: torch.relu(x.sum(0)), torch.randn(3, 4))
+    candidates = list(remove_single_nodes(case))
+    as_input = [c for c in candidates if call_names(c) == ["relu"]]
+    assert as_input
+    assert as_input[0].inputs[0].shape == (4,)
+
+
+def test_chunks_come_before_single_nodes_and_shrink_by_halves():
+    case = capture_case(lambda x: torch.relu(torch.exp(torch.cos(torch.sin(torch.tanh(x))))) * 2, torch.randn(3))
+    first = next(remove_node_chunks(case))
+    assert operator_count(first) <= operator_count(case) - 3
+
+
+def test_shrinking_keeps_linked_sizes_linked(block_case):
+    candidates = list(shrink_dimensions(block_case))
+    assert candidates
+    halved = candidates[0]
+    shapes = {spec.name: spec.shape for spec in halved.inputs}
+    assert shapes["l_x_"] == (1, 3, 4)
+    layer_norm = next(n for n in halved.gm.graph.nodes if getattr(n.target, "__name__", "") == "layer_norm")
+    assert layer_norm.args[1] == (6,)
+    view = next(n for n in halved.gm.graph.nodes if n.target == "view")
+    assert view.args[1:] == (2, -1)  # was (4, -1)
+
+
+def test_dtypes_simplify_to_float32():
+    case = capture_case(lambda x, y: x * 2 + y, torch.randn(3, dtype=torch.float64), torch.randn(3, dtype=torch.float16))
+    candidates = list(simplify_dtypes(case))
+    assert [spec.dtype for spec in candidates[0].inputs] == [torch.float32, torch.float32]
+    assert len(candidates) == 3
+
+
+def test_parameters_become_plain_inputs(block_case):
+    candidates = list(parameters_to_inputs(block_case))
+    assert all(spec.kind == "input" for spec in candidates[0].inputs)
+    assert "self." not in emit_script(candidates[0]).split("def forward")[1].split("model = Repro()")[0]
+
+
+def test_drop_outputs_only_for_several():
+    case = capture_case(lambda x: (torch.relu(x), torch.sin(x)), torch.randn(3))
+    names = {tuple(call_names(c)) for c in drop_outputs(case)}
+    assert names == {("sin",), ("relu",)}
+
+
+_UNARY = [torch.relu, torch.sin, torch.tanh, torch.exp, lambda t: t * 2.0, lambda t: t.sum(-1, keepdim=True)]
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.integers(0, len(_UNARY) - 1), min_size=1, max_size=6), st.lists(st.integers(1, 6), min_size=1, max_size=3))
+def test_property_candidates_propagate_and_never_grow(ops, shape):
+    def fn(x):
+        for index in ops:
+            x = _UNARY[index](x)
+        return x
+
+    case = capture_case(fn, torch.randn(*shape))
+    for propose in GRAPH_PASSES:
+        for candidate in propose(case):
+            assert propagate_shapes(candidate)
+            assert case_size(candidate) <= case_size(case)
