@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import json
 import os
 import sys
@@ -24,6 +25,14 @@ app = typer.Typer(
     help="Shrink a failing torch.compile / Triton script to the smallest script that shows the same bug.",
 )
 EXIT_USER_ERROR = 2
+
+
+class Reducer(str, enum.Enum):
+    auto = "auto"
+    source = "source"
+    graph = "graph"
+
+
 EXIT_INTERRUPTED = 130
 
 
@@ -49,6 +58,7 @@ def reduce(
     max_time: Optional[float] = typer.Option(None, "--max-time", help="Stop after this many seconds, keeping the best so far."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress output."),
     cold: bool = typer.Option(False, "--cold", help="Start a fresh interpreter per candidate (no warm workers)."),
+    reducer: Reducer = typer.Option(Reducer.auto, "--reducer", help="source, graph, or auto (source, then graph when the model lives outside the script)."),
 ) -> None:
     """Minimize SCRIPT: write the smallest script that still shows the same bug."""
 
@@ -63,6 +73,7 @@ def reduce(
         confirm=confirm,
         max_time=max_time,
         cold=cold,
+        reducer=reducer.value,
     )
     progress = make_progress(quiet)
     session = None

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Callable, Protocol
 
 from minimizer.errors import MinimizerError
-from minimizer.metrics import Size, code_tokens, measure
+from minimizer.metrics import Size, code_tokens, count_tokens, measure
 from minimizer.output import ReproInfo, default_output_path, render_repro, strip_header, write_atomic
 from minimizer.reduce.scheduler import OutOfTime, Reducer
 from minimizer.reduce.tester import Tester
@@ -45,6 +45,7 @@ class Options:
     max_time: float | None = None
     seed: int = 0
     cold: bool = False  # a fresh interpreter per candidate instead of forks of a warm server
+    reducer: str = "auto"  # "source", "graph", or "auto": source, then graph where the model lives elsewhere
 
     @property
     def output_path(self) -> Path:
@@ -156,16 +157,6 @@ class Progress(Protocol):
     def tested(self, interesting: bool, cached: bool) -> None: ...
 
 
-def verdict_of(result: RunResult, spec: str) -> Verdict:
-    """The oracle's verdict on a run; a process killed by a signal counts as a crash for crash-like oracles."""
-
-    if result.completed:
-        return result.verdicts.get(spec, Verdict(False, detail="oracle gave no verdict"))
-    if result.signal and spec in ("script", "crash"):
-        return Verdict(True, f"process killed by {result.signal}", result.stderr_tail[-200:])
-    return Verdict(False, detail=result.describe_end())
-
-
 def candidate_key(text: str) -> str:
     """Cache key: the code tokens, so comments and layout don't cost an oracle call."""
 
@@ -221,7 +212,7 @@ class Session:
                 raise MinimizerError(
                     f"the script's process {run.describe_end()}: {run.stderr_tail.strip().splitlines()[-1:] or ''}"
                 )
-        findings = [OracleFinding(spec, [verdict_of(run, spec) for run in runs]) for spec in specs]
+        findings = [OracleFinding(spec, [run.verdict(spec) for run in runs]) for spec in specs]
         report = CheckReport(findings, runs)
         report.pinned = next((f for f in findings if f.steady), None)
         return report
@@ -247,6 +238,8 @@ class Session:
     # -- reducing --------------------------------------------------------------------------------------
 
     def reduce(self) -> Outcome:
+        """Check and pin the original, run the reducers the ``reducer`` option asks for, confirm, write."""
+
         started = time.monotonic()
         report = self.check()
         pinned = self.pin(report)
@@ -258,61 +251,44 @@ class Session:
         # reject candidates.
         precheck = not pinned.signature.startswith("crash: eager raised")
         settings = dataclasses.replace(self._settings((pinned.spec,), timeout), eager_precheck=precheck)
-
-        def still_fails(text: str) -> bool:
-            verdict = verdict_of(self._run(text, settings), pinned.spec)
-            return verdict.fires and verdict.signature == pinned.signature
-
-        before = measure(self.source)
-        state = _BestSoFar(self, report, pinned, before, started)
-        from minimizer.source.format import source_passes, parse_module, render_module, source_size
-
-        tester: Tester = Tester(
-            render_module,
-            still_fails,
-            key=candidate_key,
-            jobs=self.options.jobs,
-            on_result=lambda text, interesting, cached: self.progress.tested(interesting, cached),
-        )
-        state.tester = tester
+        target = _Target(pinned.spec, pinned.signature)
+        state = _BestSoFar(self, report, target, measure(self.source), started)
         deadline = started + self.options.max_time if self.options.max_time else None
-        passes = source_passes()
-        reducer = Reducer(passes, tester, source_size, state, deadline=deadline)
-        stopped_early = False
+        work = _Work()
+        state.work = work
+        best_text = self.source
         try:
-            best = reducer.reduce(parse_module(self.source))
-            best_text = render_module(best)
+            if self.options.reducer in ("source", "auto"):
+                best_text = self._reduce_source(best_text, target, settings, state, work, deadline)
+            if self.options.reducer == "graph" or (
+                self.options.reducer == "auto" and self._graph_may_pay(best_text, target, settings)
+            ):
+                best_text = self._reduce_graph(best_text, target, settings, state, work, deadline)
         except OutOfTime:
-            stopped_early = True
+            work.stopped_early = True
             best_text = state.best_text
             self.progress.message("time limit reached: keeping the best repro so far")
-        finally:
-            tester.close()
 
-        best_text = self._state_bug(best_text, pinned, settings)
+        work.finish()
+        best_text = self._state_bug(best_text, target, settings)
         self.progress.message(f"confirming the repro {max(1, self.options.confirm)} time(s)")
         confirmations = self._run_many([best_text] * max(1, self.options.confirm), settings)
-        fired = sum(
-            verdict_of(r, pinned.spec).fires and verdict_of(r, pinned.spec).signature == pinned.signature
-            for r in confirmations
-        )
+        fired = sum(target.matches(r.verdict(target.spec)) for r in confirmations)
         outcome = Outcome(
             output=self.options.output_path,
-            oracle=pinned.spec,
-            signature=pinned.signature,
-            before=before,
+            oracle=target.spec,
+            signature=target.signature,
+            before=state.before,
             after=measure(best_text),
-            oracle_calls=tester.stats.oracle_calls,
-            cache_hits=tester.stats.cache_hits,
+            oracle_calls=work.oracle_calls,
+            cache_hits=work.cache_hits,
             seconds=time.monotonic() - started,
             accepted_steps=state.steps,
-            stopped_early=stopped_early,
+            stopped_early=work.stopped_early,
             final_fire_rate=(fired, len(confirmations)),
-            passes=[
-                {"pass": p.name, "proposed": p.tried, "accepted": p.accepted} for p in passes
-            ],
+            passes=work.passes,
         )
-        state.write(best_text, final=True, outcome=outcome)
+        state.write(best_text, final=True)
         if self.options.report:
             write_atomic(self.options.report, json.dumps(outcome.to_json(), indent=2) + "\n")
         if fired < len(confirmations):
@@ -321,7 +297,83 @@ class Session:
             )
         return outcome
 
-    def _state_bug(self, text: str, pinned: OracleFinding, settings: RunSettings) -> str:
+    def _reduce_source(
+        self, text: str, target: _Target, settings: RunSettings, state: _BestSoFar, work: _Work, deadline: float | None
+    ) -> str:
+        """The libcst source reducer, run until a whole round of passes changes nothing."""
+
+        from minimizer.source.format import parse_module, render_module, source_passes, source_size
+
+        tester: Tester = Tester(
+            render_module,
+            lambda candidate: target.matches(self._run(candidate, settings).verdict(target.spec)),
+            key=candidate_key,
+            jobs=self.options.jobs,
+            on_result=lambda _text, interesting, cached: self.progress.tested(interesting, cached),
+        )
+        passes = source_passes()
+        work.add_stage(tester, passes)
+        try:
+            return render_module(Reducer(passes, tester, source_size, state, deadline=deadline).reduce(parse_module(text)))
+        finally:
+            tester.close()
+
+    def _graph_may_pay(self, text: str, target: _Target, settings: RunSettings) -> bool:
+        """Whether the compiled graph holds more operators than the script shows: the model lives elsewhere."""
+
+        if target.spec == "inplace" or "compile" not in text:
+            return False
+        from minimizer.graph.capture import CaptureFailed, capture_graphs, case_from_capture
+        from minimizer.graph.case import operator_count
+
+        try:
+            captured = capture_graphs(text, settings)
+        except CaptureFailed:
+            return False
+        cases = [case_from_capture(graph) for graph in captured]
+        graph_ops = max((operator_count(case) for case in cases if case is not None), default=0)
+        source_ops = measure(text).torch_ops
+        pays = graph_ops > source_ops
+        self.progress.message(
+            f"compiled graphs hold {graph_ops} operators, the script shows {source_ops}: "
+            + ("reducing the graph" if pays else "the source reducer already sees the model")
+        )
+        return pays
+
+    def _reduce_graph(
+        self, text: str, target: _Target, settings: RunSettings, state: _BestSoFar, work: _Work, deadline: float | None
+    ) -> str:
+        """The FX-graph reducer, then the source reducer on the script it emits; keeps ``text`` if that is smaller."""
+
+        from minimizer.graph.reduce import reduce_graph_detailed
+
+        outcome = reduce_graph_detailed(
+            text,
+            settings,
+            target.spec,
+            target.signature,
+            jobs=self.options.jobs,
+            progress=state,
+            deadline=deadline,
+            run=self._run,
+        )
+        work.oracle_calls += outcome.oracle_calls
+        work.cache_hits += outcome.cache_hits
+        work.passes += outcome.passes
+        if outcome.script is None:
+            self.progress.message(f"graph reduction: {outcome.reason}")
+            return text
+        self.progress.message(
+            f"graph reduced from {outcome.operators_before} to {outcome.operators_after} operators; polishing its script"
+        )
+        emitted_target = _Target(target.spec, outcome.signature)
+        polished = self._reduce_source(outcome.script, emitted_target, settings, state, work, deadline)
+        if self.options.reducer == "graph" or measure(polished).tokens < measure(text).tokens:
+            target.signature = emitted_target.signature
+            return polished
+        return text
+
+    def _state_bug(self, text: str, pinned: _Target, settings: RunSettings) -> str:
         """``text`` with the bug stated as an ``assert`` at its end, if that still shows the same bug and fails
         when run with plain ``python``; else ``text`` unchanged (the harness still sees the bug)."""
 
@@ -330,9 +382,9 @@ class Session:
             return text
         check = dataclasses.replace(settings, oracles=(pinned.spec, "script"), eager_precheck=False)
         result = self._run(stated, check)
-        same = verdict_of(result, pinned.spec)
-        standalone = verdict_of(result, "script")
-        if same.fires and same.signature == pinned.signature and standalone.fires:
+        same = result.verdict(pinned.spec)
+        standalone = result.verdict("script")
+        if pinned.matches(same) and standalone.fires:
             self.progress.message("stated the bug as an assert at the end of the repro")
             return stated
         self.progress.message("could not state the bug as plain code; the repro shows it only under minimizer")
@@ -360,18 +412,63 @@ class Session:
         return run_candidate(source, settings, launcher=self.launcher)
 
 
-class _BestSoFar:
-    """Writes the best repro after every accepted step, so an interruption loses nothing."""
+@dataclass
+class _Target:
+    """The bug every candidate must show: an oracle and its signature."""
 
-    def __init__(self, session: Session, report: CheckReport, pinned: OracleFinding, before: Size, started: float):
+    spec: str
+    signature: str
+
+    def matches(self, verdict: Verdict) -> bool:
+        return verdict.fires and verdict.signature == self.signature
+
+
+@dataclass
+class _Work:
+    """Oracle calls and pass payoffs summed over the stages of one reduction."""
+
+    oracle_calls: int = 0
+    cache_hits: int = 0
+    stopped_early: bool = False
+    passes: list[dict] = field(default_factory=list)
+    _testers: list[tuple[Tester, list]] = field(default_factory=list)
+
+    def add_stage(self, tester: Tester, passes: list) -> None:
+        self._testers.append((tester, passes))
+
+    @property
+    def live_calls(self) -> tuple[int, int]:
+        calls = self.oracle_calls + sum(t.stats.oracle_calls for t, _ in self._testers)
+        hits = self.cache_hits + sum(t.stats.cache_hits for t, _ in self._testers)
+        return calls, hits
+
+    def finish(self) -> None:
+        self.oracle_calls, self.cache_hits = self.live_calls
+        for _, passes in self._testers:
+            self.passes += [{"pass": p.name, "proposed": p.tried, "accepted": p.accepted} for p in passes]
+        self._testers.clear()
+
+
+class _BestSoFar:
+    """Observes the reducers: writes the best repro after every step that made it smaller, so an interruption
+    loses nothing, and forwards events to the progress display."""
+
+    def __init__(self, session: Session, report: CheckReport, target: _Target, before: Size, started: float):
         self.session = session
         self.report = report
-        self.pinned = pinned
+        self.target = target
         self.before = before
         self.started = started
         self.best_text = session.source
+        self.best_tokens = before.tokens
         self.steps = 0
-        self.tester: Tester | None = None
+        self.work: _Work | None = None
+
+    def message(self, text: str) -> None:
+        self.session.progress.message(text)
+
+    def tested(self, interesting: bool, cached: bool) -> None:
+        self.session.progress.tested(interesting, cached)
 
     def reduction_started(self, size: int) -> None:
         self.session.progress.reduction_started(size)
@@ -381,22 +478,24 @@ class _BestSoFar:
 
     def accepted(self, text: str, size: int, pass_name: str) -> None:
         self.steps += 1
-        self.best_text = text
-        self.write(text, final=False)
+        tokens = count_tokens(text)
+        if tokens <= self.best_tokens:
+            self.best_text, self.best_tokens = text, tokens
+            self.write(text, final=False)
         self.session.progress.accepted(text, size, pass_name)
 
-    def write(self, text: str, *, final: bool, outcome: Outcome | None = None) -> None:
-        stats = self.tester.stats if self.tester else None
+    def write(self, text: str, *, final: bool) -> None:
+        calls, hits = self.work.live_calls if self.work else (0, 0)
         info = ReproInfo(
             source_name=self.session.options.script.name,
             torch_version=self.report.torch_version,
             device=self.report.device,
-            oracle=self.pinned.spec,
-            signature=self.pinned.signature,
+            oracle=self.target.spec,
+            signature=self.target.signature,
             before=self.before,
             after=measure(text),
-            oracle_calls=stats.oracle_calls if stats else 0,
-            cache_hits=stats.cache_hits if stats else 0,
+            oracle_calls=calls,
+            cache_hits=hits,
             seconds=time.monotonic() - self.started,
             final=final,
         )

@@ -18,8 +18,10 @@ from minimizer.graph.passes import graph_passes
 from minimizer.metrics import count_tokens
 from minimizer.reduce.scheduler import OutOfTime, Reducer
 from minimizer.reduce.tester import Tester
-from minimizer.runner.process import RunSettings, run_candidate
+from minimizer.runner.process import RunResult, RunSettings, run_candidate
 from oracles.api import Verdict
+
+Runner = Callable[[str, RunSettings], RunResult]
 
 # The emitted script checks with an assert of its own; under the ``script`` oracle its signature cannot equal
 # the original's assert, so an assertion failure of the emitted script is accepted and pinned instead.
@@ -53,6 +55,7 @@ def reduce_graph(
     jobs: int = 1,
     progress: Any = None,
     deadline: float | None = None,
+    run: Runner = run_candidate,
 ) -> str | None:
     """The emitted script of the smallest graph that still fires ``oracle_spec`` with ``signature``, or ``None``.
 
@@ -64,7 +67,7 @@ def reduce_graph(
     """
 
     outcome = reduce_graph_detailed(
-        script_source, settings, oracle_spec, signature, jobs=jobs, progress=progress, deadline=deadline
+        script_source, settings, oracle_spec, signature, jobs=jobs, progress=progress, deadline=deadline, run=run
     )
     if outcome.script is None:
         _Progress(progress).message(f"graph reduction: {outcome.reason}")
@@ -80,6 +83,7 @@ def reduce_graph_detailed(
     jobs: int = 1,
     progress: Any = None,
     deadline: float | None = None,
+    run: Runner = run_candidate,
 ) -> GraphOutcome:
     """``reduce_graph`` with the numbers: operator counts, oracle calls, seconds, per-pass payoff."""
 
@@ -99,9 +103,9 @@ def reduce_graph_detailed(
     pinned = _Pin(oracle_spec, signature)
 
     def still_fails(text: str) -> bool:
-        return pinned.matches(_verdict(run_candidate(text, settings), oracle_spec))
+        return pinned.matches(run(text, settings).verdict(oracle_spec))
 
-    start = _first_failing_graph(captured, prelude, check, pinned, settings, oracle_spec, report)
+    start = _first_failing_graph(captured, prelude, check, pinned, settings, oracle_spec, report, run)
     if start is None:
         return GraphOutcome(
             None,
@@ -150,6 +154,7 @@ def _first_failing_graph(
     settings: RunSettings,
     oracle_spec: str,
     report: _Progress,
+    run: Runner,
 ) -> tuple[int, GraphCase] | None:
     """The first graph (last compiled first: a crash stops at the failing graph) whose script shows the bug."""
 
@@ -163,7 +168,7 @@ def _first_failing_graph(
         if text in seen:  # recompilations often capture the same graph again
             continue
         seen.add(text)
-        verdict = _verdict(run_candidate(text, settings), oracle_spec)
+        verdict = run(text, settings).verdict(oracle_spec)
         if pinned.accepts_first(verdict):
             return graph.index, case
         report.message(f"graph {graph.index}: on its own, {_describe(verdict)}")
@@ -190,14 +195,6 @@ class _Pin:
 
     def matches(self, verdict: Verdict) -> bool:
         return verdict.fires and verdict.signature == self.signature
-
-
-def _verdict(result: Any, spec: str) -> Verdict:
-    if result.completed:
-        return result.verdicts.get(spec, Verdict(False, detail="oracle gave no verdict"))
-    if result.signal and spec in ("script", "crash"):
-        return Verdict(True, f"process killed by {result.signal}", result.stderr_tail[-200:])
-    return Verdict(False, detail=result.describe_end())
 
 
 def _describe(verdict: Verdict) -> str:

@@ -78,6 +78,15 @@ class RunResult:
 
         return bool(self.verdicts)
 
+    def verdict(self, spec: str) -> Verdict:
+        """The oracle's verdict; a process killed by a signal counts as a crash for the crash-like oracles."""
+
+        if self.completed:
+            return self.verdicts.get(spec, Verdict(False, detail="oracle gave no verdict"))
+        if self.signal and spec in ("script", "crash"):
+            return Verdict(True, f"process killed by {self.signal}", self.stderr_tail[-200:])
+        return Verdict(False, detail=self.describe_end())
+
     def describe_end(self) -> str:
         if self.timed_out:
             return f"timed out after {self.seconds:.1f}s"

@@ -1,0 +1,203 @@
+"""Remove parameters that a function never reads, together with the matching argument at its call sites.
+
+After other passes have emptied a function, its signature still asks every caller for values it ignores
+(`def rotate(v, points): return skew(v).T`), and those arguments keep their own definitions alive. A parameter
+goes only when every call site can be matched: calls by name (`f(a, b)`), calls through `torch.compile(f)`
+(`torch.compile(f)(a, b)`, `g = torch.compile(f); g(a, b)`), and for methods calls by attribute (`obj.m(a)`).
+A function referenced in any other way (passed as a value, decorated by anything but `torch.compile`) keeps
+its signature, because we cannot see how it is called.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, Optional, Sequence
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, ScopeProvider
+
+from minimizer.source.cst_utils import distinct_candidates, replace_nodes, try_build
+
+__all__ = ["remove_unused_parameters"]
+
+_COMPILE_FUNC = m.Attribute(value=m.Name("torch"), attr=m.Name("compile"))
+_COMPILE_DECORATOR = m.Decorator(decorator=_COMPILE_FUNC | m.Call(func=_COMPILE_FUNC))
+# Methods the framework calls for us (`m(x)` runs `forward`); their call sites are not in the script.
+_FRAMEWORK_METHODS = frozenset({"forward", "backward", "setup_context", "jvp", "vmap"})
+
+
+@dataclass(frozen=True)
+class _CallSite:
+    call: cst.Call
+    shift: int  # how many leading parameters the call does not pass positionally (`self` through `obj.m(...)`)
+
+
+def remove_unused_parameters(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with one unread parameter of a function or method removed, with its arguments.
+
+    One candidate per (function, parameter), functions and parameters in source order. Functions are those at
+    module level and methods of module-level classes; `self`/`cls` (a method's first parameter), `*args` and
+    `**kwargs` are never removed. A call site's argument matches by position, or by keyword name; a function
+    with a call site using `*` or `**` arguments is skipped.
+    """
+    return distinct_candidates(module, _removals(module))
+
+
+def _removals(module: cst.Module) -> Iterator[Optional[cst.Module]]:
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    scopes = wrapper.resolve(ScopeProvider)
+    parents = wrapper.resolve(ParentNodeProvider)
+    for function, first_removable, call_sites in _functions(module, scopes, parents):
+        if call_sites is None or any(arg.star for site in call_sites for arg in site.call.args):
+            continue
+        for param in _unread_parameters(function, first_removable, scopes):
+            yield try_build(lambda: _remove_parameter(module, function, param, call_sites))
+
+
+def _functions(module: cst.Module, scopes, parents):
+    """(function, index of its first removable parameter, its call sites or None when not all are known)."""
+    for statement in module.body:
+        if m.matches(statement, m.FunctionDef()):
+            yield statement, 0, _function_call_sites(statement, scopes, parents)
+        elif m.matches(statement, m.ClassDef(body=m.IndentedBlock())):
+            for method in statement.body.body:
+                if m.matches(method, m.FunctionDef()):
+                    yield method, 1, _method_call_sites(module, statement, method)
+
+
+def _unread_parameters(function: cst.FunctionDef, first_removable: int, scopes) -> list[cst.Param]:
+    positional = [*function.params.posonly_params, *function.params.params]
+    candidates = [*positional[first_removable:], *function.params.kwonly_params]
+    scope = scopes.get(function.body)
+    if scope is None:
+        return []
+    unread = []
+    for param in candidates:
+        assignments = [a for a in scope.assignments[param.name.value] if getattr(a, "node", None) is param]
+        if assignments and not any(a.references for a in assignments):
+            unread.append(param)
+    return unread
+
+
+def _decorators_allowed(function: cst.FunctionDef) -> bool:
+    return all(m.matches(decorator, _COMPILE_DECORATOR) for decorator in function.decorators)
+
+
+def _function_call_sites(function: cst.FunctionDef, scopes, parents) -> Optional[list[_CallSite]]:
+    if not _decorators_allowed(function):
+        return None
+    binding = _sole_binding(scopes[function], function.name.value, function)
+    if binding is None:
+        return None
+    sites = []
+    for access in binding.references:
+        found = _call_sites_of_reference(access.node, scopes, parents)
+        if found is None:
+            return None
+        sites.extend(found)
+    return sites
+
+
+def _sole_binding(scope, name: str, node: cst.CSTNode):
+    assignments = list(scope.assignments[name])
+    if len(assignments) != 1 or getattr(assignments[0], "node", None) is not node:
+        return None
+    return assignments[0]
+
+
+def _call_sites_of_reference(name: cst.CSTNode, scopes, parents) -> Optional[list[_CallSite]]:
+    """The calls a reference to a function leads to: the call it is the callee of, or the calls of the object
+    `torch.compile(name)` returns. None when the reference is used any other way."""
+    parent = parents.get(name)
+    if m.matches(parent, m.Call()) and parent.func is name:
+        return [_CallSite(parent, 0)]
+    if not m.matches(parent, m.Arg(keyword=None, star="")):
+        return None
+    compile_call = parents.get(parent)
+    if not m.matches(compile_call, m.Call(func=_COMPILE_FUNC)) or compile_call.args[0] is not parent:
+        return None
+    holder = parents.get(compile_call)
+    if m.matches(holder, m.Call()) and holder.func is compile_call:
+        return [_CallSite(holder, 0)]
+    if m.matches(holder, m.Assign(targets=[m.AssignTarget(target=m.Name())])):
+        target = holder.targets[0].target
+        binding = _sole_binding(scopes[holder], target.value, target)
+        if binding is None:
+            return None
+        sites = []
+        for access in binding.references:
+            call = parents.get(access.node)
+            if not (m.matches(call, m.Call()) and call.func is access.node):
+                return None
+            sites.append(_CallSite(call, 0))
+        return sites
+    return None
+
+
+def _method_call_sites(module: cst.Module, class_def: cst.ClassDef, method: cst.FunctionDef) -> Optional[list[_CallSite]]:
+    name = method.name.value
+    if name.startswith("__") or name in _FRAMEWORK_METHODS or method.decorators:
+        return None
+    # Another method of that name anywhere makes `obj.name(...)` ambiguous.
+    if len(m.findall(module, m.FunctionDef(name=m.Name(name)))) != 1:
+        return None
+    calls = m.findall(module, m.Call(func=m.Attribute(attr=m.Name(name))))
+    if not calls or len(m.findall(module, m.Attribute(attr=m.Name(name)))) != len(calls):
+        return None  # no visible caller (perhaps the framework calls it), or a use that is not a call
+    # `ClassName.method(obj, a)` passes `self` positionally; `obj.method(a)` does not.
+    return [_CallSite(call, 0 if m.matches(call.func.value, m.Name(class_def.name.value)) else 1) for call in calls]
+
+
+def _remove_parameter(
+    module: cst.Module, function: cst.FunctionDef, param: cst.Param, call_sites: Sequence[_CallSite]
+) -> cst.Module:
+    replacements: dict = {function.params: _without_parameter(function.params, param)}
+    positional = [*function.params.posonly_params, *function.params.params]
+    index = next((i for i, p in enumerate(positional) if p is param), None)
+    keyword = None if param in function.params.posonly_params else param.name.value
+    for site in call_sites:
+        arg = _matching_argument(site, index, keyword)
+        if arg is not None:
+            replacements[arg] = cst.RemovalSentinel.REMOVE
+    return replace_nodes(module, replacements)
+
+
+def _matching_argument(site: _CallSite, index: Optional[int], keyword: Optional[str]) -> Optional[cst.Arg]:
+    positionals = [arg for arg in site.call.args if arg.keyword is None]
+    if index is not None and 0 <= index - site.shift < len(positionals):
+        return positionals[index - site.shift]
+    return next((arg for arg in site.call.args if m.matches(arg.keyword, m.Name(keyword))), None)
+
+
+def _without_parameter(parameters: cst.Parameters, param: cst.Param) -> cst.Parameters:
+    def drop(params: Sequence[cst.Param]) -> list[cst.Param]:
+        return [p for p in params if p is not param]
+
+    changes = {
+        "posonly_params": drop(parameters.posonly_params),
+        "params": drop(parameters.params),
+        "kwonly_params": drop(parameters.kwonly_params),
+    }
+    if not changes["kwonly_params"] and m.matches(parameters.star_arg, m.ParamStar()):
+        changes["star_arg"] = cst.MaybeSentinel.DEFAULT  # a bare `*` needs a keyword-only parameter after it
+    if not changes["posonly_params"] and parameters.posonly_params:
+        changes["posonly_ind"] = cst.MaybeSentinel.DEFAULT
+    updated = parameters.with_changes(**changes)
+    return _without_trailing_comma(updated)
+
+
+def _without_trailing_comma(parameters: cst.Parameters) -> cst.Parameters:
+    # `def f(a, b)` minus `b` would keep `a`'s comma: `def f(a, )`.
+    for field in ("star_kwarg", "kwonly_params", "star_arg", "params", "posonly_ind", "posonly_params"):
+        value = getattr(parameters, field)
+        if isinstance(value, (list, tuple)):
+            if not value:
+                continue
+            last = value[-1]
+            return parameters.with_changes(**{field: [*value[:-1], last.with_changes(comma=cst.MaybeSentinel.DEFAULT)]})
+        if isinstance(value, (cst.Param, cst.ParamStar, cst.ParamSlash)):
+            if isinstance(value, cst.ParamStar):
+                return parameters  # a bare `*` is never last
+            return parameters.with_changes(**{field: value.with_changes(comma=cst.MaybeSentinel.DEFAULT)})
+    return parameters

@@ -1,0 +1,127 @@
+"""Replace a compound statement by the statements it holds: drop the `if`, `with`, `for` or `try` around them.
+
+Scripts wrap their work in `if __name__ == "__main__":`, `with torch.no_grad():`, `try: ... except: ...` and
+`def main(): ...` + `main()`; once the repro no longer needs the wrapper, its header is pure noise, and deleting
+whole statements cannot remove it without removing the body as well.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional, Sequence
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.metadata import GlobalScope, MetadataWrapper, ParentNodeProvider, ScopeProvider
+
+from minimizer.source.cst_utils import distinct_candidates, replace_node, replace_nodes, try_build
+
+__all__ = ["unwrap_compound_statements"]
+
+_NO_ARGUMENT_CALL_LINE = m.SimpleStatementLine(body=[m.Expr(value=m.Call(func=m.Name(), args=[]))])
+
+
+def unwrap_compound_statements(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with one compound statement replaced by its body, outer statements first, in source order.
+
+    Per statement: an `if` by its body, then by its `else` body (or by its `elif` chain); a `with` by its body
+    unless the body reads an `as` name; a `for` by its body unless the body reads the loop variable; a `try` by
+    its body (handlers, `else` and `finally` go). A module-level function without parameters or decorators that is
+    referenced exactly once, by a `name()` statement at module level, is inlined there and its `def` removed.
+    `while` loops stay.
+    """
+    return distinct_candidates(module, _unwrappings(module))
+
+
+def _unwrappings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
+    inlinable = _inlinable_functions(module)
+    for statement in _compound_statements(module.body):
+        if statement in inlinable:
+            yield try_build(lambda: _inline_function(module, statement, inlinable[statement]))
+            continue
+        for body in _bodies(statement):
+            yield try_build(lambda: replace_node(module, statement, _flattened(statement, body)))
+
+
+def _compound_statements(statements: Sequence[cst.BaseStatement]) -> Iterator[cst.BaseCompoundStatement]:
+    """Compound statements in pre-order (outer first), including those in `else`, `except` and `finally` parts."""
+    for statement in statements:
+        if isinstance(statement, cst.BaseCompoundStatement):
+            yield statement
+            for block in _nested_blocks(statement):
+                yield from _compound_statements(block.body)
+
+
+def _nested_blocks(statement: cst.CSTNode) -> Iterator[cst.IndentedBlock]:
+    for child in statement.children:
+        if isinstance(child, cst.IndentedBlock):
+            yield child
+        elif isinstance(child, (cst.If, cst.Else, cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally)):
+            # an `elif` is an If inside the If: its blocks belong to the same statement
+            yield from _nested_blocks(child)
+
+
+def _bodies(statement: cst.BaseCompoundStatement) -> list:
+    """What `statement` may be replaced by: suites, or an `elif` chain that can stand as an `if` of its own."""
+    if isinstance(statement, cst.If):
+        orelse = statement.orelse
+        return [statement.body] + ([] if orelse is None else [orelse if isinstance(orelse, cst.If) else orelse.body])
+    if isinstance(statement, (cst.Try, cst.TryStar)):
+        return [statement.body]
+    if isinstance(statement, cst.With):
+        bound = [item.asname.name for item in statement.items if item.asname is not None]
+        return [] if _reads_any(statement.body, bound) else [statement.body]
+    if isinstance(statement, cst.For):
+        return [] if _reads_any(statement.body, [statement.target]) else [statement.body]
+    return []
+
+
+def _reads_any(body: cst.CSTNode, targets: Sequence[cst.BaseExpression]) -> bool:
+    names = {name.value for target in targets for name in m.findall(target, m.Name())}
+    return any(m.findall(body, m.Name(m.MatchIfTrue(names.__contains__))))
+
+
+def _flattened(statement: cst.BaseCompoundStatement, body) -> cst.FlattenSentinel | cst.If:
+    if isinstance(body, cst.If):
+        return body.with_changes(leading_lines=statement.leading_lines)
+    statements = _statements(body)
+    first = statements[0]
+    statements[0] = first.with_changes(leading_lines=[*statement.leading_lines, *first.leading_lines])
+    return cst.FlattenSentinel(statements)
+
+
+def _statements(suite: cst.BaseSuite) -> list[cst.BaseStatement]:
+    if isinstance(suite, cst.IndentedBlock):
+        return list(suite.body)
+    # `if x: a; b` holds small statements; they need a line of their own.
+    small = [*suite.body[:-1], suite.body[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)]
+    return [cst.SimpleStatementLine(body=small)]
+
+
+def _inlinable_functions(module: cst.Module) -> dict[cst.FunctionDef, cst.SimpleStatementLine]:
+    """Module-level `def name(): ...` statements referenced only by one `name()` statement in module scope."""
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    scopes = wrapper.resolve(ScopeProvider)
+    parents = wrapper.resolve(ParentNodeProvider)
+    found = {}
+    for function in module.body:
+        if not m.matches(function, m.FunctionDef(decorators=[], asynchronous=None)) or _has_parameters(function):
+            continue
+        assignments = list(scopes[function].assignments[function.name.value])
+        if len(assignments) != 1 or len(assignments[0].references) != 1:
+            continue
+        reference = next(iter(assignments[0].references)).node
+        line = parents.get(parents.get(parents.get(reference)))
+        if m.matches(line, _NO_ARGUMENT_CALL_LINE) and line.body[0].value.func is reference:
+            if isinstance(scopes[line], GlobalScope):
+                found[function] = line
+    return found
+
+
+def _has_parameters(function: cst.FunctionDef) -> bool:
+    params = function.params
+    positional = params.params or params.posonly_params or params.kwonly_params
+    return bool(positional) or not isinstance(params.star_arg, cst.MaybeSentinel) or params.star_kwarg is not None
+
+
+def _inline_function(module: cst.Module, function: cst.FunctionDef, call_line: cst.SimpleStatementLine) -> cst.Module:
+    return replace_nodes(module, {function: cst.RemovalSentinel.REMOVE, call_line: _flattened(call_line, function.body)})

@@ -1,0 +1,93 @@
+"""Remove functions that only forward their parameters to another callable: `def run(x): return model(x)`.
+
+Each wrapper is a level of indirection the reader of a repro has to follow; replacing every reference to it by
+the callable it forwards to (`torch.compile(run)` -> `torch.compile(model)`) and deleting it flattens that level.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.metadata import GlobalScope, MetadataWrapper, ScopeProvider
+
+from minimizer.source.cst_utils import distinct_candidates, replace_nodes, try_build
+
+__all__ = ["bypass_wrapper_functions"]
+
+_DOTTED_NAME = m.Name() | m.Attribute(value=m.MatchIfTrue(lambda value: m.matches(value, _DOTTED_NAME)))
+_DOCSTRING_LINE = m.SimpleStatementLine(body=[m.Expr(value=m.SimpleString() | m.ConcatenatedString())])
+
+
+def bypass_wrapper_functions(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with one wrapper function removed and every reference to it replaced by what it calls.
+
+    A wrapper is a module-level, undecorated function whose body (after a docstring) is `return g(p1, ..., pk)`:
+    `g` a name or dotted name that reads no parameter, `p1..pk` its first k positional parameters passed
+    positionally in order, any further parameters unread. Functions in source order; a wrapper referenced from a
+    scope that binds `g`'s root name to something else is skipped.
+    """
+    return distinct_candidates(module, _bypasses(module))
+
+
+def _bypasses(module: cst.Module) -> Iterator[Optional[cst.Module]]:
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    scopes = wrapper.resolve(ScopeProvider)
+    for function in module.body:
+        target = _forwarded_callable(function)
+        if target is None:
+            continue
+        assignments = list(scopes[function].assignments[function.name.value])
+        if len(assignments) != 1 or assignments[0].node is not function:
+            continue
+        references = [access.node for access in assignments[0].references]
+        root = _root_name(target)
+        if root == function.name.value or any(_binds_locally(scopes[node], root) for node in references):
+            continue
+        replacements: dict = {function: cst.RemovalSentinel.REMOVE}
+        replacements.update({node: target.deep_clone() for node in references})
+        yield try_build(lambda: replace_nodes(module, replacements))
+
+
+def _forwarded_callable(function: cst.CSTNode) -> Optional[cst.BaseExpression]:
+    """`g` when `function` is `def f(p1, ..., pn): return g(p1, ..., pk)` as described above, else None."""
+    if not m.matches(function, m.FunctionDef(decorators=[], body=m.IndentedBlock())):
+        return None
+    body = list(function.body.body)
+    if len(body) == 2 and m.matches(body[0], _DOCSTRING_LINE):
+        body = body[1:]
+    if len(body) != 1 or not m.matches(body[0], m.SimpleStatementLine(body=[m.Return(value=m.Call(func=_DOTTED_NAME))])):
+        return None
+    call = body[0].body[0].value
+    params = function.params
+    if params.posonly_params or params.kwonly_params or not isinstance(params.star_arg, cst.MaybeSentinel):
+        return None
+    if params.star_kwarg is not None:
+        return None
+    names = [param.name.value for param in params.params]
+    passed = [arg.value for arg in call.args]
+    if any(arg.keyword is not None or arg.star for arg in call.args) or len(passed) > len(names):
+        return None
+    if not all(m.matches(value, m.Name(name)) for value, name in zip(passed, names)):
+        return None
+    if any(param.default is not None for param in params.params[: len(passed)]):
+        return None  # a caller that relies on the default would pass g one argument fewer
+    if _root_name(call.func) in names:
+        return None
+    return call.func
+
+
+def _root_name(node: cst.BaseExpression) -> str:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node.value
+
+
+def _binds_locally(scope, name: str) -> bool:
+    """Whether `name` seen from `scope` may resolve to something other than a module-level binding or builtin."""
+    while scope is not None and not isinstance(scope, GlobalScope):
+        if scope.assignments[name]:
+            return True
+        scope = scope.parent
+    return False
