@@ -8,12 +8,13 @@ Nodes are matched by identity (`is`), so callers must pass nodes taken from the 
 from __future__ import annotations
 
 import functools
-import io
 import tokenize
 from typing import Callable, Iterable, Iterator, Mapping, Optional, Union
 
 import libcst as cst
 import libcst.matchers as m
+
+from minimizer.metrics import count_tokens
 
 __all__ = [
     "code_size",
@@ -30,29 +31,16 @@ __all__ = [
 
 Replacement = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
 
-# Token types that carry layout rather than program content; counting them would make a reformat look like a change.
-_LAYOUT_TOKENS = frozenset(
-    {
-        tokenize.COMMENT,
-        tokenize.NL,
-        tokenize.NEWLINE,
-        tokenize.INDENT,
-        tokenize.DEDENT,
-        tokenize.ENDMARKER,
-        tokenize.ENCODING,
-    }
-)
-
 
 def code_size(module_or_code: cst.Module | str) -> int:
-    """Count the Python tokens of a module or source string, ignoring comments and layout tokens.
+    """Count the Python tokens of a module or source string, ignoring comments and layout tokens
+    (`minimizer.metrics.count_tokens`, the measure the report uses).
 
     Code that does not tokenize counts as infinitely large (`sys.maxsize`-like), so it never looks like progress.
     """
     code = module_or_code.code if isinstance(module_or_code, cst.Module) else module_or_code
     try:
-        tokens = tokenize.generate_tokens(io.StringIO(code).readline)
-        return sum(1 for token in tokens if token.type not in _LAYOUT_TOKENS)
+        return count_tokens(code)
     except (tokenize.TokenError, SyntaxError, IndentationError):
         return 2**62
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import libcst as cst
 from hypothesis import strategies as st
@@ -14,26 +14,46 @@ Pass = Callable[[cst.Module], Iterator[cst.Module]]
 
 
 def greedy_reduce(code: str, reduction_pass: Pass, interesting: Callable[[str], bool], max_steps: int = 200) -> str:
-    """Run one pass to a fixpoint the way the scheduler will: keep the first interesting candidate, call the pass
-    again on it and skip as many candidates as the accepted one's index; when a skipping round finds nothing, try
-    once more from the start."""
+    """Run one pass to a fixpoint the way `minimizer.reduce.scheduler.Reducer` does.
+
+    Within a run of the pass (`Reducer._run_pass`): keep the first interesting candidate, call the pass again on it
+    and skip as many candidates as the accepted one's index; the run ends when the candidates from the skip index on
+    hold nothing interesting. Like the scheduler, candidates that grow or were already accepted once are left out
+    before counting. Runs (the scheduler's rounds, here of a single pass) repeat from index 0 until one changes
+    nothing. `max_steps` bounds the number of accepted candidates.
+    """
     module = cst.parse_module(code)
     assert interesting(module.code), "the starting snippet must be interesting"
-    skip = 0
-    for _ in range(max_steps):
-        accepted = _first_interesting(reduction_pass(module), skip, interesting)
-        if accepted is None and skip:
-            skip = 0
-            continue
-        if accepted is None:
+    visited = {module.code}
+    steps = 0
+    while True:
+        before = module.code
+        skip = 0
+        while True:
+            found = _first_interesting(itertools.islice(_fresh(reduction_pass, module, visited), skip, None), interesting)
+            if found is None:
+                break
+            offset, module = found
+            skip += offset
+            visited.add(module.code)
+            steps += 1
+            if steps > max_steps:
+                raise AssertionError("the greedy loop did not converge")
+        if module.code == before:
             return module.code
-        skip, module = accepted
-    raise AssertionError("the greedy loop did not converge")
 
 
-def _first_interesting(candidates, skip, interesting):
+def _fresh(reduction_pass: Pass, module: cst.Module, visited: set[str]) -> Iterator[cst.Module]:
+    """The pass's candidates minus ones that grew or were already accepted (the scheduler's `_fresh`)."""
+    limit = code_size(module)
+    for candidate in reduction_pass(module):
+        if code_size(candidate) <= limit and candidate.code not in visited:
+            yield candidate
+
+
+def _first_interesting(candidates: Iterable[cst.Module], interesting: Callable[[str], bool]):
     for index, candidate in enumerate(candidates):
-        if index >= skip and interesting(candidate.code):
+        if interesting(candidate.code):
             return index, candidate
     return None
 
@@ -58,14 +78,18 @@ def runs_and_computes(name: str, value) -> Callable[[str], bool]:
 
 
 def check_candidates_are_valid_and_not_larger(code: str, reduction_pass: Pass, limit: int = 40) -> None:
-    """The pass invariants: every candidate compiles, differs from the input, and has no more tokens."""
+    """The pass invariants: every candidate compiles, round-trips through libcst, differs from the input and from
+    every earlier candidate, and has no more tokens."""
     module = cst.parse_module(code)
     size = code_size(code)
+    seen = {code}
     for candidate in itertools.islice(reduction_pass(module), limit):
         candidate_code = candidate.code
-        assert candidate_code != code
+        assert candidate_code not in seen, candidate_code
+        seen.add(candidate_code)
         assert code_size(candidate_code) <= size, candidate_code
         assert compiles(candidate_code), candidate_code
+        assert cst.parse_module(candidate_code).code == candidate_code
 
 
 _SIMPLE_STATEMENTS = [

@@ -2,7 +2,7 @@ import libcst as cst
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minimizer.source.passes.bypass import bypass_operators, remove_layers
+from minimizer.source.passes.bypass import bypass_attributes, bypass_operators, remove_layers
 from tests.source.helpers import (
     check_candidates_are_valid_and_not_larger,
     greedy_reduce,
@@ -125,3 +125,32 @@ result = Net().forward(0)
     reduced = greedy_reduce(code, remove_layers, interesting)
     assert "self.first" not in reduced and "self.third" not in reduced
     assert "        x = self.second(x)\n        return x\n" in reduced
+
+
+def attribute_bypasses(code: str) -> list[str]:
+    return [candidate.code for candidate in bypass_attributes(cst.parse_module(code))]
+
+
+def test_tensor_attributes_become_their_receiver_outer_first():
+    assert attribute_bypasses("y = (a + b).T.mT @ w.data\n") == [
+        "y = (a + b).T @ w.data\n",
+        "y = (a + b).mT @ w.data\n",
+        "y = (a + b).T.mT @ w\n",
+    ]
+    assert attribute_bypasses("return_value = skew(v).H.real\n") == ["return_value = skew(v).H\n", "return_value = skew(v).real\n"]
+
+
+def test_stores_module_attributes_and_other_attributes_are_left_alone():
+    assert attribute_bypasses("import numpy as np\np.data = np.real\ndel q.T\ny = x.grad + x.shape\n") == []
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.one_of(snippets, st.sampled_from(["y = x.T @ z.mT\n", "p.data = q.data.real\n", "w = f(x).H[0].T\n"])))
+def test_attribute_candidates_compile_and_never_grow(code):
+    check_candidates_are_valid_and_not_larger(code, bypass_attributes)
+
+
+def test_greedy_attribute_bypass_keeps_the_needed_attribute():
+    code = "z = complex(3, 4)\nresult = z.real.real + abs(z.conjugate().real)\n"
+    reduced = greedy_reduce(code, bypass_attributes, runs_and(lambda namespace: namespace["result"] == 6.0))
+    assert reduced == "z = complex(3, 4)\nresult = z.real + abs(z.conjugate().real)\n"

@@ -5,37 +5,17 @@ from __future__ import annotations
 import contextlib
 import io
 import itertools
-import tokenize
 
 import libcst as cst
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from minimizer.metrics import count_tokens
 from minimizer.source.passes.constants import remove_prints_and_logging, simplify_float_constants
-
-_LAYOUT = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
-
-
-def token_count(code: str) -> int:
-    return sum(1 for t in tokenize.generate_tokens(io.StringIO(code).readline) if t.type not in _LAYOUT)
-
+from tests.source.helpers import check_candidates_are_valid_and_not_larger, greedy_reduce
 
 def candidate_codes(reduction_pass, code: str) -> list[str]:
     return [candidate.code for candidate in reduction_pass(cst.parse_module(code))]
-
-
-def greedy(reduction_pass, code: str, interesting) -> str:
-    """Reduce like the scheduler: keep the first interesting candidate, then resume after the ones already tried."""
-    module, skip = cst.parse_module(code), 0
-    while True:
-        for index, candidate in enumerate(itertools.islice(reduction_pass(module), skip, None), start=skip):
-            if interesting(candidate.code):
-                module, skip = candidate, index
-                break
-        else:
-            if skip == 0:
-                return module.code
-            skip = 0
 
 
 # --- simplify_float_constants --------------------------------------------------------------------------------------
@@ -66,7 +46,7 @@ def test_greedy_float_simplification():
         exec(code, namespace)
         return namespace["y"] > 1
 
-    assert greedy(simplify_float_constants, snippet, interesting) == "eps = 0.0\nscale = 1.0\ny = 3.3 * scale + eps\n"
+    assert greedy_reduce(snippet, simplify_float_constants, interesting) == "eps = 0.0\nscale = 1.0\ny = 3.3 * scale + eps\n"
 
 
 # --- remove_prints_and_logging -------------------------------------------------------------------------------------
@@ -113,7 +93,7 @@ def test_greedy_keeps_the_print_the_bug_needs():
             exec(code, {"logger": _Silent()})
         return "boom" in out.getvalue()
 
-    assert greedy(remove_prints_and_logging, snippet, interesting) == "print('boom')\n"
+    assert greedy_reduce(snippet, remove_prints_and_logging, interesting) == "print('boom')\n"
 
 
 class _Silent:
@@ -137,25 +117,15 @@ _statements = st.one_of(
 _programs = st.lists(_statements, min_size=1, max_size=6).map(lambda lines: "\n".join(lines) + "\n")
 
 
-def check_candidates(reduction_pass, code: str) -> None:
-    seen = {code}
-    for candidate in itertools.islice(reduction_pass(cst.parse_module(code)), 20):
-        new_code = candidate.code
-        assert new_code not in seen
-        seen.add(new_code)
-        compile(new_code, "<candidate>", "exec")
-        assert token_count(new_code) <= token_count(code)
-
-
 @settings(max_examples=30, deadline=None)
 @given(_programs)
 def test_float_candidates_parse_differ_and_never_grow(code):
-    check_candidates(simplify_float_constants, code)
+    check_candidates_are_valid_and_not_larger(code, simplify_float_constants, limit=20)
 
 
 @settings(max_examples=30, deadline=None)
 @given(_programs)
 def test_output_candidates_parse_differ_and_shrink(code):
-    check_candidates(remove_prints_and_logging, code)
+    check_candidates_are_valid_and_not_larger(code, remove_prints_and_logging, limit=20)
     for candidate in itertools.islice(remove_prints_and_logging(cst.parse_module(code)), 10):
-        assert token_count(candidate.code) < token_count(code)
+        assert count_tokens(candidate.code) < count_tokens(code)

@@ -2,39 +2,16 @@
 
 from __future__ import annotations
 
-import io
-import itertools
-import tokenize
 
 import libcst as cst
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minimizer.source.passes.dtypes import simplify_dtypes
-
-_LAYOUT = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
-
-
-def token_count(code: str) -> int:
-    return sum(1 for t in tokenize.generate_tokens(io.StringIO(code).readline) if t.type not in _LAYOUT)
-
+from tests.source.helpers import check_candidates_are_valid_and_not_larger, greedy_reduce
 
 def candidate_codes(code: str) -> list[str]:
     return [candidate.code for candidate in simplify_dtypes(cst.parse_module(code))]
-
-
-def greedy(reduction_pass, code: str, interesting) -> str:
-    """Reduce like the scheduler: keep the first interesting candidate, then resume after the ones already tried."""
-    module, skip = cst.parse_module(code), 0
-    while True:
-        for index, candidate in enumerate(itertools.islice(reduction_pass(module), skip, None), start=skip):
-            if interesting(candidate.code):
-                module, skip = candidate, index
-                break
-        else:
-            if skip == 0:
-                return module.code
-            skip = 0
 
 
 def test_all_edits_at_once_come_first_then_each_alone():
@@ -82,7 +59,7 @@ def test_greedy_keeps_only_what_the_bug_needs():
         "y = x.half().to(torch.bfloat16)\n"
         "z = y.float() + torch.ones(4, dtype=torch.double)\n"
     )
-    reduced = greedy(simplify_dtypes, snippet, lambda code: ".half()" in code)
+    reduced = greedy_reduce(snippet, simplify_dtypes, lambda code: ".half()" in code)
     assert reduced == "x = torch.randn(4)\ny = x.half()\nz = y + torch.ones(4)\n"
 
 
@@ -103,10 +80,4 @@ _programs = st.lists(_statements, min_size=1, max_size=6).map(lambda lines: "\n"
 @settings(max_examples=30, deadline=None)
 @given(_programs)
 def test_candidates_parse_differ_and_never_grow(code):
-    seen = {code}
-    for candidate in itertools.islice(simplify_dtypes(cst.parse_module(code)), 20):
-        new_code = candidate.code
-        assert new_code not in seen
-        seen.add(new_code)
-        compile(new_code, "<candidate>", "exec")
-        assert token_count(new_code) <= token_count(code)
+    check_candidates_are_valid_and_not_larger(code, simplify_dtypes, limit=20)

@@ -2,39 +2,17 @@
 
 from __future__ import annotations
 
-import io
 import itertools
-import tokenize
 
 import libcst as cst
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minimizer.source.passes.inline import inline_single_use_variables
-
-_LAYOUT = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
-
-
-def token_count(code: str) -> int:
-    return sum(1 for t in tokenize.generate_tokens(io.StringIO(code).readline) if t.type not in _LAYOUT)
-
+from tests.source.helpers import check_candidates_are_valid_and_not_larger, greedy_reduce
 
 def candidate_codes(code: str) -> list[str]:
     return [candidate.code for candidate in inline_single_use_variables(cst.parse_module(code))]
-
-
-def greedy(reduction_pass, code: str, interesting) -> str:
-    """Reduce like the scheduler: keep the first interesting candidate, then resume after the ones already tried."""
-    module, skip = cst.parse_module(code), 0
-    while True:
-        for index, candidate in enumerate(itertools.islice(reduction_pass(module), skip, None), start=skip):
-            if interesting(candidate.code):
-                module, skip = candidate, index
-                break
-        else:
-            if skip == 0:
-                return module.code
-            skip = 0
 
 
 def test_single_use_is_inlined():
@@ -129,7 +107,7 @@ def test_greedy_inlining_leaves_one_expression():
         exec(code, namespace)
         return namespace["result"] == 5
 
-    assert greedy(inline_single_use_variables, snippet, interesting) == "def f(a):\n    return (a + 1) * 2 - 3\nresult = f(3)\n"
+    assert greedy_reduce(snippet, inline_single_use_variables, interesting) == "def f(a):\n    return (a + 1) * 2 - 3\nresult = f(3)\n"
 
 
 _names = st.sampled_from(["x", "y", "a", "b"])
@@ -160,13 +138,7 @@ _programs = st.lists(_statements, min_size=1, max_size=7).map(lambda lines: "\n"
 @settings(max_examples=40, deadline=None)
 @given(_programs)
 def test_candidates_parse_differ_and_never_grow(code):
-    seen = {code}
-    for candidate in itertools.islice(inline_single_use_variables(cst.parse_module(code)), 20):
-        new_code = candidate.code
-        assert new_code not in seen
-        seen.add(new_code)
-        compile(new_code, "<candidate>", "exec")
-        assert token_count(new_code) <= token_count(code)
+    check_candidates_are_valid_and_not_larger(code, inline_single_use_variables, limit=20)
 
 
 _pure_expressions = st.one_of(

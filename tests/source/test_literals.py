@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import io
 import itertools
-import tokenize
 
 import libcst as cst
 import libcst.matchers as m
@@ -12,30 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minimizer.source.passes.literals import shrink_int_literals, shrink_shapes
-
-_LAYOUT = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
-
-
-def token_count(code: str) -> int:
-    return sum(1 for t in tokenize.generate_tokens(io.StringIO(code).readline) if t.type not in _LAYOUT)
-
+from tests.source.helpers import check_candidates_are_valid_and_not_larger, greedy_reduce
 
 def candidate_codes(reduction_pass, code: str) -> list[str]:
     return [candidate.code for candidate in reduction_pass(cst.parse_module(code))]
-
-
-def greedy(reduction_pass, code: str, interesting) -> str:
-    """Reduce like the scheduler: keep the first interesting candidate, then resume after the ones already tried."""
-    module, skip = cst.parse_module(code), 0
-    while True:
-        for index, candidate in enumerate(itertools.islice(reduction_pass(module), skip, None), start=skip):
-            if interesting(candidate.code):
-                module, skip = candidate, index
-                break
-        else:
-            if skip == 0:
-                return module.code
-            skip = 0
 
 
 # --- shrink_int_literals -------------------------------------------------------------------------------------------
@@ -86,7 +64,7 @@ def test_greedy_int_shrinking_keeps_shapes_consistent():
             return False
         return namespace["out"][0] >= 3
 
-    reduced = greedy(shrink_int_literals, snippet, interesting)
+    reduced = greedy_reduce(snippet, shrink_int_literals, interesting)
     assert reduced.endswith("lin = Linear(0, 0)\nout = lin((4, 0))\n")
 
 
@@ -133,7 +111,7 @@ def test_greedy_shape_shrinking():
         exec(prelude + code, namespace)
         return namespace["x"] == namespace["y"] and 4 in namespace["x"]
 
-    assert greedy(shrink_shapes, snippet, interesting) == "x = randn(4)\ny = zeros((4,))\n"
+    assert greedy_reduce(snippet, shrink_shapes, interesting) == "x = randn(4)\ny = zeros((4,))\n"
 
 
 # --- properties ----------------------------------------------------------------------------------------------------
@@ -153,17 +131,6 @@ _statements = st.one_of(
 _programs = st.lists(_statements, min_size=1, max_size=6).map(lambda lines: "\n".join(lines) + "\n")
 
 
-def check_candidates(reduction_pass, code: str) -> None:
-    seen = {code}
-    for candidate in itertools.islice(reduction_pass(cst.parse_module(code)), 20):
-        new_code = candidate.code
-        assert new_code not in seen
-        seen.add(new_code)
-        compile(new_code, "<candidate>", "exec")
-        assert cst.parse_module(new_code).code == new_code
-        assert token_count(new_code) <= token_count(code)
-
-
 def literal_sum(code: str) -> int:
     return sum(node.evaluated_value for node in m.findall(cst.parse_module(code), m.Integer()))
 
@@ -171,7 +138,7 @@ def literal_sum(code: str) -> int:
 @settings(max_examples=30, deadline=None)
 @given(_programs)
 def test_int_candidates_parse_never_grow_and_only_lower_literals(code):
-    check_candidates(shrink_int_literals, code)
+    check_candidates_are_valid_and_not_larger(code, shrink_int_literals, limit=20)
     before = literal_sum(code)
     for candidate in itertools.islice(shrink_int_literals(cst.parse_module(code)), 20):
         assert literal_sum(candidate.code) < before
@@ -180,4 +147,4 @@ def test_int_candidates_parse_never_grow_and_only_lower_literals(code):
 @settings(max_examples=30, deadline=None)
 @given(_programs)
 def test_shape_candidates_parse_and_never_grow(code):
-    check_candidates(shrink_shapes, code)
+    check_candidates_are_valid_and_not_larger(code, shrink_shapes, limit=20)

@@ -1,0 +1,98 @@
+import libcst as cst
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from minimizer.source.passes.parameters import remove_unused_parameters
+from tests.source.helpers import check_candidates_are_valid_and_not_larger, greedy_reduce, module_classes, runs_and_computes, snippets
+
+
+def candidates(code: str) -> list[str]:
+    return [candidate.code for candidate in remove_unused_parameters(cst.parse_module(code))]
+
+
+def test_unread_parameter_and_its_arguments_go_in_source_order():
+    code = "def f(a, b, *, c=1, d):\n    return d\nf(1, 2, d=3, c=4)\nf(5, b=6, d=7)\n"
+    assert candidates(code) == [
+        "def f(b, *, c=1, d):\n    return d\nf(2, d=3, c=4)\nf(b=6, d=7)\n",
+        "def f(a, *, c=1, d):\n    return d\nf(1, d=3, c=4)\nf(5, d=7)\n",
+        "def f(a, b, *, d):\n    return d\nf(1, 2, d=3)\nf(5, b=6, d=7)\n",
+    ]
+
+
+def test_calls_through_torch_compile_are_call_sites():
+    code = (
+        "def rotate(v, points):\n    return v.T\n"
+        "out = torch.compile(rotate, backend=b)(x, 'cpu')\n"
+        "g = torch.compile(rotate)\ng(x, p)\n"
+    )
+    assert candidates(code) == [
+        "def rotate(v):\n    return v.T\nout = torch.compile(rotate, backend=b)(x)\ng = torch.compile(rotate)\ng(x)\n"
+    ]
+
+
+def test_last_keyword_only_parameter_takes_the_bare_star_and_trailing_comma_along():
+    assert candidates("def f(a, *, k):\n    return a\nf(1, k=2)\n") == ["def f(a):\n    return a\nf(1)\n"]
+    assert candidates("def f(a, /, b):\n    return b\nf(1, 2)\n") == ["def f(b):\n    return b\nf(2)\n"]
+
+
+def test_methods_keep_self_and_shift_positions():
+    code = "class C:\n    def m(self, a, b):\n        return b\nc = C()\nc.m(1, 2)\nC.m(c, 3, 4)\n"
+    assert candidates(code) == ["class C:\n    def m(self, b):\n        return b\nc = C()\nc.m(2)\nC.m(c, 4)\n"]
+
+
+def test_functions_with_unknown_callers_are_skipped():
+    assert candidates("def f(a, b):\n    return b\nh = f\n") == []
+    assert candidates("def f(a, b):\n    return b\nf(*xs)\n") == []
+    assert candidates("@functools.cache\ndef f(a, b):\n    return b\nf(1, 2)\n") == []
+    assert candidates("class M:\n    def forward(self, x, y):\n        return x\n") == []
+    assert candidates("def f(*args, **kwargs):\n    return 1\nf(1, k=2)\n") == []
+
+
+def test_reads_in_nested_functions_count():
+    assert candidates("def f(a, b):\n    def h():\n        return a\n    return h\nf(1, 2)\n") == [
+        "def f(a):\n    def h():\n        return a\n    return h\nf(1)\n"
+    ]
+
+
+_PIECES = [
+    "def f(a, b, *, k=1):\n    return b\n",
+    "def h(a, /, b, *rest):\n    return rest\n",
+    "f(1, 2, k=3)\n",
+    "f(a=1, b=2)\n",
+    "h(1, 2, 3)\n",
+    "g = torch.compile(f)\ng(1, b=2)\n",
+    "torch.compile(h, backend='eager')(1, 2)\n",
+    "class C:\n    def m(self, a, b):\n        return a\n",
+    "C().m(1, b=2)\nC.m(c, 1, 2)\n",
+]
+_CALLING_PROGRAMS = st.lists(st.sampled_from(_PIECES), min_size=1, max_size=5).map("".join)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.one_of(snippets, module_classes, _CALLING_PROGRAMS))
+def test_candidates_compile_and_never_grow(code):
+    check_candidates_are_valid_and_not_larger(code, remove_unused_parameters)
+
+
+def test_greedy_loop_strips_every_unread_parameter():
+    code = """\
+def scale(x, factor, name="s", *, verbose=False):
+    return x * 3
+class Box:
+    def get(self, key, default):
+        return key + 1
+def run(x, device):
+    return scale(x, 2, "a", verbose=True) + Box().get(x, None)
+result = run(4, "cpu")
+"""
+    reduced = greedy_reduce(code, remove_unused_parameters, runs_and_computes("result", 17))
+    assert reduced == """\
+def scale(x):
+    return x * 3
+class Box:
+    def get(self, key):
+        return key + 1
+def run(x):
+    return scale(x) + Box().get(x)
+result = run(4)
+"""

@@ -1,0 +1,71 @@
+import libcst as cst
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from minimizer.source.passes.unwrap import unwrap_compound_statements
+from tests.source.helpers import check_candidates_are_valid_and_not_larger, greedy_reduce, module_classes, runs_and_computes, snippets
+
+
+def candidates(code: str) -> list[str]:
+    return [candidate.code for candidate in unwrap_compound_statements(cst.parse_module(code))]
+
+
+def test_if_becomes_its_body_then_its_else():
+    code = "if a:\n    x = 1\nelif b:\n    x = 2\nelse:\n    x = 3\n"
+    assert candidates(code) == ["x = 1\n", "if b:\n    x = 2\nelse:\n    x = 3\n"]
+    assert candidates("if a:\n    x = 1\nelse:\n    x = 2\n") == ["x = 1\n", "x = 2\n"]
+
+
+def test_outer_statements_come_first():
+    code = "with torch.no_grad():\n    if c: f(); g()\n"
+    assert candidates(code) == ["if c: f(); g()\n", "with torch.no_grad():\n    f(); g()\n"]
+
+
+def test_try_becomes_its_body_and_while_stays():
+    code = "try:\n    a()\nexcept E:\n    b()\nfinally:\n    c()\nwhile x:\n    h()\n"
+    assert candidates(code) == ["a()\nwhile x:\n    h()\n"]
+
+
+def test_loops_and_withs_whose_names_are_read_stay():
+    assert candidates("for i in range(3):\n    f(i)\n") == []
+    assert candidates("for _ in range(3):\n    f()\n") == ["f()\n"]
+    assert candidates("with open(p) as fh:\n    fh.read()\n") == []
+
+
+def test_main_function_is_inlined_where_it_is_called():
+    code = "import torch\ndef main():\n    x = 1\n    print(x)\n\nif __name__ == '__main__':\n    main()\n"
+    assert candidates(code)[0] == "import torch\n\nif __name__ == '__main__':\n    x = 1\n    print(x)\n"
+    assert candidates(code)[1] == "import torch\ndef main():\n    x = 1\n    print(x)\n\nmain()\n"
+
+
+def test_functions_with_parameters_or_several_calls_are_not_inlined():
+    assert candidates("def main(a):\n    x = a\nmain(1)\n") == []
+    assert candidates("def main():\n    x = 1\nmain()\nmain()\n") == []
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.one_of(snippets, module_classes))
+def test_candidates_compile_and_never_grow(code):
+    check_candidates_are_valid_and_not_larger(code, unwrap_compound_statements)
+
+
+def test_greedy_loop_unwraps_what_the_result_does_not_need():
+    code = """\
+mode = "run"
+def main():
+    global result
+    total = 0
+    for _ in range(1):
+        try:
+            if total == 0:
+                total += 5
+            else:
+                total = -1
+        except ValueError:
+            total = 0
+    result = total
+if mode == "run":
+    main()
+"""
+    reduced = greedy_reduce(code, unwrap_compound_statements, runs_and_computes("result", 5))
+    assert reduced == 'mode = "run"\nglobal result\ntotal = 0\ntotal += 5\nresult = total\n'

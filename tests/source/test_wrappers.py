@@ -1,0 +1,66 @@
+import libcst as cst
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from minimizer.source.passes.wrappers import bypass_wrapper_functions
+from tests.source.helpers import check_candidates_are_valid_and_not_larger, greedy_reduce, module_classes, runs_and_computes, snippets
+
+
+def candidates(code: str) -> list[str]:
+    return [candidate.code for candidate in bypass_wrapper_functions(cst.parse_module(code))]
+
+
+def test_wrapper_references_become_the_wrapped_callable():
+    code = 'def run(x, y):\n    """Doc."""\n    return model.forward(x, y)\nout = torch.compile(run)(a, b)\nprint(run(1, 2))\n'
+    assert candidates(code) == ["out = torch.compile(model.forward)(a, b)\nprint(model.forward(1, 2))\n"]
+
+
+def test_a_prefix_of_the_parameters_may_be_passed():
+    assert candidates("def f(x, unused):\n    return g(x)\nf(1, 2)\n") == ["g(1, 2)\n"]
+
+
+def test_non_wrappers_are_skipped():
+    assert candidates("def f(x):\n    return g(x).T\nf(1)\n") == []
+    assert candidates("def f(x):\n    return g(x).sum()\nf(1)\n") == []
+    assert candidates("def f(x, y):\n    return g(y, x)\nf(1, 2)\n") == []
+    assert candidates("def f(x):\n    return x.g()\nf(1)\n") == []
+    assert candidates("def f(x):\n    return f(x)\nf(1)\n") == []
+    assert candidates("def f(x, y=2):\n    return g(x, y)\nf(1)\n") == []
+    assert candidates("@deco\ndef f(x):\n    return g(x)\nf(1)\n") == []
+
+
+def test_wrappers_used_where_the_callee_name_is_rebound_are_skipped():
+    assert candidates("def f(x):\n    return h(x)\ndef user(h):\n    return h + f(1)\nuser(2)\n") == []
+
+
+_PIECES = [
+    "def f(x, y):\n    return torch.relu(x)\n",
+    'def w(x):\n    """Doc."""\n    return f(x)\n',
+    "out = torch.compile(w)(1)\n",
+    "print(f(1, 2), w(3))\n",
+    "def user(relu):\n    return f(relu, 1)\n",
+]
+_WRAPPER_PROGRAMS = st.lists(st.sampled_from(_PIECES), min_size=1, max_size=5).map("".join)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.one_of(snippets, module_classes, _WRAPPER_PROGRAMS))
+def test_candidates_compile_and_never_grow(code):
+    check_candidates_are_valid_and_not_larger(code, bypass_wrapper_functions)
+
+
+def test_greedy_loop_removes_chains_of_wrappers():
+    code = """\
+import math
+def inner(v):
+    return math.floor(v)
+def middle(v, tag=None):
+    return inner(v)
+def outer(v):
+    return middle(v)
+def doubled(v):
+    return 2 * inner(v)
+result = outer(3.5) + doubled(1.5)
+"""
+    reduced = greedy_reduce(code, bypass_wrapper_functions, runs_and_computes("result", 5))
+    assert reduced == "import math\ndef doubled(v):\n    return 2 * math.floor(v)\nresult = math.floor(3.5) + doubled(1.5)\n"
