@@ -10,15 +10,21 @@ from oracles.signature import exception_signature
 def script(run: RecordedRun) -> Verdict:
     """The script raises (an exception or a failed assert); the signature is its type and normalized message.
 
-    When the script calls torch.compile, the failure must also go away with torch.compile replaced by the
-    identity: a reduction that makes the script fail eagerly has lost the compiler bug.
+    When the script calls torch.compile, the failure must go away with torch.compile replaced by the identity,
+    and the signature says so: a candidate that fails without the compiler, or no longer compiles anything,
+    has lost the compiler bug and shows a different signature.
     """
 
     if run.exception is None:
         return Verdict(False, detail="the script ran to the end")
     signature = exception_signature(run.exception)
-    if run.used_compile and run.eager_rerun_done:
-        rerun = run.eager_rerun_exception
-        if rerun is not None and exception_signature(rerun) == signature:
-            return Verdict(False, signature, "fails the same way without torch.compile")
-    return Verdict(True, signature, run.exception.message.strip().splitlines()[0][:200] if run.exception.message.strip() else "")
+    message = run.exception.message.strip()
+    detail = message.splitlines()[0][:200] if message else ""
+    if not run.used_compile:
+        return Verdict(True, signature, detail)
+    if not run.eager_rerun_done:
+        return Verdict(False, signature, "torch.compile was used but the eager re-run was not recorded")
+    rerun = run.eager_rerun_exception
+    if rerun is not None and exception_signature(rerun) == signature:
+        return Verdict(False, signature, "fails the same way without torch.compile")
+    return Verdict(True, f"{signature} [only under torch.compile]", detail)

@@ -198,3 +198,31 @@ def test_inplace_quiet_without_violation():
 @pytest.mark.parametrize("found", [crash, numerical, requires_grad, gradient, inplace])
 def test_oracles_quiet_on_an_empty_run(found):
     assert not found(RecordedRun()).fires
+
+
+# -- script ------------------------------------------------------------------------------------------------
+
+from oracles.script import script  # noqa: E402
+
+_ASSERT = ExceptionInfo("AssertionError", "outputs differ", assert_text="torch.allclose(a, b)")
+
+
+def test_script_fires_on_a_plain_failure_without_compile():
+    verdict = script(RecordedRun(exception=_ASSERT))
+    assert verdict.fires and verdict.signature == "AssertionError: assert torch.allclose(a, b) -- outputs differ"
+
+
+def test_script_failure_that_needs_compile_is_marked_so():
+    verdict = script(RecordedRun(exception=_ASSERT, used_compile=True, eager_rerun_done=True))
+    assert verdict.fires and verdict.signature.endswith("[only under torch.compile]")
+
+
+def test_script_failure_that_also_happens_eagerly_does_not_fire():
+    run = RecordedRun(exception=_ASSERT, used_compile=True, eager_rerun_done=True, eager_rerun_exception=_ASSERT)
+    assert not script(run).fires
+
+
+def test_script_candidate_that_dropped_compile_shows_a_different_signature():
+    with_compile = script(RecordedRun(exception=_ASSERT, used_compile=True, eager_rerun_done=True))
+    without = script(RecordedRun(exception=_ASSERT))
+    assert with_compile.signature != without.signature
