@@ -263,7 +263,7 @@ class Session:
             if self.options.reducer == "graph" or (
                 self.options.reducer == "auto" and self._graph_may_pay(best_text, target, settings)
             ):
-                best_text = self._reduce_graph(best_text, target, settings, state, work, deadline)
+                best_text = self._reduce_graph_safely(best_text, target, settings, state, work, deadline)
         except OutOfTime:
             work.stopped_early = True
             best_text = state.best_text
@@ -328,7 +328,8 @@ class Session:
 
         try:
             captured = capture_graphs(text, settings)
-        except CaptureFailed:
+        except CaptureFailed as exc:
+            self.progress.message(f"graph capture failed ({exc}); staying with the source reducer")
             return False
         cases = [case_from_capture(graph) for graph in captured]
         graph_ops = max((operator_count(case) for case in cases if case is not None), default=0)
@@ -339,6 +340,19 @@ class Session:
             + ("reducing the graph" if pays else "the source reducer already sees the model")
         )
         return pays
+
+    def _reduce_graph_safely(
+        self, text: str, target: _Target, settings: RunSettings, state: _BestSoFar, work: _Work, deadline: float | None
+    ) -> str:
+        """The graph stage is an extra: if it breaks on an unusual graph, the source result stands."""
+
+        try:
+            return self._reduce_graph(text, target, settings, state, work, deadline)
+        except (OutOfTime, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # noqa: BLE001 - reported, and the best repro so far is kept
+            self.progress.message(f"graph reduction failed ({type(exc).__name__}: {exc}); keeping the source result")
+            return text
 
     def _reduce_graph(
         self, text: str, target: _Target, settings: RunSettings, state: _BestSoFar, work: _Work, deadline: float | None

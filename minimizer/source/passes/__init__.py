@@ -6,22 +6,31 @@ scheduler orders passes by what they removed in the previous round.
 """
 
 from minimizer.source.passes.arguments import delete_arguments
-from minimizer.source.passes.bypass import bypass_operators, remove_layers
+from minimizer.source.passes.bypass import bypass_attributes, bypass_operators, remove_layers
 from minimizer.source.passes.constants import remove_prints_and_logging, simplify_float_constants
 from minimizer.source.passes.dead_code import remove_unused_definitions
 from minimizer.source.passes.delete_statements import delete_statements
 from minimizer.source.passes.dtypes import simplify_dtypes
 from minimizer.source.passes.inline import inline_single_use_variables
 from minimizer.source.passes.literals import shrink_int_literals, shrink_shapes
+from minimizer.source.passes.parameters import remove_unused_parameters
+from minimizer.source.passes.subscripts import shrink_subscripts
+from minimizer.source.passes.unwrap import unwrap_compound_statements
+from minimizer.source.passes.wrappers import bypass_wrapper_functions
 
 SOURCE_PASSES = [
     remove_prints_and_logging,
     delete_statements,
+    unwrap_compound_statements,
     remove_unused_definitions,
+    bypass_wrapper_functions,
     remove_layers,
     bypass_operators,
+    bypass_attributes,
+    remove_unused_parameters,
     delete_arguments,
     inline_single_use_variables,
+    shrink_subscripts,
     shrink_int_literals,
     shrink_shapes,
     simplify_dtypes,

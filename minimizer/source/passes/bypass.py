@@ -1,4 +1,4 @@
-"""Bypass operations: replace a call or binary operation by one of its operands, or drop a layer of a module.
+"""Bypass operations: replace a call, binary operation or tensor attribute by its operand, or drop a layer.
 
 We cannot know types statically, so operands that look like values (names, attributes, calls, subscripts,
 arithmetic) are tried and literals are not: `torch.relu(x)` becomes `x`, `x.view(2, 3)` becomes `x`, never `2`.
@@ -10,6 +10,8 @@ from typing import Iterator
 
 import libcst as cst
 import libcst.matchers as m
+
+from libcst.metadata import ExpressionContext, ExpressionContextProvider, MetadataWrapper
 
 from minimizer.source.cst_utils import (
     RemovalRepairingTransformer,
@@ -35,6 +37,8 @@ _LITERAL_COLLECTION = m.Tuple() | m.List() | m.Dict() | m.Set()
 # A method call whose receiver could be a value; in `super().__init__()` and `self.layer(x)` it is not.
 _METHOD = m.Attribute(value=~m.Call(func=m.Name("super")) & ~m.Name("self"))
 _SEQUENTIAL = m.Call(func=m.Name("Sequential") | m.Attribute(attr=m.Name("Sequential")))
+# Tensor attributes that return a view or a variant of the receiver with the same role in a repro.
+_TENSOR_VIEW_ATTRIBUTES = m.Attribute(attr=m.Name("T") | m.Name("mT") | m.Name("H") | m.Name("mH") | m.Name("data") | m.Name("real"))
 
 
 def bypass_operators(module: cst.Module) -> Iterator[cst.Module]:
@@ -97,6 +101,23 @@ def _imported_names(module: cst.Module) -> set[str]:
         bound = alias.evaluated_alias or alias.evaluated_name
         names.add(bound.split(".")[0])
     return names
+
+
+def bypass_attributes(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with one tensor-attribute load replaced by its receiver, outer first in source order.
+
+    The attributes are `T`, `mT`, `H`, `mH`, `data` and `real` (`skew(v).T` -> `skew(v)`); assignments to them
+    (`p.data = x`) and attributes of imported modules (`np.real`) are left alone.
+    """
+    return distinct_candidates(module, _attribute_bypasses(module))
+
+
+def _attribute_bypasses(module: cst.Module) -> Iterator[cst.Module | None]:
+    imported = _imported_names(module)
+    contexts = MetadataWrapper(module, unsafe_skip_copy=True).resolve(ExpressionContextProvider)
+    for node in m.findall(module, _TENSOR_VIEW_ATTRIBUTES):
+        if contexts.get(node) == ExpressionContext.LOAD and _root_name(node.value) not in imported:
+            yield try_build(lambda: replace_node(module, node, substitute_expression(node, node.value)))
 
 
 def remove_layers(module: cst.Module) -> Iterator[cst.Module]:

@@ -1,0 +1,61 @@
+"""Shrink subscripts: drop an index of `S[0, 1]`, drop a bound or the step of a slice `x[1:5:2]`.
+
+Indexing is where many shape and aliasing bugs live, so the repro keeps a subscript but rarely needs all of it:
+`S[0, 1] = v[2]` often reproduces as `S[0] = v[2]`, and `x[1:5]` as `x[1:]`.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional, Sequence
+
+import libcst as cst
+import libcst.matchers as m
+
+from minimizer.source.cst_utils import distinct_candidates, replace_node, try_build
+
+__all__ = ["shrink_subscripts"]
+
+
+def shrink_subscripts(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with one subscript made smaller, subscripts outer first in source order.
+
+    Per subscript: each index element dropped, last first (only when there are several); then per slice element,
+    its step dropped (`x[a:b:c]` -> `x[a:b]`), its upper bound (`x[a:b]` -> `x[a:]`), its lower bound (`x[:b]`).
+    A slice never becomes a plain index (`x[a:b]` -> `x[a]` would change the rank). Subscripts inside type
+    annotations are left alone.
+    """
+    return distinct_candidates(module, _shrinkings(module))
+
+
+def _shrinkings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
+    annotated = {node for annotation in m.findall(module, m.Annotation()) for node in m.findall(annotation, m.Subscript())}
+    for subscript in m.findall(module, m.Subscript()):
+        if subscript in annotated:
+            continue
+        for elements in _smaller_element_lists(subscript.slice):
+            yield try_build(lambda: replace_node(module, subscript, subscript.with_changes(slice=elements)))
+
+
+def _smaller_element_lists(elements: Sequence[cst.SubscriptElement]) -> Iterator[list[cst.SubscriptElement]]:
+    if len(elements) > 1:
+        for index in reversed(range(len(elements))):
+            yield _without_trailing_comma([*elements[:index], *elements[index + 1 :]])
+    for index, element in enumerate(elements):
+        if isinstance(element.slice, cst.Slice):
+            for smaller in _smaller_slices(element.slice):
+                yield [*elements[:index], element.with_changes(slice=smaller), *elements[index + 1 :]]
+
+
+def _smaller_slices(piece: cst.Slice) -> Iterator[cst.Slice]:
+    if piece.step is not None:
+        yield piece.with_changes(step=None, second_colon=cst.MaybeSentinel.DEFAULT)
+    if piece.upper is not None:
+        yield piece.with_changes(upper=None)
+    if piece.lower is not None:
+        yield piece.with_changes(lower=None)
+
+
+def _without_trailing_comma(elements: list[cst.SubscriptElement]) -> list[cst.SubscriptElement]:
+    # `S[0, 1]` minus `1` must read `S[0]`, not `S[0, ]` (a one-element tuple index).
+    last = elements[-1]
+    return [*elements[:-1], last.with_changes(comma=cst.MaybeSentinel.DEFAULT)]
