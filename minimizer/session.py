@@ -357,7 +357,7 @@ class Session:
     def _reduce_graph(
         self, text: str, target: _Target, settings: RunSettings, state: _BestSoFar, work: _Work, deadline: float | None
     ) -> str:
-        """The FX-graph reducer, then the source reducer on the script it emits; keeps ``text`` if that is smaller."""
+        """The FX-graph reducer, then the source reducer on the script it emits; ``text`` if no graph shows the bug."""
 
         from minimizer.graph.reduce import reduce_graph_detailed
 
@@ -380,12 +380,12 @@ class Session:
         self.progress.message(
             f"graph reduced from {outcome.operators_before} to {outcome.operators_after} operators; polishing its script"
         )
+        # The emitted script stands alone: the model's code, wherever it lived, is now in the repro. That beats a
+        # shorter script that still imports the model from elsewhere, so it is kept.
         emitted_target = _Target(target.spec, outcome.signature)
         polished = self._reduce_source(outcome.script, emitted_target, settings, state, work, deadline)
-        if self.options.reducer == "graph" or measure(polished).tokens < measure(text).tokens:
-            target.signature = emitted_target.signature
-            return polished
-        return text
+        target.signature = emitted_target.signature
+        return polished
 
     def _state_bug(self, text: str, pinned: _Target, settings: RunSettings) -> str:
         """``text`` with the bug stated as an ``assert`` at its end, if that still shows the same bug and fails
