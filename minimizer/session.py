@@ -22,7 +22,7 @@ from minimizer.runner.process import Launcher, Limits, RunResult, RunSettings, r
 from minimizer.runner.warm import ForkServerLauncher
 from minimizer.script_input import read_script
 from minimizer.source.layout import format_source
-from minimizer.source.statement import state_bug
+from minimizer.source.statement import state_bug, stated_message
 from oracles.api import Verdict
 from oracles.registry import AUTO_PRIORITY, OracleNotFound, canonical_spec, load_oracle
 
@@ -391,17 +391,21 @@ class Session:
         """``text`` with the bug stated as an ``assert`` at its end, if that still shows the same bug and fails
         when run with plain ``python``; else ``text`` unchanged (the harness still sees the bug)."""
 
-        stated = state_bug(text, pinned.spec)
-        if stated is None:
-            return text
+        versions = state_bug(text, pinned.spec)
         check = dataclasses.replace(settings, oracles=(pinned.spec, "script"), eager_precheck=False)
-        result = self._run(stated, check)
-        same = result.verdict(pinned.spec)
-        standalone = result.verdict("script")
-        if pinned.matches(same) and standalone.fires:
-            self.progress.message("stated the bug as an assert at the end of the repro")
-            return stated
-        self.progress.message("could not state the bug as plain code; the repro shows it only under minimizer")
+        for stated in versions:
+            result = self._run(stated, check)
+            standalone = result.verdict("script")
+            # The in-place check stated in the script takes over the harness's saved-tensor hooks, so there the
+            # stated assert itself is the evidence.
+            same_bug = pinned.matches(result.verdict(pinned.spec)) or (
+                pinned.spec == "inplace" and stated_message(pinned.spec) in standalone.signature
+            )
+            if standalone.fires and same_bug:
+                self.progress.message("stated the bug as an assert at the end of the repro")
+                return stated
+        if versions:
+            self.progress.message("could not state the bug as plain code; the repro shows it only under minimizer")
         return text
 
     # -- helpers ---------------------------------------------------------------------------------------

@@ -8,6 +8,8 @@ the imports instead. The session verifies the stated script before using it.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import libcst as cst
 import libcst.matchers as m
 
@@ -19,6 +21,9 @@ _MESSAGES = {
     "gradient": "compiled gradients differ from eager",
     "inplace": "a tensor saved for backward was modified in place",
 }
+
+_ALLCLOSE = 'assert torch.allclose(out, expected, rtol=1e-3, atol=1e-3), "{message}"'
+_ASSERT_CLOSE = 'torch.testing.assert_close(out, expected, rtol=1e-3, atol=1e-3, msg="{message}")'
 
 _INPLACE_CHECK = '''
 def _pack_saved(tensor):
@@ -35,27 +40,37 @@ torch.autograd.graph.saved_tensors_hooks(_pack_saved, _unpack_saved).__enter__()
 '''
 
 
-def stating_oracles() -> tuple[str, ...]:
-    """The oracles whose bug this module can state as code."""
+def stated_message(oracle: str) -> str:
+    """The message of the ``assert`` that states ``oracle``'s bug ("" for oracles we do not state)."""
 
-    return tuple(_MESSAGES)
+    return _MESSAGES.get(oracle, "")
 
 
-def state_bug(source: str, oracle: str) -> str | None:
-    """Return ``source`` with the bug of ``oracle`` stated as plain code, or ``None`` if we cannot.
+def state_bug(source: str, oracle: str) -> list[str]:
+    """Versions of ``source`` with the bug of ``oracle`` stated as plain code, most readable first; ``[]`` if we
+    cannot. The caller keeps the first that still shows the bug.
 
     For the compiler oracles the script must contain one call of a compiled callable, written
     ``torch.compile(F, ...)(ARGS)`` (alone or assigned) or ``C = torch.compile(F, ...)`` then ``C(ARGS)``.
+    An ``assert`` on ``torch.allclose`` reads best; ``torch.testing.assert_close`` also handles tuples.
     """
 
     if oracle not in _MESSAGES:
-        return None
+        return []
     module = cst.parse_module(source)
     if oracle == "inplace":
-        return _state_inplace(module)
+        return [_state_inplace(module)]
     located = _locate_compiled_call(module)
     if located is None:
-        return None
+        return []
+    return [
+        _state_compiled_call(module, located, oracle, close_check)
+        for close_check in (_ALLCLOSE, _ASSERT_CLOSE)
+        if oracle == "numerical" or close_check is _ALLCLOSE
+    ]
+
+
+def _state_compiled_call(module: cst.Module, located: tuple, oracle: str, close_check: str) -> str:
     index, model, args, kwargs = located
     body = list(module.body)
     hoisted: list[str] = []
@@ -72,18 +87,18 @@ def state_bug(source: str, oracle: str) -> str | None:
     kwarg_text = "".join(f", {code(k)}" for k in kwargs)
     call_args = ", ".join(arg_names)
     lines = hoisted + [f"out = torch.compile({model_name}{kwarg_text})({call_args})"]
-    lines += _comparison(oracle, model_name, call_args, arg_names)
+    lines += _comparison(oracle, model_name, call_args, arg_names, close_check)
     statements = [cst.parse_statement(line + "\n") for line in lines]
     body[index : index + 1] = statements
     # What came after the compiled call is left out: the stated comparison is the end of the repro.
     return module.with_changes(body=body[: index + len(statements)]).code
 
 
-def _comparison(oracle: str, model: str, call_args: str, arg_names: list[str]) -> list[str]:
+def _comparison(oracle: str, model: str, call_args: str, arg_names: list[str], close_check: str) -> list[str]:
     message = _MESSAGES[oracle]
     expected = f"expected = {model}({call_args})"
     if oracle == "numerical":
-        return [expected, f'assert torch.allclose(out, expected, rtol=1e-3, atol=1e-3), "{message}"']
+        return [expected, close_check.format(message=message)]
     if oracle == "requires-grad":
         return [expected, f'assert out.requires_grad == expected.requires_grad, "{message}"']
     leaves = ", ".join(arg_names + [f'*getattr({model}, "parameters", list)()'])
@@ -124,11 +139,30 @@ def _locate_compiled_call(
             compile_call = compiled_names[value.func.value]
         if compile_call is None or not compile_call.args or compile_call.args[0].keyword is not None:  # type: ignore[union-attr]
             continue
-        if any(arg.keyword is not None or arg.star for arg in value.args):
+        args = _expand_literal_stars(value.args)
+        if args is None:
             continue
         model = compile_call.args[0].value  # type: ignore[union-attr]
-        return index, model, list(value.args), list(compile_call.args[1:])  # type: ignore[union-attr]
+        return index, model, args, list(compile_call.args[1:])  # type: ignore[union-attr]
     return None
+
+
+def _expand_literal_stars(args: Sequence[cst.Arg]) -> list[cst.Arg] | None:
+    """``f(*[a, b], c)`` -> the args ``a, b, c``; ``None`` for keywords or a star over anything but a literal."""
+
+    expanded: list[cst.Arg] = []
+    for arg in args:
+        if arg.keyword is not None or arg.star == "**":
+            return None
+        if arg.star == "*":
+            if not isinstance(arg.value, (cst.List, cst.Tuple)):
+                return None
+            if any(not isinstance(el, cst.Element) for el in arg.value.elements):
+                return None
+            expanded += [cst.Arg(value=el.value) for el in arg.value.elements]
+        else:
+            expanded.append(arg)
+    return expanded
 
 
 def _state_inplace(module: cst.Module) -> str:

@@ -21,7 +21,7 @@ c(x)
 
 
 def test_numerical_hoists_model_and_arguments_and_ends_with_an_assert():
-    stated = state_bug(DIRECT, "numerical")
+    stated = state_bug(DIRECT, "numerical")[0]
     lines = stated.strip().splitlines()
     assert "model = torch.nn.SiLU()" in lines
     assert "arg0 = x * 2" in lines
@@ -32,19 +32,19 @@ def test_numerical_hoists_model_and_arguments_and_ends_with_an_assert():
 
 
 def test_a_named_compiled_callable_is_found():
-    stated = state_bug(NAMED, "requires-grad")
+    stated = state_bug(NAMED, "requires-grad")[0]
     assert "out = torch.compile(f)(x)" in stated
     assert stated.strip().splitlines()[-1].startswith("assert out.requires_grad == expected.requires_grad")
 
 
 def test_gradient_statement_compares_autograd_grads():
-    stated = state_bug(DIRECT, "gradient")
+    stated = state_bug(DIRECT, "gradient")[0]
     assert "torch.autograd.grad(out.sum()" in stated and "torch.autograd.grad(expected.sum()" in stated
     ast.parse(stated)
 
 
 def test_inplace_check_is_installed_after_the_imports():
-    stated = state_bug("import torch\nfrom x import y\nz = 1\n", "inplace")
+    stated = state_bug("import torch\nfrom x import y\nz = 1\n", "inplace")[0]
     body = ast.parse(stated).body
     assert [type(s).__name__ for s in body[:2]] == ["Import", "ImportFrom"]
     assert "saved_tensors_hooks(_pack_saved, _unpack_saved)" in stated
@@ -52,8 +52,19 @@ def test_inplace_check_is_installed_after_the_imports():
 
 @pytest.mark.parametrize("oracle", ["script", "crash"])
 def test_oracles_whose_failure_is_already_code_are_left_alone(oracle):
-    assert state_bug(DIRECT, oracle) is None
+    assert state_bug(DIRECT, oracle) == []
 
 
 def test_no_compiled_call_means_no_statement():
-    assert state_bug("import torch\nx = torch.ones(2)\n", "numerical") is None
+    assert state_bug("import torch\nx = torch.ones(2)\n", "numerical") == []
+
+
+def test_starred_literal_arguments_are_spelled_out():
+    stated = state_bug("import torch\ny = torch.compile(M())(*[torch.randn(1), 2])\n", "requires-grad")[0]
+    assert "arg0 = torch.randn(1)" in stated and "out = torch.compile(model)(arg0, arg1)" in stated
+
+
+def test_numerical_offers_assert_close_for_outputs_allclose_cannot_take():
+    versions = state_bug(DIRECT, "numerical")
+    assert len(versions) == 2
+    assert versions[1].strip().splitlines()[-1].startswith("torch.testing.assert_close(out, expected")
