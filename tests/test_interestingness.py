@@ -1,0 +1,37 @@
+"""The exit-code interestingness test, run as an external reducer runs it: a subprocess per candidate."""
+
+import subprocess
+import sys
+
+import pytest
+
+HELPER = 'def boom(n):\n    raise ValueError(f"boom {n}")\n'
+BUG = "import torch\nfrom helper import boom\nboom(torch.ones(3).sum().item())\n"
+
+
+@pytest.fixture
+def origin(tmp_path):
+    # The helper lives only in the origin folder: the candidate must still import it from wherever it is read.
+    folder = tmp_path / "origin"
+    folder.mkdir()
+    (folder / "helper.py").write_text(HELPER)
+    return folder
+
+
+def interestingness(origin, signature, candidate, *, count_file, stdin=None):
+    command = [sys.executable, "-m", "minimizer.interestingness", "--oracle", "script", "--signature", signature]
+    command += ["--origin-dir", str(origin), "--count-file", str(count_file), str(candidate)]
+    return subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=60)
+
+
+def test_exit_0_for_the_signature_and_1_for_another(tmp_path, origin):
+    candidate = tmp_path / "candidate.py"
+    candidate.write_text(BUG)
+    count_file = tmp_path / "calls"
+
+    right = interestingness(origin, "ValueError: boom N", candidate, count_file=count_file)
+    wrong = interestingness(origin, "KeyError: boom N", "-", count_file=count_file, stdin=BUG)
+
+    assert right.returncode == 0, right.stderr
+    assert wrong.returncode == 1, wrong.stderr
+    assert len(count_file.read_text().splitlines()) == 2
