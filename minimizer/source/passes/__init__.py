@@ -8,10 +8,11 @@ scheduler orders passes by what they removed in the previous round.
 from minimizer.source.passes.arguments import delete_arguments
 from minimizer.source.passes.bypass import bypass_attributes, bypass_operators, remove_layers
 from minimizer.source.passes.constants import remove_prints_and_logging, simplify_float_constants
-from minimizer.source.passes.dead_code import remove_unused_definitions
+from minimizer.source.passes.dead_code import keep_effects_of_unused_assignments, remove_unused_definitions
 from minimizer.source.passes.delete_statements import delete_statements
 from minimizer.source.passes.dtypes import simplify_dtypes
 from minimizer.source.passes.inline import inline_single_use_variables
+from minimizer.source.passes.modules import module_classes_to_functions
 from minimizer.source.passes.literals import shrink_int_literals, shrink_shapes
 from minimizer.source.passes.parameters import remove_unused_parameters
 from minimizer.source.passes.subscripts import shrink_subscripts
@@ -23,7 +24,9 @@ SOURCE_PASSES = [
     delete_statements,
     unwrap_compound_statements,
     remove_unused_definitions,
+    keep_effects_of_unused_assignments,
     bypass_wrapper_functions,
+    module_classes_to_functions,
     remove_layers,
     bypass_operators,
     bypass_attributes,

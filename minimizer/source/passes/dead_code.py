@@ -25,7 +25,7 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from minimizer.source.cst_utils import distinct_candidates, remove_node, remove_nodes, try_build
+from minimizer.source.cst_utils import distinct_candidates, remove_node, remove_nodes, replace_node, try_build
 
 _ROOT = "<live statements>"
 _DUNDER = re.compile(r"^__\w+__$")
@@ -42,6 +42,25 @@ def remove_unused_definitions(module: cst.Module) -> Iterator[cst.Module]:
     Names in `__all__` and dunder names count as read.
     """
     return distinct_candidates(module, _removals(module))
+
+
+def keep_effects_of_unused_assignments(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with `name = expr` turned into plain `expr` where nothing reads `name`.
+
+    `remove_unused_definitions` drops such a statement whole; when its right-hand side does the work that
+    shows the bug (`out = torch.compile(f)(x)`), only the name can go.
+    """
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    dead = [node for node in dead_definitions(wrapper) if _is_plain_assignment(node)]
+    return distinct_candidates(module, (try_build(lambda: _keep_value(module, node)) for node in dead))
+
+
+def _is_plain_assignment(node: cst.CSTNode) -> bool:
+    return m.matches(node, m.Assign(targets=[m.AssignTarget(target=m.Name())], value=~m.Name()))
+
+
+def _keep_value(module: cst.Module, assign: cst.Assign) -> cst.Module:
+    return replace_node(module, assign, cst.Expr(value=assign.value))
 
 
 def _removals(module: cst.Module) -> Iterator[cst.Module | None]:

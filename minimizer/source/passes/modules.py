@@ -1,0 +1,106 @@
+"""Turn a module class that is only a `forward` into the plain function it stands for.
+
+`class Block(nn.Module): def forward(self, x): return f(x)` used as `Block()` reads better, and is shorter, as
+`def block(x): return f(x)` used as `block`: torch.compile takes functions as well as modules.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.metadata import MetadataWrapper, ScopeProvider
+
+from minimizer.source.cst_utils import distinct_candidates, replace_nodes, try_build
+
+_SUPER_INIT = m.SimpleStatementLine(
+    body=[m.Expr(value=m.Call(func=m.Attribute(value=m.Call(func=m.Name("super")), attr=m.Name("__init__"))))]
+)
+
+
+def module_classes_to_functions(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield one candidate per top-level class whose body is only `forward` (plus an `__init__` that only calls
+    `super().__init__()`), whose `forward` never reads `self`, and whose every use is a call with no arguments.
+    The class becomes `def <name in snake case>(...)` and each `Cls()` becomes that name."""
+
+    return distinct_candidates(module, _conversions(module))
+
+
+def _conversions(module: cst.Module) -> Iterator[cst.Module | None]:
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    scopes = wrapper.resolve(ScopeProvider)
+    global_scope = scopes[module]
+    for statement in module.body:
+        if not isinstance(statement, cst.ClassDef):
+            continue
+        forward = _only_forward(statement)
+        if forward is None or _reads_self(forward, scopes):
+            continue
+        name = statement.name.value
+        uses = [access.node for assignment in global_scope[name] for access in assignment.references]
+        calls = _zero_argument_calls(module, uses)
+        if calls is None:
+            continue
+        function_name = _snake_case(name)
+        if function_name in global_scope:
+            continue
+        params = forward.params.with_changes(params=forward.params.params[1:])
+        function = forward.with_changes(name=cst.Name(function_name), params=params, leading_lines=statement.leading_lines)
+        replacements: dict[cst.CSTNode, cst.CSTNode] = {statement: function}
+        replacements.update({call: cst.Name(function_name) for call in calls})
+        yield try_build(lambda: replace_nodes(module, replacements))
+
+
+def _only_forward(cls: cst.ClassDef) -> cst.FunctionDef | None:
+    forward = None
+    for item in cls.body.body:
+        if m.matches(item, m.FunctionDef(name=m.Name("forward"))):
+            forward = item
+        elif m.matches(item, m.FunctionDef(name=m.Name("__init__"))):
+            if not all(m.matches(line, _SUPER_INIT) for line in item.body.body):  # type: ignore[union-attr]
+                return None
+        elif not m.matches(item, m.SimpleStatementLine(body=[m.Pass()])):
+            return None
+    if forward is None or forward.decorators or len(forward.params.params) < 1:  # type: ignore[union-attr]
+        return None
+    return forward  # type: ignore[return-value]
+
+
+def _reads_self(forward: cst.FunctionDef, scopes) -> bool:
+    self_name = forward.params.params[0].name.value
+    scope = scopes.get(forward.body.body[0]) if forward.body.body else None
+    if scope is None:
+        return True
+    return any(assignment.references for assignment in scope[self_name])
+
+
+def _zero_argument_calls(module: cst.Module, uses: list[cst.CSTNode]) -> list[cst.Call] | None:
+    """The `Cls()` calls that contain each use, or `None` if some use is anything else."""
+
+    finder = _CallFinder(set(map(id, uses)))
+    module.visit(finder)
+    # `Cls().forward(x)` or `Cls().training` use the instance as an object: a function would not do.
+    calls = [call for call in finder.calls if id(call) not in finder.attribute_owners]
+    if len(calls) != len(uses) or not uses:
+        return None
+    return calls
+
+
+class _CallFinder(cst.CSTVisitor):
+    def __init__(self, use_ids: set[int]):
+        self.use_ids = use_ids
+        self.calls: list[cst.Call] = []
+        self.attribute_owners: set[int] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if id(node.func) in self.use_ids and not node.args:
+            self.calls.append(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.attribute_owners.add(id(node.value))
+
+
+def _snake_case(name: str) -> str:
+    out = "".join(f"_{c.lower()}" if c.isupper() else c for c in name).lstrip("_")
+    return out if out != name else f"{name}_fn"
