@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -306,7 +307,7 @@ class Session:
 
         tester: Tester = Tester(
             render_module,
-            lambda candidate: target.matches(self._run(candidate, settings).verdict(target.spec)),
+            lambda candidate, cancel: self._still_fails(candidate, settings, target, cancel),
             key=candidate_key,
             jobs=self.options.jobs,
             on_result=lambda _text, interesting, cached: self.progress.tested(interesting, cached),
@@ -426,8 +427,14 @@ class Session:
         with ThreadPoolExecutor(jobs) as pool:
             return list(pool.map(lambda s: self._run(s, settings), sources))
 
-    def _run(self, source: str, settings: RunSettings) -> RunResult:
-        return run_candidate(source, settings, launcher=self.launcher)
+    def _run(self, source: str, settings: RunSettings, cancel: threading.Event | None = None) -> RunResult:
+        return run_candidate(source, settings, launcher=self.launcher, cancel=cancel)
+
+    def _still_fails(self, source: str, settings: RunSettings, target: _Target, cancel: threading.Event) -> bool | None:
+        """Whether the candidate shows the pinned bug; ``None`` if it was cancelled before it could tell."""
+
+        result = self._run(source, settings, cancel)
+        return None if result.cancelled else target.matches(result.verdict(target.spec))
 
 
 @dataclass

@@ -7,6 +7,7 @@ format: ``emit_script`` renders a candidate, ``case_size`` orders them, ``graph_
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -21,7 +22,8 @@ from minimizer.reduce.tester import Tester
 from minimizer.runner.process import RunResult, RunSettings, run_candidate
 from oracles.api import Verdict
 
-Runner = Callable[[str, RunSettings], RunResult]
+# run(script_text, settings, cancel) -> RunResult, like ``run_candidate`` with a launcher bound.
+Runner = Callable[..., RunResult]
 
 # The emitted script checks with an assert of its own; under the ``script`` oracle its signature cannot equal
 # the original's assert, so an assertion failure of the emitted script is accepted and pinned instead.
@@ -102,8 +104,9 @@ def reduce_graph_detailed(
     check = "requires_grad" if oracle_spec == "requires-grad" else "allclose"
     pinned = _Pin(oracle_spec, signature)
 
-    def still_fails(text: str) -> bool:
-        return pinned.matches(run(text, settings).verdict(oracle_spec))
+    def still_fails(text: str, cancel: threading.Event) -> bool | None:
+        result = run(text, settings, cancel=cancel)
+        return None if result.cancelled else pinned.matches(result.verdict(oracle_spec))
 
     start = _first_failing_graph(captured, prelude, check, pinned, settings, oracle_spec, report, run)
     if start is None:

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable, Generic, Iterable, Iterator, TypeVar
 
 T = TypeVar("T")
+
+# evaluate(script_text, cancel) -> True (still shows the bug), False, or None when ``cancel`` was set before
+# it finished (the answer is unknown and is not cached).
+Evaluate = Callable[[str, threading.Event], "bool | None"]
 
 
 @dataclass
@@ -16,6 +21,17 @@ class TesterStats:
     cache_hits: int = 0
     interesting: int = 0
     uninteresting: int = 0
+    cancelled: int = 0
+
+
+@dataclass
+class _Slot(Generic[T]):
+    index: int
+    candidate: T
+    text: str
+    key: str
+    answer: bool | None = None
+    future: Future | None = None
 
 
 class Tester(Generic[T]):
@@ -23,8 +39,9 @@ class Tester(Generic[T]):
 
     ``render`` turns a candidate into the script text that runs; ``key`` normalizes that text so that
     candidates differing only in layout share a verdict; ``evaluate`` runs a script and answers whether the
-    pinned bug still shows. ``jobs`` candidates are evaluated at once; the answer is still the first
-    interesting candidate in order, so the result does not depend on ``jobs``.
+    pinned bug still shows. With ``jobs`` > 1, up to ``jobs`` candidates run at once in a sliding window; the
+    answer is still the first interesting candidate in order (so it does not depend on ``jobs``), and once it
+    is known the candidates still running after it are cancelled.
     """
 
     __test__ = False  # not a pytest test class
@@ -32,7 +49,7 @@ class Tester(Generic[T]):
     def __init__(
         self,
         render: Callable[[T], str],
-        evaluate: Callable[[str], bool],
+        evaluate: Evaluate,
         *,
         key: Callable[[str], str] = lambda text: text,
         jobs: int = 1,
@@ -56,47 +73,59 @@ class Tester(Generic[T]):
     def first_interesting(self, candidates: Iterable[T]) -> tuple[int, T] | None:
         """The index and value of the first candidate that still shows the bug, or ``None``.
 
-        Candidates are pulled lazily, ``jobs`` uncached ones at a time.
+        Candidates are pulled lazily: no more than ``jobs`` uncached ones are ahead of the first unanswered one.
         """
 
-        iterator: Iterator[tuple[int, T]] = enumerate(candidates)
-        while True:
-            batch: list[tuple[int, T, str, str]] = []
-            for index, candidate in iterator:
-                text = self.render(candidate)
-                key = self.key(text)
-                cached = self._cache.get(key)
-                if cached is not None:
-                    self.stats.cache_hits += 1
-                    self._on_result(text, cached, True)
-                    if cached and not batch:
-                        return index, candidate
-                    if cached:
-                        batch.append((index, candidate, text, key))
-                        break
-                    continue
-                batch.append((index, candidate, text, key))
-                if len(batch) >= self.jobs:
-                    break
-            if not batch:
-                return None
-            verdicts = self._evaluate_all([(text, key) for _, _, text, key in batch])
-            for (index, candidate, _, _), interesting in zip(batch, verdicts):
-                if interesting:
-                    return index, candidate
+        pending: Iterator[tuple[int, T]] = enumerate(candidates)
+        window: deque[_Slot[T]] = deque()
+        cancel = threading.Event()
+        try:
+            while True:
+                self._fill(window, pending, cancel)
+                if not window:
+                    return None
+                head = window.popleft()
+                if head.future is not None:
+                    head.answer = head.future.result()
+                if head.answer:
+                    return head.index, head.candidate
+        finally:
+            cancel.set()  # whatever still runs behind the answer is no longer needed
 
-    def _evaluate_all(self, items: list[tuple[str, str]]) -> list[bool]:
-        todo = [(text, key) for text, key in items if key not in self._cache]
-        if self._pool is not None and len(todo) > 1:
-            results = list(self._pool.map(lambda item: self._evaluate_one(*item), todo))
-        else:
-            results = [self._evaluate_one(text, key) for text, key in todo]
-        del results  # stored in the cache by _evaluate_one
-        return [self._cache[key] for _, key in items]
+    def _fill(self, window: deque[_Slot[T]], pending: Iterator[tuple[int, T]], cancel: threading.Event) -> None:
+        running = sum(1 for slot in window if slot.future is not None and not slot.future.done())
+        while running < self.jobs:
+            if window and window[0].future is None and window[0].answer is not None:
+                return  # the head is answered from the cache: no need to look further yet
+            try:
+                index, candidate = next(pending)
+            except StopIteration:
+                return
+            text = self.render(candidate)
+            slot = _Slot(index, candidate, text, self.key(text))
+            cached = self._cache.get(slot.key)
+            if cached is not None:
+                self.stats.cache_hits += 1
+                self._on_result(text, cached, True)
+                slot.answer = cached
+            elif self._pool is None:
+                slot.answer = self._evaluate_one(slot.text, slot.key, cancel)
+            else:
+                slot.future = self._pool.submit(self._evaluate_one, slot.text, slot.key, cancel)
+                running += 1
+            window.append(slot)
+            if slot.answer:
+                return  # nothing after an interesting candidate can matter
 
-    def _evaluate_one(self, text: str, key: str) -> bool:
-        interesting = bool(self.evaluate(text))
+    def _evaluate_one(self, text: str, key: str, cancel: threading.Event) -> bool | None:
+        if cancel.is_set():
+            return None
+        answer = self.evaluate(text, cancel)
         with self._lock:
+            if answer is None:
+                self.stats.cancelled += 1
+                return None
+            interesting = bool(answer)
             self._cache[key] = interesting
             self.stats.oracle_calls += 1
             if interesting:

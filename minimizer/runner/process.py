@@ -64,6 +64,7 @@ class RunResult:
     signal: str | None = None
     timed_out: bool = False
     memory_exceeded: bool = False
+    cancelled: bool = False
     exception: ExceptionInfo | None = None
     used_compile: bool = False
     verdicts: dict[str, Verdict] = field(default_factory=dict)
@@ -88,6 +89,8 @@ class RunResult:
         return Verdict(False, detail=self.describe_end())
 
     def describe_end(self) -> str:
+        if self.cancelled:
+            return "cancelled"
         if self.timed_out:
             return f"timed out after {self.seconds:.1f}s"
         if self.memory_exceeded:
@@ -100,13 +103,19 @@ class RunResult:
 
 
 def run_candidate(
-    source: str, settings: RunSettings, *, launcher: Launcher | None = None, scratch_root: str | None = None
+    source: str,
+    settings: RunSettings,
+    *,
+    launcher: Launcher | None = None,
+    scratch_root: str | None = None,
+    cancel: threading.Event | None = None,
 ) -> RunResult:
     """Write ``source`` into a fresh temporary directory and run it there in a new process.
 
     The process gets its own session (so a hang is killed with all its children), the limits of
     ``settings.limits``, and fixed seeds. ``launcher`` starts the process: a fresh interpreter by default, or a
-    fork of a warm server (``ForkServerLauncher``). Never raises for anything the candidate does.
+    fork of a warm server (``ForkServerLauncher``). Setting ``cancel`` kills the candidate (``cancelled`` is then
+    set on the result). Never raises for anything the candidate does.
     """
 
     with tempfile.TemporaryDirectory(prefix="minimizer-", dir=scratch_root) as workdir:
@@ -134,7 +143,7 @@ def run_candidate(
         with _LIVE_LOCK:
             _LIVE.add(handle)
         try:
-            timed_out, memory_exceeded = _wait(handle, settings.limits)
+            timed_out, memory_exceeded, cancelled = _wait(handle, settings.limits, cancel)
         finally:
             with _LIVE_LOCK:
                 _LIVE.discard(handle)
@@ -142,14 +151,15 @@ def run_candidate(
         result = RunResult(
             seconds=seconds,
             returncode=handle.returncode,
-            signal=_signal_name(handle.returncode) if not (timed_out or memory_exceeded) else None,
+            signal=_signal_name(handle.returncode) if not (timed_out or memory_exceeded or cancelled) else None,
             timed_out=timed_out,
             memory_exceeded=memory_exceeded,
+            cancelled=cancelled,
             stdout_tail=_tail(work / "stdout"),
             stderr_tail=_tail(work / "stderr"),
         )
         result_file = work / "result.json"
-        if result_file.exists() and not (timed_out or memory_exceeded):
+        if result_file.exists() and not (timed_out or memory_exceeded or cancelled):
             data = json.loads(result_file.read_text())
             result.exception = ExceptionInfo.from_json(data["exception"])
             result.used_compile = data["used_compile"]
@@ -240,19 +250,24 @@ def kill_process_group(pid: int) -> None:
             pass
 
 
-def _wait(handle: Handle, limits: Limits) -> tuple[bool, bool]:
+def _wait(handle: Handle, limits: Limits, cancel: threading.Event | None) -> tuple[bool, bool, bool]:
+    """Wait for the candidate; returns (timed out, memory exceeded, cancelled)."""
+
     deadline = time.monotonic() + limits.timeout
     while handle.poll() is None:
         if time.monotonic() > deadline:
             handle.kill()
-            return True, False
+            return True, False, False
         if _rss_mb(handle.pid) > limits.memory_mb:
             handle.kill()
-            return False, True
+            return False, True, False
+        if cancel is not None and cancel.is_set():
+            handle.kill()
+            return False, False, True
         time.sleep(_POLL_SECONDS)
     # The child's own children (compile workers) must not outlive it.
     kill_process_group(handle.pid)
-    return False, False
+    return False, False, False
 
 
 def _rss_mb(pid: int) -> float:

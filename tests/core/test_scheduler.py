@@ -42,7 +42,7 @@ def halve_each(items: tuple) -> Iterator[tuple]:
 def reduce(items, predicate, jobs=1):
     calls = []
 
-    def evaluate(text):
+    def evaluate(text, cancel):
         calls.append(text)
         return predicate(eval(text))
 
@@ -76,7 +76,32 @@ def test_parallel_jobs_give_the_same_result_as_sequential():
 
 
 def test_cache_hits_are_counted_for_layout_equal_candidates():
-    tester = Tester(lambda t: t, lambda text: False, key=lambda text: text.replace(" ", ""))
+    tester = Tester(lambda t: t, lambda text, cancel: False, key=lambda text: text.replace(" ", ""))
     assert tester.consider("a b") is False
     assert tester.consider("ab") is False
     assert tester.stats.oracle_calls == 1 and tester.stats.cache_hits == 1
+
+
+def test_parallel_window_cancels_what_runs_behind_the_answer():
+    import time
+
+    started, cancelled = [], []
+
+    def evaluate(text, cancel):
+        started.append(text)
+        if text == "slow":
+            cancel.wait(5)
+            cancelled.append(cancel.is_set())
+            return None
+        return text == "hit"
+
+    tester = Tester(lambda t: t, evaluate, jobs=3)
+    began = time.monotonic()
+    assert tester.first_interesting(["miss", "hit", "slow", "never"]) == (1, "hit")
+    tester.close()
+    deadline = time.monotonic() + 5
+    while not cancelled and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert cancelled == [True] and time.monotonic() - began < 4
+    assert tester.stats.cancelled == 1
+    assert "hit" in tester._cache and "slow" not in tester._cache  # an unknown answer is not cached

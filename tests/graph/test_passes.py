@@ -45,7 +45,7 @@ def reduce_with(case, interesting):
         seen[text] = candidate
         return text
 
-    tester = Tester(render, lambda text: interesting(seen[text]))
+    tester = Tester(render, lambda text, cancel: interesting(seen[text]))
     return Reducer(graph_passes(), tester, case_size, Quiet()).reduce(case)
 
 
