@@ -360,9 +360,9 @@ class Session:
     ) -> str:
         """The FX-graph reducer, then the source reducer on the script it emits; ``text`` if no graph shows the bug."""
 
-        from minimizer.graph.reduce import reduce_graph_detailed
+        from minimizer.graph.reduce import reduce_graph
 
-        outcome = reduce_graph_detailed(
+        outcome = reduce_graph(
             text,
             settings,
             target.spec,

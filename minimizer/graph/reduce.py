@@ -58,36 +58,14 @@ def reduce_graph(
     progress: Any = None,
     deadline: float | None = None,
     run: Runner = run_candidate,
-) -> str | None:
-    """The emitted script of the smallest graph that still fires ``oracle_spec`` with ``signature``, or ``None``.
+) -> GraphOutcome:
+    """Shrink the graph that shows the bug; its emitted script, or ``None`` with a ``reason``, plus the numbers.
 
     ``settings`` is how candidates run (file name, the original's folder, limits, seed); its ``oracles`` are
     replaced by ``oracle_spec``. ``progress`` (optional) receives ``message``, ``reduction_started``,
-    ``pass_started``, ``accepted`` and ``tested`` calls like the source reducer's; when no captured graph shows
-    the bug, the reason goes to ``progress.message`` and the result is ``None``. ``deadline`` is a
-    ``time.monotonic()`` value after which the best script so far is returned.
+    ``pass_started``, ``accepted`` and ``tested`` calls like the source reducer's. ``deadline`` is a
+    ``time.monotonic()`` value after which the best script so far is returned. ``run`` runs one candidate.
     """
-
-    outcome = reduce_graph_detailed(
-        script_source, settings, oracle_spec, signature, jobs=jobs, progress=progress, deadline=deadline, run=run
-    )
-    if outcome.script is None:
-        _Progress(progress).message(f"graph reduction: {outcome.reason}")
-    return outcome.script
-
-
-def reduce_graph_detailed(
-    script_source: str,
-    settings: RunSettings,
-    oracle_spec: str,
-    signature: str,
-    *,
-    jobs: int = 1,
-    progress: Any = None,
-    deadline: float | None = None,
-    run: Runner = run_candidate,
-) -> GraphOutcome:
-    """``reduce_graph`` with the numbers: operator counts, oracle calls, seconds, per-pass payoff."""
 
     started = time.monotonic()
     report = _Progress(progress)
