@@ -271,10 +271,12 @@ class Session:
             self.progress.message("time limit reached: keeping the best repro so far")
 
         work.finish()
-        best_text = self._state_bug(best_text, target, settings)
+        best_text, stated = self._state_bug(best_text, target, settings)
+        if stated:
+            settings = dataclasses.replace(settings, oracles=(target.spec, "script"), eager_precheck=False)
         self.progress.message(f"confirming the repro {max(1, self.options.confirm)} time(s)")
         confirmations = self._run_many([best_text] * max(1, self.options.confirm), settings)
-        fired = sum(target.matches(r.verdict(target.spec)) for r in confirmations)
+        fired = sum(_shows_bug(r, target, stated) for r in confirmations)
         outcome = Outcome(
             output=self.options.output_path,
             oracle=target.spec,
@@ -388,26 +390,20 @@ class Session:
         target.signature = emitted_target.signature
         return polished
 
-    def _state_bug(self, text: str, pinned: _Target, settings: RunSettings) -> str:
+    def _state_bug(self, text: str, pinned: _Target, settings: RunSettings) -> tuple[str, bool]:
         """``text`` with the bug stated as an ``assert`` at its end, if that still shows the same bug and fails
-        when run with plain ``python``; else ``text`` unchanged (the harness still sees the bug)."""
+        when run with plain ``python``; else ``text`` unchanged (the harness still sees the bug). The flag says
+        which."""
 
         versions = state_bug(text, pinned.spec)
         check = dataclasses.replace(settings, oracles=(pinned.spec, "script"), eager_precheck=False)
         for stated in versions:
-            result = self._run(stated, check)
-            standalone = result.verdict("script")
-            # The in-place check stated in the script takes over the harness's saved-tensor hooks, so there the
-            # stated assert itself is the evidence.
-            same_bug = pinned.matches(result.verdict(pinned.spec)) or (
-                pinned.spec == "inplace" and stated_message(pinned.spec) in standalone.signature
-            )
-            if standalone.fires and same_bug:
+            if _shows_bug(self._run(stated, check), pinned, stated=True):
                 self.progress.message("stated the bug as an assert at the end of the repro")
-                return stated
+                return stated, True
         if versions:
             self.progress.message("could not state the bug as plain code; the repro shows it only under minimizer")
-        return text
+        return text, False
 
     # -- helpers ---------------------------------------------------------------------------------------
 
@@ -435,6 +431,22 @@ class Session:
 
         result = self._run(source, settings, cancel)
         return None if result.cancelled else target.matches(result.verdict(target.spec))
+
+
+def _shows_bug(result: RunResult, target: _Target, stated: bool) -> bool:
+    """Whether a run shows the pinned bug; a repro that states the bug must also fail on its own (``script``).
+
+    The in-place check stated in a script takes over the harness's saved-tensor hooks, so for ``inplace`` the
+    stated assert itself is the evidence.
+    """
+
+    if not stated:
+        return target.matches(result.verdict(target.spec))
+    standalone = result.verdict("script")
+    same_bug = target.matches(result.verdict(target.spec)) or (
+        target.spec == "inplace" and stated_message(target.spec) in standalone.signature
+    )
+    return standalone.fires and same_bug
 
 
 @dataclass

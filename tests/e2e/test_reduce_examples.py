@@ -56,3 +56,12 @@ def test_planted_inductor_crash_keeps_its_signature(tmp_path):
     assert "planted inductor bug: cannot lower amax feeding sub" in report["signature"]
     assert report["after"]["tokens"] <= 1.5 * hand_minimal_tokens("planted_crash.py")
     assert alone.returncode != 0 and "planted inductor bug" in alone.stderr
+
+
+def test_triton_kernel_corrupting_a_saved_tensor_is_found_without_a_reference(tmp_path):
+    report, repro, alone = reduce_example(tmp_path, "triton_inplace_grad.py")
+    assert report["oracle"] == "inplace"
+    assert report["signature"] == "inplace: TanhBackward0"
+    assert report["final_confirmations"]["fired"] == report["final_confirmations"]["runs"]
+    assert report["after"]["tokens"] <= 1.5 * hand_minimal_tokens("triton_inplace_grad.py")
+    assert "a tensor saved for backward was modified in place" in alone.stderr
