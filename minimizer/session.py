@@ -261,10 +261,9 @@ class Session:
         try:
             if self.options.reducer in ("source", "auto"):
                 best_text = self._reduce_source(best_text, target, settings, state, work, deadline)
-            if self.options.reducer == "graph" or (
-                self.options.reducer == "auto" and self._graph_may_pay(best_text, target, settings)
-            ):
-                best_text = self._reduce_graph_safely(best_text, target, settings, state, work, deadline)
+            captured = self._graphs_if_they_pay(best_text, target, settings) if self.options.reducer == "auto" else None
+            if self.options.reducer == "graph" or captured:
+                best_text = self._reduce_graph_safely(best_text, target, settings, state, work, deadline, captured)
         except OutOfTime:
             work.stopped_early = True
             best_text = state.best_text
@@ -273,7 +272,7 @@ class Session:
         work.finish()
         best_text, stated = self._state_bug(best_text, target, settings)
         if stated:
-            settings = dataclasses.replace(settings, oracles=(target.spec, "script"), eager_precheck=False)
+            settings = _stated_settings(settings, target)
         self.progress.message(f"confirming the repro {max(1, self.options.confirm)} time(s)")
         confirmations = self._run_many([best_text] * max(1, self.options.confirm), settings)
         fired = sum(_shows_bug(r, target, stated) for r in confirmations)
@@ -321,11 +320,12 @@ class Session:
         finally:
             tester.close()
 
-    def _graph_may_pay(self, text: str, target: _Target, settings: RunSettings) -> bool:
-        """Whether the compiled graph holds more operators than the script shows: the model lives elsewhere."""
+    def _graphs_if_they_pay(self, text: str, target: _Target, settings: RunSettings) -> list | None:
+        """The script's captured graphs if they hold more operators than the script shows (the model lives
+        elsewhere, so the graph reducer pays), else ``None``."""
 
         if target.spec == "inplace" or "compile" not in text:
-            return False
+            return None
         from minimizer.graph.capture import CaptureFailed, capture_graphs, case_from_capture
         from minimizer.graph.case import operator_count
 
@@ -333,7 +333,7 @@ class Session:
             captured = capture_graphs(text, settings)
         except CaptureFailed as exc:
             self.progress.message(f"graph capture failed ({exc}); staying with the source reducer")
-            return False
+            return None
         cases = [case_from_capture(graph) for graph in captured]
         graph_ops = max((operator_count(case) for case in cases if case is not None), default=0)
         source_ops = measure(text).torch_ops
@@ -342,15 +342,22 @@ class Session:
             f"compiled graphs hold {graph_ops} operators, the script shows {source_ops}: "
             + ("reducing the graph" if pays else "the source reducer already sees the model")
         )
-        return pays
+        return captured if pays else None
 
     def _reduce_graph_safely(
-        self, text: str, target: _Target, settings: RunSettings, state: _BestSoFar, work: _Work, deadline: float | None
+        self,
+        text: str,
+        target: _Target,
+        settings: RunSettings,
+        state: _BestSoFar,
+        work: _Work,
+        deadline: float | None,
+        captured: list | None,
     ) -> str:
         """The graph stage is an extra: if it breaks on an unusual graph, the source result stands."""
 
         try:
-            return self._reduce_graph(text, target, settings, state, work, deadline)
+            return self._reduce_graph(text, target, settings, state, work, deadline, captured)
         except (OutOfTime, KeyboardInterrupt):
             raise
         except Exception as exc:  # noqa: BLE001 - reported, and the best repro so far is kept
@@ -358,7 +365,14 @@ class Session:
             return text
 
     def _reduce_graph(
-        self, text: str, target: _Target, settings: RunSettings, state: _BestSoFar, work: _Work, deadline: float | None
+        self,
+        text: str,
+        target: _Target,
+        settings: RunSettings,
+        state: _BestSoFar,
+        work: _Work,
+        deadline: float | None,
+        captured: list | None,
     ) -> str:
         """The FX-graph reducer, then the source reducer on the script it emits; ``text`` if no graph shows the bug."""
 
@@ -373,6 +387,7 @@ class Session:
             progress=state,
             deadline=deadline,
             run=self._run,
+            captured=captured,
         )
         work.oracle_calls += outcome.oracle_calls
         work.cache_hits += outcome.cache_hits
@@ -396,7 +411,7 @@ class Session:
         which."""
 
         versions = state_bug(text, pinned.spec)
-        check = dataclasses.replace(settings, oracles=(pinned.spec, "script"), eager_precheck=False)
+        check = _stated_settings(settings, pinned)
         for stated in versions:
             if _shows_bug(self._run(stated, check), pinned, stated=True):
                 self.progress.message("stated the bug as an assert at the end of the repro")
@@ -431,6 +446,12 @@ class Session:
 
         result = self._run(source, settings, cancel)
         return None if result.cancelled else target.matches(result.verdict(target.spec))
+
+
+def _stated_settings(settings: RunSettings, target: _Target) -> RunSettings:
+    """How a repro that states the bug runs: the pinned oracle and ``script``, which must see it fail alone."""
+
+    return dataclasses.replace(settings, oracles=(target.spec, "script"), eager_precheck=False)
 
 
 def _shows_bug(result: RunResult, target: _Target, stated: bool) -> bool:

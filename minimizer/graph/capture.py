@@ -8,11 +8,10 @@ still leaves its graph behind. In the parent, ``capture_graphs`` runs the child 
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
-import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +21,7 @@ import torch
 import torch.fx as fx
 
 from minimizer.graph.case import INPUT_SPEC, CompileCall, GraphCase, InputSpec, propagate_shapes
-from minimizer.runner.process import RunSettings
+from minimizer.runner.process import RunSettings, SubprocessLauncher, child_env, supervise
 
 # Exact contents are recorded for integer and boolean tensors up to this size (indices must stay in range).
 MAX_RECORDED_VALUES = 4096
@@ -179,30 +178,22 @@ def capture_graphs(script_source: str, settings: RunSettings, *, timeout: float 
         output = work / "graphs.pt"
         request = {"script": str(script), "origin_dir": settings.origin_dir, "seed": settings.seed, "output": str(output)}
         (work / "request.json").write_text(json.dumps(request))
-        child_env = {**_base_env(settings), **dict(settings.env)}
-        try:
-            proc = subprocess.run(
-                [sys.executable, "-m", "minimizer.graph.capture_child", str(work / "request.json")],
-                cwd=work,
-                env=child_env,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                timeout=timeout,
-                start_new_session=True,
-            )
-        except subprocess.TimeoutExpired:
-            raise CaptureFailed(f"the capture run did not finish within {timeout:.0f} s") from None
+        handle = SubprocessLauncher("minimizer.graph.capture_child").launch(
+            request=str(work / "request.json"),
+            cwd=str(work),
+            stdout=str(work / "stdout"),
+            stderr=str(work / "stderr"),
+            env=dict(settings.env),
+            base_env=child_env(settings),
+        )
+        timed_out, memory_exceeded, _ = supervise(handle, dataclasses.replace(settings.limits, timeout=timeout))
+        if timed_out or memory_exceeded:
+            why = f"did not finish within {timeout:.0f} s" if timed_out else "exceeded the memory limit"
+            raise CaptureFailed(f"the capture run {why}")
         if not output.exists():
-            tail = proc.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
-            raise CaptureFailed(f"the capture run compiled no graph (exit {proc.returncode}): {tail[0]}")
+            tail = (work / "stderr").read_text(errors="replace").strip().splitlines()[-1:] or [""]
+            raise CaptureFailed(f"the capture run compiled no graph (exit {handle.returncode}): {tail[0]}")
         return load_graphs(output)
-
-
-def _base_env(settings: RunSettings) -> dict[str, str]:
-    from minimizer.runner import process
-
-    make = getattr(process, "child_env", None) or getattr(process, "_child_env")
-    return make(settings)
 
 
 def load_graphs(path: str | os.PathLike) -> list[CapturedGraph]:

@@ -58,23 +58,26 @@ def reduce_graph(
     progress: Any = None,
     deadline: float | None = None,
     run: Runner = run_candidate,
+    captured: list[CapturedGraph] | None = None,
 ) -> GraphOutcome:
     """Shrink the graph that shows the bug; its emitted script, or ``None`` with a ``reason``, plus the numbers.
 
     ``settings`` is how candidates run (file name, the original's folder, limits, seed); its ``oracles`` are
     replaced by ``oracle_spec``. ``progress`` (optional) receives ``message``, ``reduction_started``,
     ``pass_started``, ``accepted`` and ``tested`` calls like the source reducer's. ``deadline`` is a
-    ``time.monotonic()`` value after which the best script so far is returned. ``run`` runs one candidate.
+    ``time.monotonic()`` value after which the best script so far is returned. ``run`` runs one candidate;
+    ``captured`` are the script's graphs when the caller has captured them already.
     """
 
     started = time.monotonic()
     report = _Progress(progress)
     settings = dataclasses.replace(settings, oracles=(oracle_spec,))
-    report.message("capturing the graphs torch.compile sees")
-    try:
-        captured = capture_graphs(script_source, settings)
-    except CaptureFailed as exc:
-        return GraphOutcome(None, str(exc), seconds=time.monotonic() - started)
+    if captured is None:
+        report.message("capturing the graphs torch.compile sees")
+        try:
+            captured = capture_graphs(script_source, settings)
+        except CaptureFailed as exc:
+            return GraphOutcome(None, str(exc), seconds=time.monotonic() - started)
     if not captured:
         return GraphOutcome(None, "the script compiled no graph", seconds=time.monotonic() - started)
 

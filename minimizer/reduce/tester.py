@@ -132,7 +132,7 @@ class Tester(Generic[T]):
                 self.stats.interesting += 1
             else:
                 self.stats.uninteresting += 1
-        self._on_result(text, interesting, False)
+            self._on_result(text, interesting, False)  # under the lock: observers count without races
         return interesting
 
     def close(self) -> None:

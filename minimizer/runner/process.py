@@ -107,7 +107,6 @@ def run_candidate(
     settings: RunSettings,
     *,
     launcher: Launcher | None = None,
-    scratch_root: str | None = None,
     cancel: threading.Event | None = None,
 ) -> RunResult:
     """Write ``source`` into a fresh temporary directory and run it there in a new process.
@@ -118,7 +117,7 @@ def run_candidate(
     set on the result). Never raises for anything the candidate does.
     """
 
-    with tempfile.TemporaryDirectory(prefix="minimizer-", dir=scratch_root) as workdir:
+    with tempfile.TemporaryDirectory(prefix="minimizer-") as workdir:
         work = Path(workdir)
         script = work / settings.filename
         script.write_text(source)
@@ -140,13 +139,9 @@ def run_candidate(
             env=dict(settings.env),
             base_env=child_env(settings),
         )
-        with _LIVE_LOCK:
-            _LIVE.add(handle)
-        try:
-            timed_out, memory_exceeded, cancelled = _wait(handle, settings.limits, cancel)
-        finally:
-            with _LIVE_LOCK:
-                _LIVE.discard(handle)
+        timed_out, memory_exceeded, cancelled = supervise(handle, settings.limits, cancel)
+        # A candidate lost with the warm server has no answer, like a cancelled one.
+        cancelled = cancelled or getattr(handle, "lost", False)
         seconds = time.monotonic() - started
         result = RunResult(
             seconds=seconds,
@@ -217,14 +212,20 @@ class _PopenHandle:
 
 
 class SubprocessLauncher:
-    """A fresh interpreter per candidate: slow (imports torch every time) but needs nothing running."""
+    """A fresh interpreter per candidate: slow (imports torch every time) but needs nothing running.
+
+    ``module`` is the entry point run with ``python -m`` and the request file.
+    """
+
+    def __init__(self, module: str = "minimizer.runner.child"):
+        self.module = module
 
     def launch(
         self, *, request: str, cwd: str, stdout: str, stderr: str, env: dict[str, str], base_env: dict[str, str]
     ) -> Handle:
         with open(stdout, "wb") as out, open(stderr, "wb") as err:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "minimizer.runner.child", request],
+                [sys.executable, "-m", self.module, request],
                 cwd=cwd,
                 stdout=out,
                 stderr=err,
@@ -241,6 +242,8 @@ SUBPROCESS = SubprocessLauncher()
 def kill_process_group(pid: int) -> None:
     """SIGKILL the session a candidate leads (its compile workers too); the process alone if it has none yet."""
 
+    if pid <= 0:  # killpg(0) would be our own group
+        return
     try:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -250,9 +253,20 @@ def kill_process_group(pid: int) -> None:
             pass
 
 
-def _wait(handle: Handle, limits: Limits, cancel: threading.Event | None) -> tuple[bool, bool, bool]:
-    """Wait for the candidate; returns (timed out, memory exceeded, cancelled)."""
+def supervise(handle: Handle, limits: Limits, cancel: threading.Event | None = None) -> tuple[bool, bool, bool]:
+    """Wait for a launched process under ``limits`` (killable by ``kill_all_candidates`` meanwhile); returns
+    (timed out, memory exceeded, cancelled)."""
 
+    with _LIVE_LOCK:
+        _LIVE.add(handle)
+    try:
+        return _wait(handle, limits, cancel)
+    finally:
+        with _LIVE_LOCK:
+            _LIVE.discard(handle)
+
+
+def _wait(handle: Handle, limits: Limits, cancel: threading.Event | None) -> tuple[bool, bool, bool]:
     deadline = time.monotonic() + limits.timeout
     while handle.poll() is None:
         if time.monotonic() > deadline:
@@ -265,8 +279,13 @@ def _wait(handle: Handle, limits: Limits, cancel: threading.Event | None) -> tup
             handle.kill()
             return False, False, True
         time.sleep(_POLL_SECONDS)
-    # The child's own children (compile workers) must not outlive it.
-    kill_process_group(handle.pid)
+    # The child's own children (compile workers) must not outlive it. Only the group: the pid itself is gone
+    # and may already belong to someone else.
+    if handle.pid > 0:
+        try:
+            os.killpg(handle.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
     return False, False, False
 
 

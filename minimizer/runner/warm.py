@@ -5,17 +5,19 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import select
 import subprocess
 import sys
 import threading
 
+from minimizer.errors import MinimizerError
 from minimizer.runner.process import Handle, kill_process_group
 
 _READY_TIMEOUT = 300.0
 
 
-class WarmServerError(RuntimeError):
-    """The fork server could not be started or died."""
+class WarmServerError(MinimizerError):
+    """The fork server could not be started."""
 
 
 class _ForkedHandle:
@@ -25,6 +27,7 @@ class _ForkedHandle:
         self.forked = threading.Event()
         self.ended = threading.Event()
         self.status: int | None = None
+        self.lost = False  # the server died before reporting how the candidate ended
 
     @property
     def returncode(self) -> int | None:
@@ -40,6 +43,7 @@ class _ForkedHandle:
 
     def server_died(self) -> None:
         if self.status is None:
+            self.lost = True
             self.status = 1 << 8  # exit status 1: the candidate did not report
         self.forked.set()
         self.ended.set()
@@ -57,7 +61,6 @@ class ForkServerLauncher:
         self._server: subprocess.Popen | None = None
         self._handles: dict[int, _ForkedHandle] = {}
         self._ids = itertools.count()
-        self.startup_seconds = 0.0
 
     def launch(
         self, *, request: str, cwd: str, stdout: str, stderr: str, env: dict[str, str], base_env: dict[str, str]
@@ -90,9 +93,6 @@ class ForkServerLauncher:
     def _ensure_server(self, base_env: dict[str, str]) -> subprocess.Popen:
         if self._server is not None and self._server.poll() is None:
             return self._server
-        import time
-
-        started = time.monotonic()
         server = subprocess.Popen(
             [sys.executable, "-m", "minimizer.runner.forkserver"],
             stdin=subprocess.PIPE,
@@ -102,11 +102,16 @@ class ForkServerLauncher:
             start_new_session=True,
         )
         assert server.stdout is not None
-        ready = server.stdout.readline()
-        if not ready or not json.loads(ready).get("ready"):
+        ready, _, _ = select.select([server.stdout], [], [], _READY_TIMEOUT)
+        line = server.stdout.readline() if ready else b""
+        try:
+            started = bool(json.loads(line).get("ready")) if line else False
+        except ValueError:
+            started = False
+        if not started:
             kill_process_group(server.pid)
+            server.wait()
             raise WarmServerError("the warm worker failed to start (try --cold)")
-        self.startup_seconds = time.monotonic() - started
         self._server = server
         threading.Thread(target=self._read_replies, args=(server,), daemon=True).start()
         return server

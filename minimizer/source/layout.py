@@ -37,8 +37,7 @@ def _same_ast(a: str, b: str) -> bool:
 class _ParenthesisStripper(cst.CSTTransformer):
     """Remove each expression's parentheses where the module's AST stays the same without them."""
 
-    def __init__(self, reference_ast: str):
-        self.reference_ast = reference_ast
+    def __init__(self) -> None:
         self.candidates: list[cst.BaseExpression] = []
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> cst.CSTNode:
@@ -49,7 +48,7 @@ class _ParenthesisStripper(cst.CSTTransformer):
 
 def _drop_redundant_parentheses(module: cst.Module) -> cst.Module:
     reference = ast.dump(ast.parse(module.code))
-    finder = _ParenthesisStripper(reference)
+    finder = _ParenthesisStripper()
     module.visit(finder)
     for node in finder.candidates:
         trial = module.deep_replace(node, node.with_changes(lpar=[], rpar=[]))  # type: ignore[arg-type]

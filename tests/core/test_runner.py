@@ -71,3 +71,10 @@ def test_seeds_are_fixed(tmp_path, run_candidate):
     assert first.exception.message == second.exception.message
 
 
+
+
+def test_killing_pid_zero_never_kills_our_own_group():
+    from minimizer.runner.process import kill_process_group
+
+    kill_process_group(0)  # a candidate lost before it was forked has pid 0
+    kill_process_group(-1)
