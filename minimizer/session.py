@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -19,7 +20,7 @@ from minimizer.metrics import Size, code_tokens, count_tokens, measure
 from minimizer.output import ReproInfo, default_output_path, render_repro, strip_header, write_atomic
 from minimizer.reduce.scheduler import OutOfTime, Reducer
 from minimizer.reduce.tester import Tester
-from minimizer.runner.process import Launcher, Limits, RunResult, RunSettings, run_candidate
+from minimizer.runner.process import CompileCacheStats, Launcher, Limits, RunResult, RunSettings, run_candidate
 from minimizer.runner.warm import ForkServerLauncher
 from minimizer.script_input import read_script
 from minimizer.source.layout import format_source
@@ -132,6 +133,7 @@ class Outcome:
     stopped_early: bool
     final_fire_rate: tuple[int, int]
     passes: list[dict] = field(default_factory=list)
+    compile_cache: CompileCacheStats = field(default_factory=CompileCacheStats)
 
     def to_json(self) -> dict:
         return {
@@ -146,6 +148,7 @@ class Outcome:
             "accepted_steps": self.accepted_steps,
             "stopped_early": self.stopped_early,
             "final_confirmations": {"fired": self.final_fire_rate[0], "runs": self.final_fire_rate[1]},
+            "compile_cache": self.compile_cache.to_json(),
             "passes": self.passes,
         }
 
@@ -174,12 +177,16 @@ class Session:
         self.source = strip_header(read_script(options.script))
         self.origin_dir = str(options.script.resolve().parent)
         self.launcher: Launcher | None = None if options.cold else ForkServerLauncher()
+        self._compile_cache_dir = tempfile.TemporaryDirectory(prefix="minimizer-compile-cache-")
+        self.compile_cache = CompileCacheStats()
+        self._stats_lock = threading.Lock()
 
     def close(self) -> None:
-        """Stop the warm workers."""
+        """Stop the warm workers and remove the run's compile cache."""
 
         if isinstance(self.launcher, ForkServerLauncher):
             self.launcher.close()
+        self._compile_cache_dir.cleanup()
 
     # -- checking the original -------------------------------------------------------------------------
 
@@ -289,6 +296,7 @@ class Session:
             stopped_early=work.stopped_early,
             final_fire_rate=(fired, len(confirmations)),
             passes=work.passes,
+            compile_cache=self.compile_cache,
         )
         state.write(best_text, final=True)
         if self.options.report:
@@ -429,6 +437,7 @@ class Session:
             oracles=specs,
             limits=Limits(timeout=timeout, memory_mb=self.options.memory_mb),
             seed=self.options.seed,
+            compile_cache=self._compile_cache_dir.name,
         )
 
     def _run_many(self, sources: list[str], settings: RunSettings) -> list[RunResult]:
@@ -439,7 +448,10 @@ class Session:
             return list(pool.map(lambda s: self._run(s, settings), sources))
 
     def _run(self, source: str, settings: RunSettings, cancel: threading.Event | None = None) -> RunResult:
-        return run_candidate(source, settings, launcher=self.launcher, cancel=cancel)
+        result = run_candidate(source, settings, launcher=self.launcher, cancel=cancel)
+        with self._stats_lock:
+            self.compile_cache.add(result.compile_cache)
+        return result
 
     def _still_fails(self, source: str, settings: RunSettings, target: _Target, cancel: threading.Event) -> bool | None:
         """Whether the candidate shows the pinned bug; ``None`` if it was cancelled before it could tell."""

@@ -21,7 +21,7 @@ import torch
 import torch.fx as fx
 
 from minimizer.graph.case import INPUT_SPEC, CompileCall, GraphCase, InputSpec, propagate_shapes
-from minimizer.runner.process import RunSettings, SubprocessLauncher, child_env, supervise
+from minimizer.runner.process import RunSettings, SubprocessLauncher, child_env, job_env, supervise
 
 # Exact contents are recorded for integer and boolean tensors up to this size (indices must stay in range).
 MAX_RECORDED_VALUES = 4096
@@ -183,7 +183,7 @@ def capture_graphs(script_source: str, settings: RunSettings, *, timeout: float 
             cwd=str(work),
             stdout=str(work / "stdout"),
             stderr=str(work / "stderr"),
-            env=dict(settings.env),
+            env=job_env(settings),
             base_env=child_env(settings),
         )
         timed_out, memory_exceeded, _ = supervise(handle, dataclasses.replace(settings.limits, timeout=timeout))

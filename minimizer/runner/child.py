@@ -98,6 +98,12 @@ def _environment() -> dict[str, str]:
     return {"device": device, "torch_version": torch.__version__}
 
 
+def _compile_cache_stats() -> dict[str, int]:
+    from torch._dynamo.utils import counters
+
+    return {"hits": counters["inductor"]["fxgraph_cache_hit"], "misses": counters["inductor"]["fxgraph_cache_miss"]}
+
+
 def main(request_path: str) -> int:
     request = json.loads(Path(request_path).read_text())
     started = time.monotonic()
@@ -130,6 +136,7 @@ def main(request_path: str) -> int:
         "used_compile": harness.used_compile,
         "verdicts": verdicts,
         "seconds": time.monotonic() - started,
+        "compile_cache": _compile_cache_stats(),
         **_environment(),
     }
     target = Path(request["result"])

@@ -53,6 +53,23 @@ class RunSettings:
     env: tuple[tuple[str, str], ...] = ()
     # Run the script eagerly first and skip compiling when that already fails (see child._record).
     eager_precheck: bool = False
+    # A folder for Inductor's and Triton's on-disk caches, shared by every candidate of one reduction.
+    compile_cache: str | None = None
+
+
+@dataclass
+class CompileCacheStats:
+    """Inductor FX-graph cache lookups: a hit skips a compile."""
+
+    hits: int = 0
+    misses: int = 0
+
+    def add(self, other: CompileCacheStats) -> None:
+        self.hits += other.hits
+        self.misses += other.misses
+
+    def to_json(self) -> dict:
+        return {"hits": self.hits, "misses": self.misses}
 
 
 @dataclass
@@ -72,6 +89,7 @@ class RunResult:
     stderr_tail: str = ""
     device: str = ""
     torch_version: str = ""
+    compile_cache: CompileCacheStats = field(default_factory=CompileCacheStats)
 
     @property
     def completed(self) -> bool:
@@ -136,7 +154,7 @@ def run_candidate(
             cwd=str(work),
             stdout=str(work / "stdout"),
             stderr=str(work / "stderr"),
-            env=dict(settings.env),
+            env=job_env(settings),
             base_env=child_env(settings),
         )
         timed_out, memory_exceeded, cancelled = supervise(handle, settings.limits, cancel)
@@ -161,6 +179,7 @@ def run_candidate(
             result.verdicts = {k: Verdict.from_json(v) for k, v in data["verdicts"].items()}
             result.device = data.get("device", "")
             result.torch_version = data.get("torch_version", "")
+            result.compile_cache = CompileCacheStats(**data.get("compile_cache", {}))
         return result
 
 
@@ -174,6 +193,20 @@ def child_env(settings: RunSettings) -> dict[str, str]:
     # One compile thread: no subprocess pool to start per candidate, and parallel candidates don't oversubscribe.
     env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
     env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def job_env(settings: RunSettings) -> dict[str, str]:
+    """What one candidate's environment adds to ``child_env``; it travels with the job, so a warm server
+    started for other settings still honours it."""
+
+    env = dict(settings.env)
+    if settings.compile_cache:
+        # Candidates mostly compile graphs an earlier candidate already compiled (only code the compiler never
+        # sees changed), so Inductor's FX-graph cache answers instead of a compile. A cache the user set wins.
+        for variable, folder in (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton")):
+            if variable not in os.environ:
+                env.setdefault(variable, str(Path(settings.compile_cache) / folder))
     return env
 
 

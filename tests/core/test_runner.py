@@ -78,3 +78,19 @@ def test_killing_pid_zero_never_kills_our_own_group():
 
     kill_process_group(0)  # a candidate lost before it was forked has pid 0
     kill_process_group(-1)
+
+
+def test_candidates_of_one_run_share_the_compile_cache_folder(tmp_path, run_candidate):
+    cache = tmp_path / "compile-cache"
+    probe = "from torch._inductor.runtime.cache_dir_utils import cache_dir\nprint('CACHE', cache_dir())\n"
+    result = run_candidate(probe, RunSettings("bug.py", str(tmp_path), ("script",), compile_cache=str(cache)))
+    assert f"CACHE {cache / 'inductor'}" in result.stdout_tail
+
+
+def test_a_graph_compiled_by_an_earlier_candidate_is_a_cache_hit(tmp_path, warm_launcher):
+    compiled = "import torch\nprint(torch.compile(lambda x: x.sin() + 1)(torch.ones(3)))\n"
+    run_settings = RunSettings("bug.py", str(tmp_path), ("script",), compile_cache=str(tmp_path / "cache"))
+    first = run_cold(compiled, run_settings, launcher=warm_launcher)
+    second = run_cold("# a comment the compiler never sees\n" + compiled, run_settings, launcher=warm_launcher)
+    assert (first.compile_cache.hits, first.compile_cache.misses) == (0, 1)
+    assert (second.compile_cache.hits, second.compile_cache.misses) == (1, 0)
