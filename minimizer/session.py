@@ -25,7 +25,7 @@ from minimizer.runner.warm import ForkServerLauncher
 from minimizer.script_input import read_script
 from minimizer.source.layout import format_source
 from minimizer.source.statement import state_bug, stated_message
-from oracles.api import Verdict
+from oracles.api import NEEDS_CALLS, Verdict
 from oracles.registry import AUTO_PRIORITY, OracleNotFound, canonical_spec, load_oracle
 
 # The original may compile for a long time; candidates get a limit derived from how long the original took.
@@ -128,6 +128,7 @@ class Outcome:
     after: Size
     oracle_calls: int
     cache_hits: int
+    screened_out: int
     seconds: float
     accepted_steps: int
     stopped_early: bool
@@ -142,6 +143,7 @@ class Outcome:
             "signature": self.signature,
             "oracle_calls": self.oracle_calls,
             "cache_hits": self.cache_hits,
+            "screened_out": self.screened_out,
             "seconds": round(self.seconds, 2),
             "before": self.before.to_json(),
             "after": self.after.to_json(),
@@ -291,6 +293,7 @@ class Session:
             after=measure(best_text),
             oracle_calls=work.oracle_calls,
             cache_hits=work.cache_hits,
+            screened_out=work.screened_out,
             seconds=time.monotonic() - started,
             accepted_steps=state.steps,
             stopped_early=work.stopped_early,
@@ -313,11 +316,15 @@ class Session:
         """The libcst source reducer, run until a whole round of passes changes nothing."""
 
         from minimizer.source.format import parse_module, render_module, source_passes, source_size
+        from minimizer.source.viability import Viability
 
+        compares_calls = NEEDS_CALLS in load_oracle(target.spec).needs
+        viability = Viability.of(text, oracle_compares_compiled_calls=compares_calls)
         tester: Tester = Tester(
             render_module,
             lambda candidate, cancel: self._still_fails(candidate, settings, target, cancel),
             key=candidate_key,
+            screen=viability.why_not,
             jobs=self.options.jobs,
             on_result=lambda _text, interesting, cached: self.progress.tested(interesting, cached),
         )
@@ -499,6 +506,7 @@ class _Work:
 
     oracle_calls: int = 0
     cache_hits: int = 0
+    screened_out: int = 0
     stopped_early: bool = False
     passes: list[dict] = field(default_factory=list)
     _testers: list[tuple[Tester, list]] = field(default_factory=list)
@@ -514,6 +522,7 @@ class _Work:
 
     def finish(self) -> None:
         self.oracle_calls, self.cache_hits = self.live_calls
+        self.screened_out += sum(t.stats.screened_out for t, _ in self._testers)
         for _, passes in self._testers:
             self.passes += [{"pass": p.name, "proposed": p.tried, "accepted": p.accepted} for p in passes]
         self._testers.clear()

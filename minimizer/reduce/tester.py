@@ -22,6 +22,7 @@ class TesterStats:
     interesting: int = 0
     uninteresting: int = 0
     cancelled: int = 0
+    screened_out: int = 0  # turned down by the static screen, never run
 
 
 @dataclass
@@ -38,8 +39,9 @@ class Tester(Generic[T]):
     """``consider`` a candidate: render it to a script, look its key up in the cache, else ask ``evaluate``.
 
     ``render`` turns a candidate into the script text that runs; ``key`` normalizes that text so that
-    candidates differing only in layout share a verdict; ``evaluate`` runs a script and answers whether the
-    pinned bug still shows. With ``jobs`` > 1, up to ``jobs`` candidates run at once in a sliding window; the
+    candidates differing only in layout share a verdict; ``screen`` says why a script cannot show the bug
+    without running it (or ``None``: run it); ``evaluate`` runs a script and answers whether the pinned bug
+    still shows. With ``jobs`` > 1, up to ``jobs`` candidates run at once in a sliding window; the
     answer is still the first interesting candidate in order (so it does not depend on ``jobs``), and once it
     is known the candidates still running after it are cancelled.
     """
@@ -52,12 +54,14 @@ class Tester(Generic[T]):
         evaluate: Evaluate,
         *,
         key: Callable[[str], str] = lambda text: text,
+        screen: Callable[[str], str | None] = lambda text: None,
         jobs: int = 1,
         on_result: Callable[[str, bool, bool], None] | None = None,
     ):
         self.render = render
         self.evaluate = evaluate
         self.key = key
+        self.screen = screen
         self.jobs = max(1, jobs)
         self.stats = TesterStats()
         self._cache: dict[str, bool] = {}
@@ -108,6 +112,10 @@ class Tester(Generic[T]):
                 self.stats.cache_hits += 1
                 self._on_result(text, cached, True)
                 slot.answer = cached
+            elif self.screen(text) is not None:
+                with self._lock:
+                    self.stats.screened_out += 1
+                    self._cache[slot.key] = slot.answer = False
             elif self._pool is None:
                 slot.answer = self._evaluate_one(slot.text, slot.key, cancel)
             else:

@@ -47,8 +47,16 @@ def run_script(path: str, seed: int) -> BaseException | None:
     return None
 
 
+class EagerPrecheckFailed(Exception):
+    """The candidate raised with torch.compile disabled: compiling it is pointless."""
+
+    def __init__(self, info: Any):
+        super().__init__(f"{info.type}: {info.message}")
+        self.info = info
+
+
 def _record(harness: Any, script: str, seed: int, *, eager_precheck: bool, needs: frozenset[str]) -> Any:
-    """Run the script under the harness; return the RecordedRun, or ``None`` when the eager pre-check failed.
+    """Run the script under the harness; return the RecordedRun, or raise ``EagerPrecheckFailed``.
 
     With ``eager_precheck`` the script first runs with torch.compile disabled (cheap: nothing compiles). If that
     raises, the candidate is broken in eager mode or fails without the compiler, so compiling it is pointless.
@@ -68,7 +76,7 @@ def _record(harness: Any, script: str, seed: int, *, eager_precheck: bool, needs
         if not harness.used_compile:
             return RecordedRun(exception=info(eager_first), inplace_violations=harness.inplace_violations)
         if eager_first is not None:
-            return None
+            raise EagerPrecheckFailed(info(eager_first))
         harness.calls.clear()
         harness.inplace_violations.clear()
 
@@ -120,11 +128,15 @@ def main(request_path: str) -> int:
     harness = Harness(needs, seed=request["seed"], script_path=script)
     harness.install()
 
-    run = _record(harness, script, request["seed"], eager_precheck=request.get("eager_precheck", False), needs=needs)
+    try:
+        run = _record(harness, script, request["seed"], eager_precheck=request.get("eager_precheck", False), needs=needs)
+        rejected = ""
+    except EagerPrecheckFailed as failed:
+        run, rejected = None, f"fails without torch.compile (eager pre-check): {failed}"
     verdicts: dict[str, Any] = {}
     for spec, found in zip(request["oracles"], oracles):
         if run is None:
-            verdicts[spec] = {"fires": False, "signature": "", "detail": "fails without torch.compile (eager pre-check)"}
+            verdicts[spec] = {"fires": False, "signature": "", "detail": rejected}
             continue
         try:
             verdicts[spec] = found(run).to_json()

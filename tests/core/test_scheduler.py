@@ -105,3 +105,15 @@ def test_parallel_window_cancels_what_runs_behind_the_answer():
     assert cancelled == [True] and time.monotonic() - began < 4
     assert tester.stats.cancelled == 1
     assert "hit" in tester._cache and "slow" not in tester._cache  # an unknown answer is not cached
+
+
+def test_screened_out_candidates_are_never_run():
+    runs = []
+    tester = Tester(
+        lambda t: t,
+        lambda text, cancel: runs.append(text) or True,
+        screen=lambda text: "has an x" if "x" in text else None,
+    )
+    assert tester.first_interesting(["x1", "x2", "ok"]) == (2, "ok")
+    assert runs == ["ok"]
+    assert tester.stats.screened_out == 2 and tester.stats.oracle_calls == 1
