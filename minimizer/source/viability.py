@@ -3,7 +3,8 @@
 A generic reducer runs every candidate; we know kinds that are certain to fail before reaching the compiler:
 a candidate that reads a name nothing binds any more (it deleted a definition something still uses: a
 ``NameError``), one that calls a function of its own with arguments its signature cannot take (a
-``TypeError``), and, for oracles that compare eager and compiled calls, one that no longer calls
+``TypeError``), one whose method reads ``self.name`` that nothing in its class sets any more (an
+``AttributeError``), and, for oracles that compare eager and compiled calls, one that no longer calls
 ``torch.compile`` at all. Problems are judged against the script the reduction started from, so a script that
 already has one (a name bound through ``exec`` or ``globals()``, say) is not held to more than it was.
 """
@@ -11,6 +12,7 @@ already has one (a name bound through ``exec`` or ``globals()``, say) is not hel
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ScopeProvider
@@ -19,7 +21,8 @@ from minimizer.metrics import code_tokens
 
 
 def static_problems(module: cst.Module) -> frozenset[str]:
-    """Unbound names the module reads, and calls of its own functions and classes that cannot bind."""
+    """Unbound names the module reads, calls of its own functions and classes that cannot bind, and ``self``
+    attributes its classes read but never set."""
 
     scopes = MetadataWrapper(module, unsafe_skip_copy=True).resolve(ScopeProvider)
     problems: set[str] = set()
@@ -34,13 +37,87 @@ def static_problems(module: cst.Module) -> frozenset[str]:
                 definition = getattr(next(iter(access.referents)), "node", None)  # builtins have none
                 if definition is not None:
                     definitions[access.node] = definition
-    for call in _calls(module):
+    facts = _Facts()
+    module.visit(facts)
+    for call in facts.calls:
         callee = _callee(call)
         if callee in definitions:
             signature = _signature_of(definitions[callee])
             if signature is not None and not signature.binds(call):
                 problems.add(f"calls {callee.value}() with arguments it cannot take")
+    for name, attributes in facts.unset_attributes().items():
+        problems.update(f"{name} reads self.{attribute}, which it never sets" for attribute in attributes)
     return frozenset(problems)
+
+
+class _Facts(cst.CSTVisitor):
+    """One walk over the module: every call, and per class the ``self`` attributes its methods read and set
+    and the names its body defines."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[cst.Call] = []
+        self._classes: list[str] = []
+        self._read: dict[str, set[str]] = {}
+        self._set: dict[str, set[str]] = {}
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append(node)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.append(node.name.value)
+        self._read.setdefault(node.name.value, set())
+        # What the class body itself defines (methods, class attributes) is readable through ``self``.
+        self._set.setdefault(node.name.value, set()).update(_names_bound_by(node.body.body))
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._classes.pop()
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self._classes and _is_self(node.value):
+            self._read[self._classes[-1]].add(node.attr.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._record_set(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._record_set(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._record_set(node.target)
+
+    def _record_set(self, target: cst.BaseExpression) -> None:
+        if not self._classes:
+            return
+        if isinstance(target, cst.Attribute) and _is_self(target.value):
+            self._set[self._classes[-1]].add(target.attr.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._record_set(element.value)
+
+    def unset_attributes(self) -> dict[str, set[str]]:
+        """Per class, the ``self`` attributes read but never set (inherited ones are in the start's problems
+        already, so they are not held against a candidate)."""
+
+        return {name: read - self._set[name] for name, read in self._read.items() if read - self._set[name]}
+
+
+def _is_self(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "self"
+
+
+def _names_bound_by(body: Sequence[cst.BaseStatement]) -> set[str]:
+    names: set[str] = set()
+    for statement in body:
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            names.add(statement.name.value)
+        elif isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else []
+                if isinstance(small, cst.AnnAssign):
+                    targets = [small.target]
+                names.update(t.value for t in targets if isinstance(t, cst.Name))
+    return names
 
 
 @dataclass(frozen=True)
@@ -102,20 +179,6 @@ def _callee(call: cst.Call) -> cst.Name | None:
         if isinstance(compiler, cst.Name) and compiler.value == "compile":
             func = func.args[0].value
     return func if isinstance(func, cst.Name) else None
-
-
-def _calls(module: cst.Module) -> list[cst.Call]:
-    class Collect(cst.CSTVisitor):
-        def __init__(self) -> None:
-            super().__init__()
-            self.calls: list[cst.Call] = []
-
-        def visit_Call(self, node: cst.Call) -> None:
-            self.calls.append(node)
-
-    collector = Collect()
-    module.visit(collector)
-    return collector.calls
 
 
 def calls_compile(text: str) -> bool:

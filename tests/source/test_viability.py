@@ -77,3 +77,10 @@ def test_problems_the_start_already_had_are_not_held_against_candidates():
     start = START + "print(injected_elsewhere)\n"
     assert screen(start)(start.replace("block = Block(4)\n", "")) is None
     assert "'x'" in screen(start)(start.replace("x = torch.randn(4)\n", ""))
+
+
+def test_reading_a_self_attribute_the_class_no_longer_sets_is_turned_down():
+    start = START.replace("        self.width = width\n", "        self.width = width\n\n    def wide(self):\n        return self.width * self.scale_of()\n\n    def scale_of(self):\n        return 2\n")
+    assert screen(start)(start) is None
+    assert "self.width" in screen(start)(start.replace("self.width = width", "width = width"))
+    assert "self.scale_of" in screen(start)(start.replace("def scale_of(self)", "def other(self)"))
