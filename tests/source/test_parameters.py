@@ -30,6 +30,20 @@ def test_calls_through_torch_compile_are_call_sites():
     ]
 
 
+def test_triton_kernel_launches_are_call_sites():
+    code = (
+        "@triton.jit\ndef kernel(x_ptr, dy_ptr, n, BLOCK: tl.constexpr):\n    tl.store(x_ptr, n)\n"
+        "kernel[(n,)](x, dy, n, BLOCK=4)\n"
+    )
+    assert candidates(code) == [
+        "@triton.jit\ndef kernel(x_ptr, n, BLOCK: tl.constexpr):\n    tl.store(x_ptr, n)\nkernel[(n,)](x, n, BLOCK=4)\n",
+        "@triton.jit\ndef kernel(x_ptr, dy_ptr, n):\n    tl.store(x_ptr, n)\nkernel[(n,)](x, dy, n)\n",
+    ]
+    autotuned = "@triton.autotune(configs=[], key=['n'])\n" + code
+    assert candidates(autotuned) == []
+    assert candidates(code.replace("kernel[(n,)](", "launch = kernel[(n,)]\nlaunch(")) == []
+
+
 def test_last_keyword_only_parameter_takes_the_bare_star_and_trailing_comma_along():
     assert candidates("def f(a, *, k):\n    return a\nf(1, k=2)\n") == ["def f(a):\n    return a\nf(1)\n"]
     assert candidates("def f(a, /, b):\n    return b\nf(1, 2)\n") == ["def f(b):\n    return b\nf(2)\n"]

@@ -3,9 +3,10 @@
 After other passes have emptied a function, its signature still asks every caller for values it ignores
 (`def rotate(v, points): return skew(v).T`), and those arguments keep their own definitions alive. A parameter
 goes only when every call site can be matched: calls by name (`f(a, b)`), calls through `torch.compile(f)`
-(`torch.compile(f)(a, b)`, `g = torch.compile(f); g(a, b)`), and for methods calls by attribute (`obj.m(a)`).
-A function referenced in any other way (passed as a value, decorated by anything but `torch.compile`) keeps
-its signature, because we cannot see how it is called.
+(`torch.compile(f)(a, b)`, `g = torch.compile(f); g(a, b)`), launches of a `@triton.jit` kernel
+(`kernel[grid](a, b, BLOCK=4)`), and for methods calls by attribute (`obj.m(a)`). A function referenced in
+any other way (passed as a value, decorated by anything else) keeps its signature, because we cannot see how
+it is called.
 """
 
 from __future__ import annotations
@@ -22,7 +23,12 @@ from minimizer.source.cst_utils import distinct_candidates, replace_nodes, try_b
 __all__ = ["remove_unused_parameters"]
 
 _COMPILE_FUNC = m.Attribute(value=m.Name("torch"), attr=m.Name("compile"))
-_COMPILE_DECORATOR = m.Decorator(decorator=_COMPILE_FUNC | m.Call(func=_COMPILE_FUNC))
+_TRITON_JIT = m.Attribute(value=m.Name("triton"), attr=m.Name("jit"))
+# torch.compile and triton.jit keep the signature and leave every call visible (`triton.autotune` does not:
+# its configs name parameters).
+_SIGNATURE_KEEPING_DECORATOR = m.Decorator(
+    decorator=_COMPILE_FUNC | m.Call(func=_COMPILE_FUNC) | _TRITON_JIT | m.Call(func=_TRITON_JIT)
+)
 # Methods the framework calls for us (`m(x)` runs `forward`); their call sites are not in the script.
 _FRAMEWORK_METHODS = frozenset({"forward", "backward", "setup_context", "jvp", "vmap"})
 
@@ -81,7 +87,7 @@ def _unread_parameters(function: cst.FunctionDef, first_removable: int, scopes) 
 
 
 def _decorators_allowed(function: cst.FunctionDef) -> bool:
-    return all(m.matches(decorator, _COMPILE_DECORATOR) for decorator in function.decorators)
+    return all(m.matches(decorator, _SIGNATURE_KEEPING_DECORATOR) for decorator in function.decorators)
 
 
 def _function_call_sites(function: cst.FunctionDef, scopes, parents) -> Optional[list[_CallSite]]:
@@ -107,11 +113,15 @@ def _sole_binding(scope, name: str, node: cst.CSTNode):
 
 
 def _call_sites_of_reference(name: cst.CSTNode, scopes, parents) -> Optional[list[_CallSite]]:
-    """The calls a reference to a function leads to: the call it is the callee of, or the calls of the object
-    `torch.compile(name)` returns. None when the reference is used any other way."""
+    """The calls a reference to a function leads to: the call it is the callee of, a kernel launch
+    `name[grid](...)`, or the calls of the object `torch.compile(name)` returns. None when the reference is used
+    any other way."""
     parent = parents.get(name)
     if m.matches(parent, m.Call()) and parent.func is name:
         return [_CallSite(parent, 0)]
+    if m.matches(parent, m.Subscript()) and parent.value is name:
+        launch = parents.get(parent)
+        return [_CallSite(launch, 0)] if m.matches(launch, m.Call()) and launch.func is parent else None
     if not m.matches(parent, m.Arg(keyword=None, star="")):
         return None
     compile_call = parents.get(parent)
