@@ -15,18 +15,41 @@ import sys
 import time
 from pathlib import Path
 
-from minimizer.runner.process import Limits, RunSettings, run_candidate
+from minimizer.runner.process import Limits, RunResult, RunSettings, run_candidate
+from minimizer.source.statement import stated_message
 from oracles.registry import canonical_spec
 
 INTERESTING = 0
 NOT_INTERESTING = 1
 
 
-def is_interesting(source: str, oracle: str, signature: str, settings: RunSettings) -> bool:
-    """Run ``source`` under ``settings`` and say whether ``oracle`` fires with exactly ``signature``."""
+def shows_bug(result: RunResult, oracle: str, signature: str, *, stated: bool) -> bool:
+    """Whether a run shows the bug: ``oracle`` fires with exactly ``signature``. A repro that states the bug
+    (see ``minimizer.source.statement``) must also fail on its own: ``script`` fires.
 
-    verdict = run_candidate(source, settings).verdict(oracle)
-    return verdict.fires and verdict.signature == signature
+    The in-place check stated in a script takes over the harness's saved-tensor hooks, so for ``inplace`` the
+    stated assert itself is the evidence.
+    """
+
+    verdict = result.verdict(oracle)
+    pinned = verdict.fires and verdict.signature == signature
+    if not stated:
+        return pinned
+    standalone = result.verdict("script")
+    return standalone.fires and (pinned or (oracle == "inplace" and stated_message(oracle) in standalone.signature))
+
+
+def oracles_to_run(oracle: str) -> tuple[str, ...]:
+    """``inplace`` also needs ``script``, to recognize a repro that states the in-place bug."""
+
+    return (oracle, "script") if oracle == "inplace" else (oracle,)
+
+
+def is_interesting(source: str, oracle: str, signature: str, settings: RunSettings) -> bool:
+    """Run ``source`` under ``settings`` and say whether it shows the bug, stated as code or not."""
+
+    result = run_candidate(source, settings)
+    return shows_bug(result, oracle, signature, stated=False) or shows_bug(result, oracle, signature, stated=True)
 
 
 def append_count(path: Path, line: str) -> None:
@@ -61,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = RunSettings(
         filename=args.filename,
         origin_dir=str(Path(args.origin_dir).resolve()),
-        oracles=(oracle,),
+        oracles=oracles_to_run(oracle),
         limits=Limits(timeout=args.timeout),
     )
     started = time.monotonic()

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Callable, Protocol
 
 from minimizer.errors import MinimizerError
+from minimizer.interestingness import shows_bug
 from minimizer.metrics import Size, code_tokens, count_tokens, measure
 from minimizer.output import ReproInfo, default_output_path, render_repro, strip_header, write_atomic
 from minimizer.reduce.scheduler import OutOfTime, Reducer
@@ -24,7 +25,7 @@ from minimizer.runner.process import CompileCacheStats, Launcher, Limits, RunRes
 from minimizer.runner.warm import ForkServerLauncher
 from minimizer.script_input import read_script
 from minimizer.source.layout import format_source
-from minimizer.source.statement import state_bug, stated_message
+from minimizer.source.statement import state_bug
 from oracles.api import NEEDS_CALLS, Verdict
 from oracles.registry import AUTO_PRIORITY, OracleNotFound, canonical_spec, load_oracle
 
@@ -474,19 +475,7 @@ def _stated_settings(settings: RunSettings, target: _Target) -> RunSettings:
 
 
 def _shows_bug(result: RunResult, target: _Target, stated: bool) -> bool:
-    """Whether a run shows the pinned bug; a repro that states the bug must also fail on its own (``script``).
-
-    The in-place check stated in a script takes over the harness's saved-tensor hooks, so for ``inplace`` the
-    stated assert itself is the evidence.
-    """
-
-    if not stated:
-        return target.matches(result.verdict(target.spec))
-    standalone = result.verdict("script")
-    same_bug = target.matches(result.verdict(target.spec)) or (
-        target.spec == "inplace" and stated_message(target.spec) in standalone.signature
-    )
-    return standalone.fires and same_bug
+    return shows_bug(result, target.spec, target.signature, stated=stated)
 
 
 @dataclass

@@ -574,4 +574,4 @@ def _is_float(x: Any) -> bool:
 def _rng_devices() -> list[int]:
     import torch
 
-    return list(range(torch.cuda.device_count())) if torch.cuda.is_available() and torch.cuda.is_initialized() else []
+    return list(range(torch.cuda.device_count())) if torch.cuda.is_initialized() else []

@@ -35,3 +35,24 @@ def test_exit_0_for_the_signature_and_1_for_another(tmp_path, origin):
     assert right.returncode == 0, right.stderr
     assert wrong.returncode == 1, wrong.stderr
     assert len(count_file.read_text().splitlines()) == 2
+
+
+def test_a_repro_that_states_the_inplace_bug_counts_by_its_own_assert():
+    from minimizer.interestingness import shows_bug
+    from minimizer.runner.process import RunResult
+    from minimizer.source.statement import stated_message
+    from oracles.api import Verdict
+
+    def result(inplace: Verdict, script: Verdict) -> RunResult:
+        return RunResult(seconds=0.0, verdicts={"inplace": inplace, "script": script})
+
+    quiet = Verdict(False)
+    stated_assert = Verdict(True, f"AssertionError: {stated_message('inplace')}")
+    harness_saw_it = Verdict(True, "inplace: TanhBackward0")
+    # The stated hooks take over the harness's: only the assert fires, and that is the bug.
+    assert shows_bug(result(quiet, stated_assert), "inplace", "inplace: TanhBackward0", stated=True)
+    assert not shows_bug(result(quiet, stated_assert), "inplace", "inplace: TanhBackward0", stated=False)
+    assert not shows_bug(result(quiet, Verdict(True, "AssertionError: other")), "inplace", "inplace: TanhBackward0", stated=True)
+    # A stated repro must fail on its own.
+    assert not shows_bug(result(harness_saw_it, quiet), "inplace", "inplace: TanhBackward0", stated=True)
+    assert shows_bug(result(harness_saw_it, quiet), "inplace", "inplace: TanhBackward0", stated=False)

@@ -100,8 +100,10 @@ def _record(harness: Any, script: str, seed: int, *, eager_precheck: bool, needs
 def _environment() -> dict[str, str]:
     import torch
 
+    # The device the script used: asking a process that never touched CUDA would create a context (tenths of
+    # a second per candidate on a GPU host) only to report a GPU the script did not use.
     device = "cpu"
-    if torch.cuda.is_available():
+    if torch.cuda.is_initialized():
         device = f"cuda ({torch.cuda.get_device_name()})"
     return {"device": device, "torch_version": torch.__version__}
 
