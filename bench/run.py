@@ -143,7 +143,8 @@ def run_minimizer(bug: Bug, jobs: int, max_seconds: float, scratch: Path) -> Row
     data = json.loads(report.read_text())
     row.oracle_calls = data["oracle_calls"]
     row.capped = bool(data["stopped_early"])
-    row.extra = {"cache_hits": data["cache_hits"], "reduce_seconds": data["seconds"], "signature": data["signature"]}
+    row.extra = {"cache_hits": data["cache_hits"], "reduce_seconds": data["seconds"], "signature": data["signature"],
+                 "trajectory": data.get("trajectory", [])}
     measure_into(row, bug, output)
     row.extra["output"] = output.read_text()
     return row
@@ -308,6 +309,50 @@ def print_table(rows: list[Row], originals: dict[str, dict]) -> None:
             print("  ".join("-" * width for width in widths))
 
 
+def cost_to_reach(minimizer: Row, tokens: int) -> tuple[int, float] | None:
+    """minimizer's oracle calls and seconds until its repro was first no larger than ``tokens``, from its
+    report's trajectory; None if it never got there.
+
+    The trajectory measures the reduced script before the bug is stated at its end; what stating it added to
+    the final repro is added to every point, so the comparison never flatters minimizer.
+    """
+
+    trajectory = minimizer.extra.get("trajectory") or []
+    if not trajectory or minimizer.tokens is None:
+        return None
+    stated = max(0, minimizer.tokens - trajectory[-1]["tokens"])
+    for point in trajectory:
+        if point["tokens"] + stated <= tokens:
+            return point["oracle_calls"], point["seconds"]
+    return None
+
+
+def print_matched(rows: list[Row]) -> None:
+    """Both tools' cost at the same size: shrinkray's final size, and what minimizer spent to first reach it."""
+
+    table = [["example", "shrinkray tokens", "shrinkray calls", "shrinkray s", "minimizer calls", "minimizer s",
+              "calls ratio", "time ratio"]]
+    for theirs in (r for r in rows if r.tool == "shrinkray" and r.tokens is not None and r.same_bug):
+        ours = next((r for r in rows if r.tool == "minimizer" and r.example == theirs.example and r.same_bug), None)
+        reached = cost_to_reach(ours, theirs.tokens) if ours else None
+        if reached is None:
+            table.append([theirs.example, str(theirs.tokens), str(theirs.oracle_calls), f"{theirs.wall_seconds:.0f}",
+                          "not reached", "", "", ""])
+            continue
+        calls, seconds = reached
+        table.append([theirs.example, str(theirs.tokens), str(theirs.oracle_calls), f"{theirs.wall_seconds:.0f}",
+                      str(calls), f"{seconds:.0f}", f"{calls / max(1, theirs.oracle_calls):.2f}",
+                      f"{seconds / max(1e-9, theirs.wall_seconds):.2f}"])
+    if len(table) == 1:
+        return
+    print("\nAt shrinkray's final size: what minimizer spent to first get its repro that small")
+    widths = [max(len(line[i]) for line in table) for i in range(len(table[0]))]
+    for i, line in enumerate(table):
+        print("  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip())
+        if i == 0:
+            print("  ".join("-" * width for width in widths))
+
+
 # ---------------------------------------------------------------------------------------------------- main
 
 
@@ -349,6 +394,16 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[Row] = []
     originals: dict[str, dict] = {}
     scratch_root = Path(tempfile.mkdtemp(prefix="minimizer-bench-"))
+    out = args.json_out or BENCH / "results" / f"{dt.date.today().isoformat()}-{info['host']}.json"
+    settings = {"jobs": args.jobs, "max_seconds": args.max_seconds, "tools": tools, "shrinkray_args": args.shrinkray_args}
+
+    def save() -> None:
+        # After every row: a long run that is stopped keeps what it measured.
+        result = {"machine": info, "settings": settings, "originals": originals, "rows": [asdict(r) for r in rows]}
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_suffix(".tmp")
+        tmp.write_text(json.dumps(result, indent=2) + "\n")
+        tmp.replace(out)
     for example in examples:
         name = str(example.relative_to(REPO)) if example.is_relative_to(REPO) else str(example)
         print(f"== {name}: pinning the bug", file=sys.stderr)
@@ -381,24 +436,13 @@ def main(argv: list[str] | None = None) -> int:
                 row = run_shrinkray(bug, args.jobs, args.max_seconds, scratch, shrinkray, extra)
             row.example = name
             rows.append(row)
+            save()
             print(f"   {row.oracle_calls} calls, {row.wall_seconds} s, {row.tokens} tokens, same bug {row.same_bug}",
                   file=sys.stderr)
 
     print_table(rows, originals)
-    out = args.json_out or BENCH / "results" / f"{dt.date.today().isoformat()}-{info['host']}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    result = {
-        "machine": info,
-        "settings": {
-            "jobs": args.jobs,
-            "max_seconds": args.max_seconds,
-            "tools": tools,
-            "shrinkray_args": args.shrinkray_args,
-        },
-        "originals": originals,
-        "rows": [asdict(row) for row in rows],
-    }
-    out.write_text(json.dumps(result, indent=2) + "\n")
+    print_matched(rows)
+    save()
     print(f"\nwrote {out}")
     if args.keep:
         print(f"scratch kept in {scratch_root}")

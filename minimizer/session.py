@@ -136,6 +136,8 @@ class Outcome:
     final_fire_rate: tuple[int, int]
     passes: list[dict] = field(default_factory=list)
     compile_cache: CompileCacheStats = field(default_factory=CompileCacheStats)
+    # One point per step that made the best repro smaller: what it cost to get that small.
+    trajectory: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {
@@ -153,6 +155,7 @@ class Outcome:
             "final_confirmations": {"fired": self.final_fire_rate[0], "runs": self.final_fire_rate[1]},
             "compile_cache": self.compile_cache.to_json(),
             "passes": self.passes,
+            "trajectory": self.trajectory,
         }
 
 
@@ -301,6 +304,7 @@ class Session:
             final_fire_rate=(fired, len(confirmations)),
             passes=work.passes,
             compile_cache=self.compile_cache,
+            trajectory=state.trajectory,
         )
         state.write(best_text, final=True)
         if self.options.report:
@@ -531,6 +535,7 @@ class _BestSoFar:
         self.best_tokens = before.tokens
         self.steps = 0
         self.work: _Work | None = None
+        self.trajectory: list[dict] = [{"oracle_calls": 0, "seconds": 0.0, "tokens": before.tokens}]
 
     def message(self, text: str) -> None:
         self.session.progress.message(text)
@@ -548,6 +553,10 @@ class _BestSoFar:
         self.steps += 1
         tokens = count_tokens(text)
         if tokens <= self.best_tokens:
+            if tokens < self.best_tokens:
+                calls = self.work.live_calls[0] if self.work else 0
+                seconds = round(time.monotonic() - self.started, 2)
+                self.trajectory.append({"oracle_calls": calls, "seconds": seconds, "tokens": tokens})
             self.best_text, self.best_tokens = text, tokens
             self.write(text, final=False)
         self.session.progress.accepted(text, size, pass_name)

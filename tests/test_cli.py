@@ -94,6 +94,12 @@ def test_reduce_writes_repro_and_report_and_leaves_input_alone(tmp_path):
     assert data["after"]["tokens"] < data["before"]["tokens"]
     assert set(data["before"]) == {"lines", "tokens", "torch_ops"}
     assert data["oracle_calls"] > 0 and data["final_confirmations"]["fired"] == 2
+    # The trajectory starts at the original and goes down to the result, never costing fewer calls later.
+    trajectory = data["trajectory"]
+    assert trajectory[0] == {"oracle_calls": 0, "seconds": 0.0, "tokens": data["before"]["tokens"]}
+    assert trajectory[-1]["tokens"] == data["after"]["tokens"]
+    assert all(a["tokens"] > b["tokens"] and a["oracle_calls"] <= b["oracle_calls"]
+               for a, b in zip(trajectory, trajectory[1:]))
     # The repro fails on its own with the same error.
     run = subprocess.run([sys.executable, str(tmp_path / "bug.min.py")], capture_output=True, text=True)
     assert "ValueError: boom" in run.stderr
