@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Callable, Generic, Iterable, Iterator, TypeVar
 
@@ -77,7 +77,8 @@ class Tester(Generic[T]):
     def first_interesting(self, candidates: Iterable[T]) -> tuple[int, T] | None:
         """The index and value of the first candidate that still shows the bug, or ``None``.
 
-        Candidates are pulled lazily: no more than ``jobs`` uncached ones are ahead of the first unanswered one.
+        Candidates are pulled lazily: at most ``jobs`` run at once. While the first unanswered one still runs,
+        every worker that finishes takes the next candidate, so one slow candidate does not idle the others.
         """
 
         pending: Iterator[tuple[int, T]] = enumerate(candidates)
@@ -88,7 +89,11 @@ class Tester(Generic[T]):
                 self._fill(window, pending, cancel)
                 if not window:
                     return None
-                head = window.popleft()
+                head = window[0]
+                if head.future is not None and not head.future.done():
+                    wait([s.future for s in window if s.future is not None], return_when=FIRST_COMPLETED)
+                    continue
+                window.popleft()
                 if head.future is not None:
                     head.answer = head.future.result()
                 if head.answer:
@@ -101,6 +106,8 @@ class Tester(Generic[T]):
         while running < self.jobs:
             if window and window[0].future is None and window[0].answer is not None:
                 return  # the head is answered from the cache: no need to look further yet
+            if any(_known_interesting(slot) for slot in window):
+                return  # nothing after an interesting candidate can matter
             try:
                 index, candidate = next(pending)
             except StopIteration:
@@ -122,8 +129,6 @@ class Tester(Generic[T]):
                 slot.future = self._pool.submit(self._evaluate_one, slot.text, slot.key, cancel)
                 running += 1
             window.append(slot)
-            if slot.answer:
-                return  # nothing after an interesting candidate can matter
 
     def _evaluate_one(self, text: str, key: str, cancel: threading.Event) -> bool | None:
         if cancel.is_set():
@@ -146,3 +151,9 @@ class Tester(Generic[T]):
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _known_interesting(slot: _Slot) -> bool:
+    if slot.future is not None:
+        return slot.future.done() and slot.future.result() is True
+    return bool(slot.answer)

@@ -107,6 +107,29 @@ def test_parallel_window_cancels_what_runs_behind_the_answer():
     assert "hit" in tester._cache and "slow" not in tester._cache  # an unknown answer is not cached
 
 
+def test_workers_keep_taking_candidates_while_a_slow_one_runs_ahead():
+    import threading
+    import time
+
+    hit_started = threading.Event()
+
+    def evaluate(text, cancel):
+        if text == "slow":
+            # Only finishes early if the other worker got through every miss to the hit meanwhile.
+            hit_started.wait(5)
+            return False
+        if text == "hit":
+            hit_started.set()
+        return text == "hit"
+
+    tester = Tester(lambda t: t, evaluate, jobs=2)
+    began = time.monotonic()
+    assert tester.first_interesting(["slow", "m1", "m2", "m3", "hit", "after"]) == (4, "hit")
+    tester.close()
+    assert time.monotonic() - began < 4
+    assert tester.stats.oracle_calls == 5  # nothing after the hit was started
+
+
 def test_screened_out_candidates_are_never_run():
     runs = []
     tester = Tester(
