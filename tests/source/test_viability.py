@@ -84,3 +84,27 @@ def test_reading_a_self_attribute_the_class_no_longer_sets_is_turned_down():
     assert screen(start)(start) is None
     assert "self.width" in screen(start)(start.replace("self.width = width", "width = width"))
     assert "self.scale_of" in screen(start)(start.replace("def scale_of(self)", "def other(self)"))
+
+
+FUNCTION = """
+import torch
+
+def forward(x):
+    h = torch.relu(x)
+    h = torch.tanh(h)
+    with torch.no_grad() as guard:
+        y = guard
+    return h + y
+
+forward(torch.randn(2))
+"""
+
+
+def test_a_local_read_before_any_assignment_is_turned_down():
+    assert screen(FUNCTION)(FUNCTION) is None
+    assert screen(FUNCTION)(FUNCTION.replace("    h = torch.relu(x)\n", "")) == "reads unbound name 'h'"
+
+
+def test_reads_before_assignment_are_not_judged_where_a_loop_could_bind_first():
+    looped = FUNCTION.replace("    h = torch.relu(x)\n", "    for _ in range(2):\n        pass\n")
+    assert screen(FUNCTION)(looped) is None
