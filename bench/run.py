@@ -182,9 +182,20 @@ def run_shrinkray(
     row.extra = {"returncode": process.returncode, "log_tail": log.read_text()[-2000:]}
     if process.returncode not in (0, None) and not row.capped:
         row.error = f"shrinkray exit {process.returncode}: {log.read_text().strip()[-300:]}"
+    # Stopped by SIGKILL, shrinkray may not have written its best to the file; its history has every step.
+    if row.capped and (latest := _latest_in_history(scratch, candidate.name)) is not None:
+        if len(latest.read_text()) < len(candidate.read_text()):
+            shutil.copy(latest, candidate)
     measure_into(row, bug, candidate)
     row.extra["output"] = candidate.read_text()
     return row
+
+
+def _latest_in_history(scratch: Path, name: str) -> Path | None:
+    """shrinkray's last recorded reduction (``.shrinkray/<run>/reductions/NNNN/<name>``), if any."""
+
+    steps = sorted(scratch.glob(f".shrinkray/*/reductions/*/{name}"), key=lambda path: path.parent.name)
+    return steps[-1] if steps else None
 
 
 def _stop(process: subprocess.Popen) -> None:
