@@ -294,7 +294,7 @@ class Session:
             oracle=target.spec,
             signature=target.signature,
             before=state.before,
-            after=measure(best_text),
+            after=measure(format_source(best_text)),  # as written: the file is formatted
             oracle_calls=work.oracle_calls,
             cache_hits=work.cache_hits,
             screened_out=work.screened_out,
@@ -563,6 +563,7 @@ class _BestSoFar:
 
     def write(self, text: str, *, final: bool) -> None:
         calls, hits = self.work.live_calls if self.work else (0, 0)
+        text = format_source(text)
         info = ReproInfo(
             source_name=self.session.options.script.name,
             torch_version=self.report.torch_version,
@@ -576,4 +577,4 @@ class _BestSoFar:
             seconds=time.monotonic() - self.started,
             final=final,
         )
-        write_atomic(self.session.options.output_path, render_repro(format_source(text), info))
+        write_atomic(self.session.options.output_path, render_repro(text, info))

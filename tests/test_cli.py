@@ -92,6 +92,10 @@ def test_reduce_writes_repro_and_report_and_leaves_input_alone(tmp_path):
     assert data["oracle"] == "script"
     assert data["signature"] == "ValueError: boom N"
     assert data["after"]["tokens"] < data["before"]["tokens"]
+    # The sizes reported are those of the file as written (formatted; the header is comments).
+    from minimizer.metrics import measure
+
+    assert data["after"] == measure(repro).to_json()
     assert set(data["before"]) == {"lines", "tokens", "torch_ops"}
     assert data["oracle_calls"] > 0 and data["final_confirmations"]["fired"] == 2
     # The trajectory starts at the original and goes down to the result, never costing fewer calls later.
