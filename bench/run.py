@@ -313,7 +313,13 @@ def print_table(rows: list[Row], originals: dict[str, dict]) -> None:
             table.append([example, "(hand-minimal)", "", "", str(original["hand_minimal_tokens"]),
                           str(original["hand_minimal_torch_ops"]), ""])
         table += [cells(row) for row in rows if row.example == example]
-    widths = [max(len(line[i]) for line in table) for i in range(len(COLUMNS))]
+    print_aligned(table)
+
+
+def print_aligned(table: list[list[str]]) -> None:
+    """Columns padded to their widest cell, the first line as the header."""
+
+    widths = [max(len(line[i]) for line in table) for i in range(len(table[0]))]
     for i, line in enumerate(table):
         print("  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip())
         if i == 0:
@@ -357,11 +363,7 @@ def print_matched(rows: list[Row]) -> None:
     if len(table) == 1:
         return
     print("\nAt shrinkray's final size: what minimizer spent to first get its repro that small")
-    widths = [max(len(line[i]) for line in table) for i in range(len(table[0]))]
-    for i, line in enumerate(table):
-        print("  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip())
-        if i == 0:
-            print("  ".join("-" * width for width in widths))
+    print_aligned(table)
 
 
 # ---------------------------------------------------------------------------------------------------- main

@@ -288,13 +288,14 @@ class Session:
             settings = _stated_settings(settings, target)
         self.progress.message(f"confirming the repro {max(1, self.options.confirm)} time(s)")
         confirmations = self._run_many([best_text] * max(1, self.options.confirm), settings)
-        fired = sum(_shows_bug(r, target, stated) for r in confirmations)
+        fired = sum(target.shown_by(r, stated=stated) for r in confirmations)
+        written = state.write(best_text, final=True)
         outcome = Outcome(
             output=self.options.output_path,
             oracle=target.spec,
             signature=target.signature,
             before=state.before,
-            after=measure(format_source(best_text)),  # as written: the file is formatted
+            after=written,
             oracle_calls=work.oracle_calls,
             cache_hits=work.cache_hits,
             screened_out=work.screened_out,
@@ -306,7 +307,6 @@ class Session:
             compile_cache=self.compile_cache,
             trajectory=state.trajectory,
         )
-        state.write(best_text, final=True)
         if self.options.report:
             write_atomic(self.options.report, json.dumps(outcome.to_json(), indent=2) + "\n")
         if fired < len(confirmations):
@@ -433,7 +433,7 @@ class Session:
         versions = state_bug(text, pinned.spec)
         check = _stated_settings(settings, pinned)
         for stated in versions:
-            if _shows_bug(self._run(stated, check), pinned, stated=True):
+            if pinned.shown_by(self._run(stated, check), stated=True):
                 self.progress.message("stated the bug as an assert at the end of the repro")
                 return stated, True
         if versions:
@@ -469,17 +469,13 @@ class Session:
         """Whether the candidate shows the pinned bug; ``None`` if it was cancelled before it could tell."""
 
         result = self._run(source, settings, cancel)
-        return None if result.cancelled else target.matches(result.verdict(target.spec))
+        return None if result.cancelled else target.shown_by(result)
 
 
 def _stated_settings(settings: RunSettings, target: _Target) -> RunSettings:
     """How a repro that states the bug runs: the pinned oracle and ``script``, which must see it fail alone."""
 
     return dataclasses.replace(settings, oracles=(target.spec, "script"), eager_precheck=False)
-
-
-def _shows_bug(result: RunResult, target: _Target, stated: bool) -> bool:
-    return shows_bug(result, target.spec, target.signature, stated=stated)
 
 
 @dataclass
@@ -489,8 +485,10 @@ class _Target:
     spec: str
     signature: str
 
-    def matches(self, verdict: Verdict) -> bool:
-        return verdict.fires and verdict.signature == self.signature
+    def shown_by(self, result: RunResult, *, stated: bool = False) -> bool:
+        """Whether a run shows this bug (``stated``: by a repro that states it, see ``shows_bug``)."""
+
+        return shows_bug(result, self.spec, self.signature, stated=stated)
 
 
 @dataclass
@@ -561,7 +559,9 @@ class _BestSoFar:
             self.write(text, final=False)
         self.session.progress.accepted(text, size, pass_name)
 
-    def write(self, text: str, *, final: bool) -> None:
+    def write(self, text: str, *, final: bool) -> Size:
+        """Write ``text`` formatted, with its header; the size of what was written."""
+
         calls, hits = self.work.live_calls if self.work else (0, 0)
         text = format_source(text)
         info = ReproInfo(
@@ -578,3 +578,4 @@ class _BestSoFar:
             final=final,
         )
         write_atomic(self.session.options.output_path, render_repro(text, info))
+        return info.after

@@ -35,7 +35,7 @@ def static_problems(text: str) -> frozenset[str]:
 
     tree = ast.parse(text)
     table = symtable.symtable(text, "<candidate>", "exec")
-    problems = set(_unbound_reads(tree, table)) | _locals_read_before_assignment(tree)
+    problems = _unbound_reads(tree, table) | _locals_read_before_assignment(tree)
     problems.update(_calls_that_cannot_bind(tree))
     problems.update(_unset_self_attributes(tree))
     return frozenset(problems)
