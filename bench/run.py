@@ -144,7 +144,7 @@ def run_minimizer(bug: Bug, jobs: int, max_seconds: float, scratch: Path) -> Row
     row.oracle_calls = data["oracle_calls"]
     row.capped = bool(data["stopped_early"])
     row.extra = {"cache_hits": data["cache_hits"], "reduce_seconds": data["seconds"], "signature": data["signature"],
-                 "trajectory": data.get("trajectory", [])}
+                 "trajectory": data.get("trajectory", []), "stated_tokens": data.get("stated_tokens")}
     measure_into(row, bug, output)
     row.extra["output"] = output.read_text()
     return row
@@ -331,13 +331,16 @@ def cost_to_reach(minimizer: Row, tokens: int) -> tuple[int, float] | None:
     report's trajectory; None if it never got there.
 
     The trajectory measures the reduced script before the bug is stated at its end; what stating it added to
-    the final repro is added to every point, so the comparison never flatters minimizer.
+    the final repro (the report's ``stated_tokens``) is added to every point, so the comparison never flatters
+    minimizer. Reports without that field: the final size minus the trajectory's last point.
     """
 
     trajectory = minimizer.extra.get("trajectory") or []
     if not trajectory or minimizer.tokens is None:
         return None
-    stated = max(0, minimizer.tokens - trajectory[-1]["tokens"])
+    stated = minimizer.extra.get("stated_tokens")
+    if stated is None:
+        stated = max(0, minimizer.tokens - trajectory[-1]["tokens"])
     for point in trajectory:
         if point["tokens"] + stated <= tokens:
             return point["oracle_calls"], point["seconds"]

@@ -138,6 +138,8 @@ class Outcome:
     compile_cache: CompileCacheStats = field(default_factory=CompileCacheStats)
     # One point per step that made the best repro smaller: what it cost to get that small.
     trajectory: list[dict] = field(default_factory=list)
+    # Tokens that stating the bug at the end (see minimizer.source.statement) added to the repro.
+    stated_tokens: int = 0
 
     def to_json(self) -> dict:
         return {
@@ -156,6 +158,7 @@ class Outcome:
             "compile_cache": self.compile_cache.to_json(),
             "passes": self.passes,
             "trajectory": self.trajectory,
+            "stated_tokens": self.stated_tokens,
         }
 
 
@@ -283,6 +286,7 @@ class Session:
             self.progress.message("time limit reached: keeping the best repro so far")
 
         work.finish()
+        unstated_tokens = count_tokens(format_source(best_text))
         best_text, stated = self._state_bug(best_text, target, settings)
         if stated:
             settings = _stated_settings(settings, target)
@@ -306,6 +310,7 @@ class Session:
             passes=work.passes,
             compile_cache=self.compile_cache,
             trajectory=state.trajectory,
+            stated_tokens=written.tokens - unstated_tokens if stated else 0,
         )
         if self.options.report:
             write_atomic(self.options.report, json.dumps(outcome.to_json(), indent=2) + "\n")
@@ -321,6 +326,7 @@ class Session:
         """The libcst source reducer, run until a whole round of passes changes nothing."""
 
         from minimizer.source.format import parse_module, render_module, source_passes, source_size
+        from minimizer.source.passes import FOLLOW_UP
         from minimizer.source.viability import Viability
 
         compares_calls = NEEDS_CALLS in load_oracle(target.spec).needs
@@ -336,7 +342,8 @@ class Session:
         passes = source_passes()
         work.add_stage(tester, passes)
         try:
-            return render_module(Reducer(passes, tester, source_size, state, deadline=deadline).reduce(parse_module(text)))
+            reducer = Reducer(passes, tester, source_size, state, deadline=deadline, follow_up=FOLLOW_UP)
+            return render_module(reducer.reduce(parse_module(text)))
         finally:
             tester.close()
 

@@ -32,3 +32,10 @@ def test_cost_to_reach_counts_what_stating_the_bug_added():
     row = minimizer_row(70)
     assert bench.cost_to_reach(row, 200) == (40, 90.0)
     assert bench.cost_to_reach(row, 210) == (10, 20.0)
+
+
+def test_cost_to_reach_takes_the_stated_tokens_from_the_report():
+    # The graph stage made a standalone script larger than the last point (60); stating added only 5 tokens.
+    row = bench.Row("x.py", "minimizer", tokens=80, extra={"trajectory": TRAJECTORY, "stated_tokens": 5})
+    assert bench.cost_to_reach(row, 65) == (40, 90.0)
+    assert bench.cost_to_reach(row, 64) is None

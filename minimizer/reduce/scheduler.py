@@ -48,6 +48,10 @@ class Reducer(Generic[T]):
     index ``i``: the earlier proposals were just rejected on an almost identical candidate, so they are
     unlikely to succeed now, and skipping them keeps ddmin-style passes at their current granularity. Passes
     that removed most in the previous round go first.
+
+    ``follow_up(before, after)``, if given, proposes one candidate right after each accepted step (the
+    source reducer removes the definitions the step left unread), so that what a step makes pointless goes at
+    once instead of in the next round.
     """
 
     def __init__(
@@ -58,8 +62,10 @@ class Reducer(Generic[T]):
         observer: Observer,
         *,
         deadline: float | None = None,
+        follow_up: Callable[[T, T], T | None] | None = None,
     ):
         self.passes = list(passes)
+        self.follow_up = follow_up
         self.tester = tester
         self.size = size
         self.observer = observer
@@ -98,13 +104,28 @@ class Reducer(Generic[T]):
                 return current
             offset, candidate = found
             skip += offset
-            text = self.tester.render(candidate)
-            self._visited.add(self.tester.key(text))
-            removed = self.size(current) - self.size(candidate)
+            before, current = current, self._accept(reduction_pass.name, current, candidate)
             reduction_pass.accepted += 1
-            reduction_pass.size_removed += max(removed, 0)
-            current = candidate
-            self.observer.accepted(text, self.size(current), reduction_pass.name)
+            reduction_pass.size_removed += max(self.size(before) - self.size(current), 0)
+            current = self._follow_up(before, current)
+
+    def _accept(self, pass_name: str, current: T, candidate: T) -> T:
+        text = self.tester.render(candidate)
+        self._visited.add(self.tester.key(text))
+        self.observer.accepted(text, self.size(candidate), pass_name)
+        return candidate
+
+    def _follow_up(self, before: T, after: T) -> T:
+        if self.follow_up is None:
+            return after
+        candidate = self.follow_up(before, after)
+        if candidate is None or self.size(candidate) > self.size(after):
+            return after
+        if self.tester.key(self.tester.render(candidate)) in self._visited:
+            return after
+        if self.tester.first_interesting(iter([candidate])) is None:
+            return after
+        return self._accept(getattr(self.follow_up, "__name__", "follow_up"), after, candidate)
 
     def _fresh(self, reduction_pass: Pass[T], current: T) -> Iterator[T]:
         """The pass's proposals, minus ones already accepted once (no cycles) and ones that grew."""

@@ -2,8 +2,9 @@
 
 Differential oracles (numerical, requires-grad, gradient) compare eager and compiled inside our harness; the
 reduced script need not contain any comparison. This module rewrites the script so its last lines do the
-comparison with an ``assert`` and a message; the in-place oracle gets a saved-tensor check installed after
-the imports instead. The session verifies the stated script before using it.
+comparison (``torch.testing.assert_close`` for numbers, an ``assert`` with a message otherwise), in as few
+tokens as read naturally; the in-place oracle gets a saved-tensor check installed after the imports instead.
+The session verifies the stated script before using it.
 """
 
 from __future__ import annotations
@@ -22,8 +23,6 @@ _MESSAGES = {
     "inplace": "a tensor saved for backward was modified in place",
 }
 
-_ALLCLOSE = 'assert torch.allclose(out, expected, rtol=1e-3, atol=1e-3), "{message}"'
-_ASSERT_CLOSE = 'torch.testing.assert_close(out, expected, rtol=1e-3, atol=1e-3, msg="{message}")'
 
 _INPLACE_CHECK = '''
 def _pack_saved(tensor):
@@ -47,12 +46,14 @@ def stated_message(oracle: str) -> str:
 
 
 def state_bug(source: str, oracle: str) -> list[str]:
-    """Versions of ``source`` with the bug of ``oracle`` stated as plain code, most readable first; ``[]`` if we
-    cannot. The caller keeps the first that still shows the bug.
+    """Versions of ``source`` with the bug of ``oracle`` stated as plain code; ``[]`` if we cannot. The caller
+    keeps the first that still shows the bug.
 
     For the compiler oracles the script must contain one call of a compiled callable, written
     ``torch.compile(F, ...)(ARGS)`` (alone or assigned) or ``C = torch.compile(F, ...)`` then ``C(ARGS)``.
-    An ``assert`` on ``torch.allclose`` reads best; ``torch.testing.assert_close`` also handles tuples.
+    Numbers are compared by ``torch.testing.assert_close`` with its default, dtype-aware tolerances (stricter
+    than the numerical oracle's, so it fails wherever the oracle fires); it takes tuples and its message says
+    how far apart the outputs are.
     """
 
     if oracle not in _MESSAGES:
@@ -63,14 +64,10 @@ def state_bug(source: str, oracle: str) -> list[str]:
     located = _locate_compiled_call(module)
     if located is None:
         return []
-    return [
-        _state_compiled_call(module, located, oracle, close_check)
-        for close_check in (_ALLCLOSE, _ASSERT_CLOSE)
-        if oracle == "numerical" or close_check is _ALLCLOSE
-    ]
+    return [_state_compiled_call(module, located, oracle)]
 
 
-def _state_compiled_call(module: cst.Module, located: tuple, oracle: str, close_check: str) -> str:
+def _state_compiled_call(module: cst.Module, located: tuple, oracle: str) -> str:
     index, model, args, kwargs = located
     body = list(module.body)
     hoisted: list[str] = []
@@ -86,24 +83,28 @@ def _state_compiled_call(module: cst.Module, located: tuple, oracle: str, close_
     arg_names = [name_for(arg.value, f"arg{i}") for i, arg in enumerate(args)]
     kwarg_text = "".join(f", {code(k)}" for k in kwargs)
     call_args = ", ".join(arg_names)
-    lines = hoisted + [f"out = torch.compile({model_name}{kwarg_text})({call_args})"]
-    lines += _comparison(oracle, model_name, call_args, arg_names, close_check)
+    compiled = f"torch.compile({model_name}{kwarg_text})({call_args})"
+    lines = hoisted + _comparison(oracle, compiled, model_name, call_args, arg_names)
     statements = [cst.parse_statement(line + "\n") for line in lines]
     body[index : index + 1] = statements
     # What came after the compiled call is left out: the stated comparison is the end of the repro.
     return module.with_changes(body=body[: index + len(statements)]).code
 
 
-def _comparison(oracle: str, model: str, call_args: str, arg_names: list[str], close_check: str) -> list[str]:
+def _comparison(oracle: str, compiled: str, model: str, call_args: str, arg_names: list[str]) -> list[str]:
+    """The statements that end the repro. The compiled call stays first: a model whose state a call changes
+    (batch norm's running statistics) must see the same order as in the script."""
+
     message = _MESSAGES[oracle]
-    expected = f"expected = {model}({call_args})"
+    eager = f"{model}({call_args})"
     if oracle == "numerical":
-        return [expected, close_check.format(message=message)]
+        return [f"torch.testing.assert_close({compiled}, {eager})"]
     if oracle == "requires-grad":
-        return [expected, f'assert out.requires_grad == expected.requires_grad, "{message}"']
+        return [f'assert {compiled}.requires_grad == {eager}.requires_grad, "{message}"']
     leaves = ", ".join(arg_names + [f'*getattr({model}, "parameters", list)()'])
     return [
-        expected,
+        f"out = {compiled}",
+        f"expected = {eager}",
         f"leaves = [t for t in [{leaves}] if isinstance(t, torch.Tensor) and t.requires_grad]",
         "grads = torch.autograd.grad(out.sum(), leaves, allow_unused=True)",
         "expected_grads = torch.autograd.grad(expected.sum(), leaves, allow_unused=True)",

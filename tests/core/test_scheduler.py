@@ -54,6 +54,28 @@ def reduce(items, predicate, jobs=1):
     return result, tester, observer, calls
 
 
+def test_follow_up_is_tried_right_after_each_step():
+    # Items come in pairs (n, -n); a step that deletes n leaves -n pointless, and the follow-up drops it at once.
+    def drop_orphans(before, after):
+        orphans = [x for x in after if x < 0 and -x not in after]
+        return tuple(x for x in after if x not in orphans) if orphans else None
+
+    calls = []
+
+    def evaluate(text, cancel):
+        calls.append(text)
+        return 7 in eval(text)
+
+    tester = Tester(repr, evaluate)
+    observer = Recorder()
+    reducer = Reducer([Pass.of(delete_one)], tester, len, observer, follow_up=drop_orphans)
+    assert reducer.reduce((1, -1, 7, -7, 3, -3)) == (7,)
+    tester.close()
+    names = [name for _, name in observer.steps]
+    assert names[:2] == ["delete_one", "drop_orphans"]  # deleting 1 orphans -1, which goes next
+    assert observer.steps[1][0] == repr((7, -7, 3, -3))
+
+
 def test_reduces_to_the_minimal_interesting_case():
     result, tester, observer, _ = reduce(range(20), lambda t: 7 in t and len(t) >= 2)
     assert result == (7, 1)

@@ -8,7 +8,11 @@ scheduler orders passes by what they removed in the previous round.
 from minimizer.source.passes.arguments import delete_arguments
 from minimizer.source.passes.bypass import bypass_attributes, bypass_operators, remove_layers
 from minimizer.source.passes.constants import remove_prints_and_logging, simplify_float_constants
-from minimizer.source.passes.dead_code import keep_effects_of_unused_assignments, remove_unused_definitions
+from minimizer.source.passes.dead_code import (
+    keep_effects_of_unused_assignments,
+    remove_definitions_left_dead,
+    remove_unused_definitions,
+)
 from minimizer.source.passes.delete_statements import delete_statements
 from minimizer.source.passes.dtypes import simplify_dtypes
 from minimizer.source.passes.inline import inline_single_use_variables
@@ -40,4 +44,7 @@ SOURCE_PASSES = [
     simplify_float_constants,
 ]
 
-__all__ = ["SOURCE_PASSES"]
+# Tried right after every accepted step (see Reducer's follow_up).
+FOLLOW_UP = remove_definitions_left_dead
+
+__all__ = ["FOLLOW_UP", "SOURCE_PASSES"]

@@ -55,6 +55,23 @@ def keep_effects_of_unused_assignments(module: cst.Module) -> Iterator[cst.Modul
     return distinct_candidates(module, (try_build(lambda: _keep_value(module, node)) for node in dead))
 
 
+def remove_definitions_left_dead(before: cst.Module, after: cst.Module) -> cst.Module | None:
+    """``after`` without the definitions that became dead in the step from ``before`` to ``after``; ``None`` if
+    the step left none.
+
+    A step that bypasses ``.to(device)`` leaves ``device = ...`` unread. The reducer tries this right after each
+    step instead of waiting for ``remove_unused_definitions``' turn in the next round; definitions that were
+    already dead before the step (kept because removing them loses the bug) are not tried again.
+    """
+
+    was_dead = {before.code_for_node(node) for node in dead_definitions(MetadataWrapper(before, unsafe_skip_copy=True))}
+    now_dead = [node for node in dead_definitions(MetadataWrapper(after, unsafe_skip_copy=True))
+                if after.code_for_node(node) not in was_dead]
+    if not now_dead:
+        return None
+    return try_build(lambda: remove_nodes(after, now_dead))
+
+
 def _is_plain_assignment(node: cst.CSTNode) -> bool:
     return m.matches(node, m.Assign(targets=[m.AssignTarget(target=m.Name())], value=~m.Name()))
 
