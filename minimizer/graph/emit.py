@@ -224,16 +224,17 @@ class _Emitter:
     def _check(self) -> list[str]:
         check = self.case.check
         if check == "allclose":
-            test = "torch.allclose(got, want, rtol=1e-3, atol=1e-3, equal_nan=True)"
+            test = "torch.allclose({got}, {want}, rtol=1e-3, atol=1e-3, equal_nan=True)"
         elif check == "requires_grad":
-            test = "got.requires_grad == want.requires_grad"
+            test = "{got}.requires_grad == {want}.requires_grad"
         else:
             return []
+        message = CHECK_MESSAGES[check]
         if self.single_output:
-            return [f'assert {test.replace("got", "out").replace("want", "expected")}, "{CHECK_MESSAGES[check]}"']
+            return [f'assert {test.format(got="out", want="expected")}, "{message}"']
         return [
             "for got, want in zip(out, expected):",
-            f'    assert {test}, "{CHECK_MESSAGES[check]}"',
+            f'    assert {test.format(got="got", want="want")}, "{message}"',
         ]
 
     # -- tensors ---------------------------------------------------------------------------------------

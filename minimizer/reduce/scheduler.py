@@ -104,12 +104,12 @@ class Reducer(Generic[T]):
                 return current
             offset, candidate = found
             skip += offset
-            before, current = current, self._accept(reduction_pass.name, current, candidate)
+            before, current = current, self._accept(reduction_pass.name, candidate)
             reduction_pass.accepted += 1
             reduction_pass.size_removed += max(self.size(before) - self.size(current), 0)
             current = self._follow_up(before, current)
 
-    def _accept(self, pass_name: str, current: T, candidate: T) -> T:
+    def _accept(self, pass_name: str, candidate: T) -> T:
         text = self.tester.render(candidate)
         self._visited.add(self.tester.key(text))
         self.observer.accepted(text, self.size(candidate), pass_name)
@@ -119,13 +119,11 @@ class Reducer(Generic[T]):
         if self.follow_up is None:
             return after
         candidate = self.follow_up(before, after)
-        if candidate is None or self.size(candidate) > self.size(after):
-            return after
-        if self.tester.key(self.tester.render(candidate)) in self._visited:
+        if candidate is None or not self._is_new_and_no_larger(candidate, self.size(after)):
             return after
         if self.tester.first_interesting(iter([candidate])) is None:
             return after
-        return self._accept(getattr(self.follow_up, "__name__", "follow_up"), after, candidate)
+        return self._accept(getattr(self.follow_up, "__name__", "follow_up"), candidate)
 
     def _fresh(self, reduction_pass: Pass[T], current: T) -> Iterator[T]:
         """The pass's proposals, minus ones already accepted once (no cycles) and ones that grew."""
@@ -134,11 +132,13 @@ class Reducer(Generic[T]):
         for candidate in reduction_pass.propose(current):
             self._check_time()
             reduction_pass.tried += 1
-            if self.size(candidate) > limit:
-                continue
-            if self.tester.key(self.tester.render(candidate)) in self._visited:
-                continue
-            yield candidate
+            if self._is_new_and_no_larger(candidate, limit):
+                yield candidate
+
+    def _is_new_and_no_larger(self, candidate: T, limit: int) -> bool:
+        """Not larger than ``limit`` and never accepted before (accepting it again would cycle)."""
+
+        return self.size(candidate) <= limit and self.tester.key(self.tester.render(candidate)) not in self._visited
 
     def _check_time(self) -> None:
         if self.deadline is not None and time.monotonic() > self.deadline:
