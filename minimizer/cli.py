@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import enum
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Optional
@@ -41,10 +40,6 @@ def _fail(message: str) -> None:
     raise typer.Exit(EXIT_USER_ERROR)
 
 
-def _default_jobs() -> int:
-    return max(1, min(8, (os.cpu_count() or 1) // 2))
-
-
 @app.command()
 def reduce(
     script: Path = typer.Argument(..., help="The failing script (it is never modified)."),
@@ -53,7 +48,9 @@ def reduce(
     oracle: str = typer.Option("auto", "--oracle", help="auto, a built-in name, file.py:name or package.module:name."),
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds per candidate [default: from the original's run time]."),
     memory_mb: int = typer.Option(8000, "--memory-mb", help="Resident memory limit per candidate, in MB."),
-    jobs: int = typer.Option(_default_jobs(), "--jobs", "-j", help="Candidates evaluated at once."),
+    jobs: Optional[int] = typer.Option(
+        None, "--jobs", "-j", min=1, help="Candidates evaluated at once [default: half the cores, at most 8 (more on hosts with more GPUs)]."
+    ),
     confirm: int = typer.Option(2, "--confirm", help="Runs of the original (and of the result) that must all show the bug."),
     max_time: Optional[float] = typer.Option(None, "--max-time", help="Stop after this many seconds, keeping the best so far."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress output."),

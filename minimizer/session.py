@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import tempfile
 import threading
 import time
@@ -22,6 +23,7 @@ from minimizer.output import ReproInfo, default_output_path, render_repro, strip
 from minimizer.reduce.scheduler import OutOfTime, Reducer
 from minimizer.reduce.tester import Tester
 from minimizer.runner.process import CompileCacheStats, Launcher, Limits, RunResult, RunSettings, run_candidate
+from minimizer.runner.gpus import GpuPool, default_jobs, visible_gpus
 from minimizer.runner.warm import ForkServerLauncher
 from minimizer.script_input import read_script
 from minimizer.source.layout import format_source
@@ -43,7 +45,7 @@ class Options:
     oracle: str = "auto"
     timeout: float | None = None
     memory_mb: int = 8000
-    jobs: int = 1
+    jobs: int | None = 1  # None: chosen from the host's cores and GPUs (minimizer.runner.gpus.default_jobs)
     confirm: int = 2
     max_time: float | None = None
     seed: int = 0
@@ -140,6 +142,8 @@ class Outcome:
     trajectory: list[dict] = field(default_factory=list)
     # Tokens that stating the bug at the end (see minimizer.source.statement) added to the repro.
     stated_tokens: int = 0
+    jobs: int = 1
+    gpus: int = 0  # GPUs the candidates were spread over (see minimizer.runner.gpus)
 
     def to_json(self) -> dict:
         return {
@@ -159,6 +163,8 @@ class Outcome:
             "passes": self.passes,
             "trajectory": self.trajectory,
             "stated_tokens": self.stated_tokens,
+            "jobs": self.jobs,
+            "gpus": self.gpus,
         }
 
 
@@ -186,6 +192,9 @@ class Session:
         self.source = strip_header(read_script(options.script))
         self.origin_dir = str(options.script.resolve().parent)
         self.launcher: Launcher | None = None if options.cold else ForkServerLauncher()
+        self.gpus = GpuPool(visible_gpus())
+        if options.jobs is None:
+            self.options = dataclasses.replace(options, jobs=default_jobs(os.cpu_count(), len(self.gpus.gpus)))
         self._compile_cache_dir = tempfile.TemporaryDirectory(prefix="minimizer-compile-cache-")
         self.compile_cache = CompileCacheStats()
         self._stats_lock = threading.Lock()
@@ -261,6 +270,10 @@ class Session:
         report = self.check()
         pinned = self.pin(report)
         self.progress.message(f"pinned oracle {pinned.spec}: {pinned.signature}")
+        if len(self.gpus.gpus) > 1:
+            self.progress.message(
+                f"{self.options.jobs} candidate(s) at once over {len(self.gpus.gpus)} GPUs, each on the least busy one"
+            )
         timeout = self.options.timeout or max(
             MIN_CANDIDATE_TIMEOUT, CANDIDATE_TIMEOUT_FACTOR * max(r.seconds for r in report.runs) + 10
         )
@@ -311,6 +324,8 @@ class Session:
             compile_cache=self.compile_cache,
             trajectory=state.trajectory,
             stated_tokens=written.tokens - unstated_tokens if stated else 0,
+            jobs=self.options.jobs or 1,
+            gpus=len(self.gpus.gpus),
         )
         if self.options.report:
             write_atomic(self.options.report, json.dumps(outcome.to_json(), indent=2) + "\n")
@@ -467,7 +482,7 @@ class Session:
             return list(pool.map(lambda s: self._run(s, settings), sources))
 
     def _run(self, source: str, settings: RunSettings, cancel: threading.Event | None = None) -> RunResult:
-        result = run_candidate(source, settings, launcher=self.launcher, cancel=cancel)
+        result = run_candidate(source, settings, launcher=self.launcher, cancel=cancel, gpus=self.gpus)
         with self._stats_lock:
             self.compile_cache.add(result.compile_cache)
         return result

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from minimizer.runner.gpus import NO_GPUS, GpuPool
 from oracles.api import ExceptionInfo, Verdict
 
 _TAIL_CHARS = 4000
@@ -126,13 +127,15 @@ def run_candidate(
     *,
     launcher: Launcher | None = None,
     cancel: threading.Event | None = None,
+    gpus: GpuPool = NO_GPUS,
 ) -> RunResult:
     """Write ``source`` into a fresh temporary directory and run it there in a new process.
 
     The process gets its own session (so a hang is killed with all its children), the limits of
     ``settings.limits``, and fixed seeds. ``launcher`` starts the process: a fresh interpreter by default, or a
-    fork of a warm server (``ForkServerLauncher``). Setting ``cancel`` kills the candidate (``cancelled`` is then
-    set on the result). Never raises for anything the candidate does.
+    fork of a warm server (``ForkServerLauncher``). ``gpus`` lends the candidate the least busy GPU while it
+    runs. Setting ``cancel`` kills the candidate (``cancelled`` is then set on the result). Never raises for
+    anything the candidate does.
     """
 
     with tempfile.TemporaryDirectory(prefix="minimizer-") as workdir:
@@ -149,15 +152,16 @@ def run_candidate(
         }
         (work / "request.json").write_text(json.dumps(request))
         started = time.monotonic()
-        handle = (launcher or SUBPROCESS).launch(
-            request=str(work / "request.json"),
-            cwd=str(work),
-            stdout=str(work / "stdout"),
-            stderr=str(work / "stderr"),
-            env=job_env(settings),
-            base_env=child_env(settings),
-        )
-        timed_out, memory_exceeded, cancelled = supervise(handle, settings.limits, cancel)
+        with gpus.lease() as gpu_env:
+            handle = (launcher or SUBPROCESS).launch(
+                request=str(work / "request.json"),
+                cwd=str(work),
+                stdout=str(work / "stdout"),
+                stderr=str(work / "stderr"),
+                env={**gpu_env, **job_env(settings)},
+                base_env=child_env(settings),
+            )
+            timed_out, memory_exceeded, cancelled = supervise(handle, settings.limits, cancel)
         # A candidate lost with the warm server has no answer, like a cancelled one.
         cancelled = cancelled or getattr(handle, "lost", False)
         seconds = time.monotonic() - started

@@ -18,7 +18,7 @@ def warm_launcher():
 def run_candidate(request, warm_launcher):
     if request.param == "cold":
         return run_cold
-    return lambda source, settings: run_cold(source, settings, launcher=warm_launcher)
+    return lambda source, settings, **options: run_cold(source, settings, launcher=warm_launcher, **options)
 
 
 def settings(tmp_path, **limits):
@@ -94,3 +94,14 @@ def test_a_graph_compiled_by_an_earlier_candidate_is_a_cache_hit(tmp_path, warm_
     second = run_cold("# a comment the compiler never sees\n" + compiled, run_settings, launcher=warm_launcher)
     assert (first.compile_cache.hits, first.compile_cache.misses) == (0, 1)
     assert (second.compile_cache.hits, second.compile_cache.misses) == (1, 0)
+
+
+
+def test_a_candidate_sees_its_leased_gpu_first_and_the_others_after_it(tmp_path, run_candidate):
+    from minimizer.runner.gpus import GpuPool
+
+    pool = GpuPool(("3", "5"))
+    show = "import os\nprint('visible', os.environ.get('CUDA_VISIBLE_DEVICES'))\n"
+    with pool.lease():  # GPU 3 is busy, so the candidate gets GPU 5
+        result = run_candidate(show, settings(tmp_path), gpus=pool)
+    assert "visible 5,3" in result.stdout_tail
