@@ -75,3 +75,47 @@ def _statement_blocks(module: cst.Module) -> list[Sequence[cst.CSTNode]]:
     module.visit(collector)
     # sorted() is stable, so source order survives within a rank.
     return [body for _, body in sorted(collector.blocks, key=lambda ranked: ranked[0]) if body]
+
+
+# The prior chance that a statement is needed to show the bug (ProbDD's p0): with 0.1 the first removals take
+# about ten statements at once.
+_PRIOR_NEEDED = 0.1
+
+
+def delete_statements_probabilistically(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with sets of statements removed, chosen by probabilistic delta debugging (ProbDD).
+
+    Every statement (of every block, in the order `delete_statements` visits them) starts with the same chance
+    of being needed. Each proposal removes the statements least likely needed, as many as maximize the
+    expected number removed (count times the chance that none of them is needed). The pass is resumed only when
+    its previous proposal did not show the bug, so resuming is the evidence: the chances of the statements it
+    removed go up by Bayes' rule, to certainty for a statement removed alone. It ends when every statement is
+    known to be needed.
+    """
+    statements = [statement for block in _statement_blocks(module) for statement in block]
+    return distinct_candidates(module, _probabilistic_removals(module, statements))
+
+
+def _probabilistic_removals(module: cst.Module, statements: Sequence[cst.CSTNode]) -> Iterator[cst.Module | None]:
+    needed = [_PRIOR_NEEDED] * len(statements)
+    while True:
+        chosen, none_needed = _most_promising_removal(needed)
+        if not chosen:
+            return
+        yield try_build(lambda: remove_nodes(module, [statements[i] for i in chosen]))
+        for i in chosen:
+            needed[i] = 1.0 if len(chosen) == 1 else min(1.0, needed[i] / (1.0 - none_needed))
+
+
+def _most_promising_removal(needed: Sequence[float]) -> tuple[list[int], float]:
+    """The indices whose removal has the largest expected gain, and the chance that none of them is needed."""
+
+    open_indices = sorted((i for i, chance in enumerate(needed) if chance < 1.0), key=lambda i: (needed[i], i))
+    best: list[int] = []
+    best_gain, best_none_needed = 0.0, 1.0
+    none_needed = 1.0
+    for count, index in enumerate(open_indices, start=1):
+        none_needed *= 1.0 - needed[index]
+        if count * none_needed > best_gain:
+            best, best_gain, best_none_needed = open_indices[:count], count * none_needed, none_needed
+    return best, best_none_needed
