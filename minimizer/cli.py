@@ -55,6 +55,11 @@ def reduce(
     max_time: Optional[float] = typer.Option(None, "--max-time", help="Stop after this many seconds, keeping the best so far."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress output."),
     cold: bool = typer.Option(False, "--cold", help="Start a fresh interpreter per candidate (no warm workers)."),
+    share_verdicts: bool = typer.Option(
+        True,
+        "--share-verdicts/--no-share-verdicts",
+        help="Candidates whose compiled calls will be the same (same graphs, inputs, settings) share one verdict.",
+    ),
     reducer: Reducer = typer.Option(Reducer.auto, "--reducer", help="source, graph, or auto (source, then graph when the model lives outside the script)."),
 ) -> None:
     """Minimize SCRIPT: write the smallest script that still shows the same bug."""
@@ -71,6 +76,7 @@ def reduce(
         max_time=max_time,
         cold=cold,
         reducer=reducer.value,
+        share_verdicts=share_verdicts,
     )
     progress = make_progress(quiet)
     session = None

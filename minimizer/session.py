@@ -51,6 +51,7 @@ class Options:
     seed: int = 0
     cold: bool = False  # a fresh interpreter per candidate instead of forks of a warm server
     reducer: str = "auto"  # "source", "graph", or "auto": source, then graph where the model lives elsewhere
+    share_verdicts: bool = True  # candidates whose compiled calls will be the same share a verdict
 
     @property
     def output_path(self) -> Path:
@@ -144,6 +145,7 @@ class Outcome:
     stated_tokens: int = 0
     jobs: int = 1
     gpus: int = 0  # GPUs the candidates were spread over (see minimizer.runner.gpus)
+    sharing: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return {
@@ -165,6 +167,7 @@ class Outcome:
             "stated_tokens": self.stated_tokens,
             "jobs": self.jobs,
             "gpus": self.gpus,
+            "sharing": self.sharing,
         }
 
 
@@ -197,6 +200,7 @@ class Session:
             self.options = dataclasses.replace(options, jobs=default_jobs(os.cpu_count(), len(self.gpus.gpus)))
         self._compile_cache_dir = tempfile.TemporaryDirectory(prefix="minimizer-compile-cache-")
         self.compile_cache = CompileCacheStats()
+        self.sharing = _SharingStats()
         self._stats_lock = threading.Lock()
 
     def close(self) -> None:
@@ -326,6 +330,7 @@ class Session:
             stated_tokens=written.tokens - unstated_tokens if stated else 0,
             jobs=self.options.jobs or 1,
             gpus=len(self.gpus.gpus),
+            sharing=self.sharing.to_json(),
         )
         if self.options.report:
             write_atomic(self.options.report, json.dumps(outcome.to_json(), indent=2) + "\n")
@@ -346,9 +351,10 @@ class Session:
 
         compares_calls = NEEDS_CALLS in load_oracle(target.spec).needs
         viability = Viability.of(text, oracle_compares_compiled_calls=compares_calls)
+        candidates = dataclasses.replace(settings, share_verdicts=self.options.share_verdicts)
         tester: Tester = Tester(
             render_module,
-            lambda candidate, cancel: self._still_fails(candidate, settings, target, cancel),
+            lambda candidate, cancel: self._still_fails(candidate, candidates, target, cancel),
             key=candidate_key,
             screen=viability.why_not,
             jobs=self.options.jobs,
@@ -491,7 +497,11 @@ class Session:
         """Whether the candidate shows the pinned bug; ``None`` if it was cancelled before it could tell."""
 
         result = self._run(source, settings, cancel)
-        return None if result.cancelled else target.shown_by(result)
+        if result.cancelled:
+            return None
+        with self._stats_lock:
+            self.sharing.observe(result)
+        return target.shown_by(result)
 
 
 def _stated_settings(settings: RunSettings, target: _Target) -> RunSettings:
@@ -511,6 +521,27 @@ class _Target:
         """Whether a run shows this bug (``stated``: by a repro that states it, see ``shows_bug``)."""
 
         return shows_bug(result, self.spec, self.signature, stated=stated)
+
+
+@dataclass
+class _SharingStats:
+    """Candidates whose verdict came from an earlier one with the same compiled calls, and why others had no
+    fingerprint (see ``oracles.fingerprint``)."""
+
+    fingerprinted: int = 0
+    shared: int = 0
+    why_not: dict[str, int] = field(default_factory=dict)
+
+    def observe(self, result: RunResult) -> None:
+        if result.fingerprint is not None:
+            self.fingerprinted += 1
+            self.shared += result.shared_verdict
+        elif result.fingerprint_why_not:
+            reason = result.fingerprint_why_not[:120]
+            self.why_not[reason] = self.why_not.get(reason, 0) + 1
+
+    def to_json(self) -> dict:
+        return {"fingerprinted": self.fingerprinted, "shared": self.shared, "why_not": self.why_not}
 
 
 @dataclass

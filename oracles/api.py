@@ -134,11 +134,14 @@ class Oracle(Protocol):
 
 
 class _NamedOracle:
-    def __init__(self, fn: Callable[[RecordedRun], Verdict], name: str, needs: frozenset[str], summary: str):
+    def __init__(
+        self, fn: Callable[[RecordedRun], Verdict], name: str, needs: frozenset[str], summary: str, reads_only_calls: bool
+    ):
         self._fn = fn
         self.name = name
         self.needs = needs
         self.summary = summary
+        self.reads_only_calls = reads_only_calls
         self.__doc__ = fn.__doc__
 
     def __call__(self, run: RecordedRun) -> Verdict:
@@ -148,11 +151,15 @@ class _NamedOracle:
         return f"<oracle {self.name}>"
 
 
-def oracle(name: str, *, needs: set[str] | frozenset[str] = frozenset(), summary: str = ""):
+def oracle(
+    name: str, *, needs: set[str] | frozenset[str] = frozenset(), summary: str = "", reads_only_calls: bool = False
+):
     """Turn ``fn(run: RecordedRun) -> Verdict`` into an oracle called ``name``.
 
     ``needs`` names what the harness must record for it (``NEEDS_*`` above); ``summary`` is the one line that
-    ``minimizer oracles`` prints (defaults to the docstring's first line).
+    ``minimizer oracles`` prints (defaults to the docstring's first line). ``reads_only_calls`` promises that
+    the verdict depends on ``run.calls`` alone, so that runs with the same compiled calls may share a verdict
+    (see ``oracles.fingerprint``).
     """
 
     unknown = set(needs) - ALL_NEEDS
@@ -161,6 +168,6 @@ def oracle(name: str, *, needs: set[str] | frozenset[str] = frozenset(), summary
 
     def wrap(fn: Callable[[RecordedRun], Verdict]) -> _NamedOracle:
         line = summary or (fn.__doc__ or "").strip().splitlines()[0] if (summary or fn.__doc__) else ""
-        return _NamedOracle(fn, name, frozenset(needs), line)
+        return _NamedOracle(fn, name, frozenset(needs), line, reads_only_calls)
 
     return wrap

@@ -6,7 +6,7 @@ from oracles.api import NEEDS_CALLS, NEEDS_GRADS, NEEDS_REFERENCE, RecordedRun, 
 from oracles.numerical import Mismatch, compare_tensors, dtype_name, worst
 
 
-@oracle("gradient", needs={NEEDS_CALLS, NEEDS_REFERENCE, NEEDS_GRADS})
+@oracle("gradient", needs={NEEDS_CALLS, NEEDS_REFERENCE, NEEDS_GRADS}, reads_only_calls=True)
 def gradient(run: RecordedRun) -> Verdict:
     """Gradients of inputs or parameters differ between eager and compiled (same rule as ``numerical``).
 

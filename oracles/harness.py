@@ -43,8 +43,12 @@ class _NotRecordable(Exception):
 class Harness:
     """Records compiled calls and saved-tensor fingerprints for the oracles' ``needs``."""
 
-    def __init__(self, needs: frozenset[str], seed: int = 0, script_path: str | None = None):
+    def __init__(
+        self, needs: frozenset[str], seed: int = 0, script_path: str | None = None, fingerprint: Any = None
+    ):
         self.needs = frozenset(needs)
+        # A CallFingerprint (oracles.fingerprint) fed every compile and recorded call, or None.
+        self.fingerprint = fingerprint
         self.seed = seed
         self.script_path = script_path
         self.used_compile = False
@@ -52,6 +56,7 @@ class Harness:
         self.inplace_violations: list[InplaceViolation] = []
         self._real_compile: Callable[..., Any] | None = None
         self._eager_only = False
+        self._tracing_only = False
         self._in_side = False  # running an eager or reference side: nested compiled calls run eagerly
         self._hooks_pushed = False
 
@@ -72,6 +77,12 @@ class Harness:
                 return lambda fn: compile(fn, **kwargs)
             if harness._eager_only:
                 return model
+            if harness.fingerprint is not None:
+                harness.fingerprint.add_compile(kwargs)
+            if harness._tracing_only:
+                # Dynamo captures the same graphs whatever the backend; "eager" runs them without compiling.
+                capture = {name: kwargs[name] for name in ("dynamic", "fullgraph") if name in kwargs}
+                return harness._recording(model, harness._real_compile(model, backend="eager", **capture))
             compiled = harness._real_compile(model, **kwargs)  # type: ignore[misc]
             if NEEDS_CALLS not in harness.needs or compiled is model:
                 return compiled
@@ -80,6 +91,8 @@ class Harness:
             except Exception:  # noqa: BLE001 - recording must never change the script's behaviour
                 return compiled
 
+        if self.fingerprint is not None:
+            self.fingerprint.install()
         compile.__doc__ = torch.compile.__doc__
         compile.__wrapped__ = self._real_compile  # type: ignore[attr-defined]
         torch.compile = compile  # type: ignore[assignment]
@@ -100,6 +113,21 @@ class Harness:
         if self._hooks_pushed:
             torch._C._autograd._pop_saved_tensors_default_hooks()
             self._hooks_pushed = False
+        if self.fingerprint is not None:
+            self.fingerprint.uninstall()
+
+    def clear(self) -> None:
+        """Forget what was recorded so far (after the eager pre-check, before the real run)."""
+
+        self.calls.clear()
+        self.inplace_violations.clear()
+
+    def stop_fingerprinting(self) -> None:
+        """Stop feeding the fingerprint (it keeps what it has): the real run's calls need not be hashed."""
+
+        if self.fingerprint is not None:
+            self.fingerprint.uninstall()
+            self.fingerprint = None
 
     @contextlib.contextmanager
     def compile_disabled(self) -> Iterator[None]:
@@ -110,6 +138,18 @@ class Harness:
             yield
         finally:
             self._eager_only = False
+
+    @contextlib.contextmanager
+    def tracing_only(self) -> Iterator[None]:
+        """Within this block dynamo traces every compiled function but runs its graphs eagerly, and a compiled
+        call only feeds the fingerprint: the run tells what the compiled calls will depend on, without compiling
+        (see ``oracles.fingerprint``)."""
+
+        self._tracing_only = True
+        try:
+            yield
+        finally:
+            self._tracing_only = False
 
     # -- recording compiled calls ---------------------------------------------------------------------------
 
@@ -142,6 +182,10 @@ class Harness:
         if self._in_side:
             return _eager_callable(model, copy_module=False)[0](*args, **kwargs)
         if len(self.calls) >= _MAX_CALLS:
+            return compiled(*args, **kwargs)
+        if self.fingerprint is not None and self.fingerprint.calls < _MAX_CALLS:
+            self.fingerprint.add_call((args, kwargs), _named_params(model, _eager_callable(model, copy_module=False)[1]))
+        if self._tracing_only:
             return compiled(*args, **kwargs)
         try:
             record = self._record_eager_sides(target, model, args, kwargs)

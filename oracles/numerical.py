@@ -119,7 +119,7 @@ def _rmse(ref: Any, res: Any) -> float:
     return float(torch.sqrt(torch.mean(torch.square(ref - res)))) if ref.numel() else 0.0
 
 
-@oracle("numerical", needs={NEEDS_CALLS, NEEDS_REFERENCE})
+@oracle("numerical", needs={NEEDS_CALLS, NEEDS_REFERENCE}, reads_only_calls=True)
 def numerical(run: RecordedRun) -> Verdict:
     """Compiled outputs differ from eager beyond what the float64 reference allows (or NaN/inf differ).
 

@@ -7,7 +7,7 @@ from typing import Any
 from oracles.api import NEEDS_CALLS, RecordedRun, SideResult, Verdict, oracle
 
 
-@oracle("requires-grad", needs={NEEDS_CALLS})
+@oracle("requires-grad", needs={NEEDS_CALLS}, reads_only_calls=True)
 def requires_grad(run: RecordedRun) -> Verdict:
     """An output's requires_grad (or grad_fn presence) differs between eager and compiled.
 

@@ -55,12 +55,25 @@ class EagerPrecheckFailed(Exception):
         self.info = info
 
 
-def _record(harness: Any, script: str, seed: int, *, eager_precheck: bool, needs: frozenset[str]) -> Any:
-    """Run the script under the harness; return the RecordedRun, or raise ``EagerPrecheckFailed``.
+class SharedVerdictFound(Exception):
+    """An earlier candidate ran the same compiled calls as this one would: its verdicts stand."""
 
-    With ``eager_precheck`` the script first runs with torch.compile disabled (cheap: nothing compiles). If that
-    raises, the candidate is broken in eager mode or fails without the compiler, so compiling it is pointless.
-    If the script never called torch.compile, that eager run is already the real run.
+    def __init__(self, key: str, verdicts: dict[str, Any]):
+        super().__init__("verdicts shared by an earlier candidate")
+        self.key = key
+        self.verdicts = verdicts
+
+
+def _record(
+    harness: Any, script: str, seed: int, *, eager_precheck: bool, needs: frozenset[str], shared: Any = None
+) -> tuple[Any, str | None]:
+    """Run the script under the harness; return the RecordedRun and the fingerprint of its compiled calls (or
+    ``None``). Raises ``EagerPrecheckFailed``, or ``SharedVerdictFound`` when ``shared`` (a SharedVerdicts)
+    knows the fingerprint.
+
+    With ``eager_precheck`` the script first runs without compiling (cheap). If that raises, the candidate is
+    broken in eager mode or fails without the compiler, so compiling it is pointless. If the script never called
+    torch.compile, that eager run is already the real run.
     """
 
     from oracles.api import NEEDS_EAGER_RERUN, RecordedRun
@@ -69,16 +82,17 @@ def _record(harness: Any, script: str, seed: int, *, eager_precheck: bool, needs
     def info(exc: BaseException | None) -> Any:
         return None if exc is None else exception_info(exc, script)
 
-    eager_first = None
+    key = None
     if eager_precheck:
-        with harness.compile_disabled():
-            eager_first = run_script(script, seed)
+        eager_first, key = _precheck(harness, script, seed, fingerprint=shared is not None)
         if not harness.used_compile:
-            return RecordedRun(exception=info(eager_first), inplace_violations=harness.inplace_violations)
+            return RecordedRun(exception=info(eager_first), inplace_violations=harness.inplace_violations), None
         if eager_first is not None:
             raise EagerPrecheckFailed(info(eager_first))
-        harness.calls.clear()
-        harness.inplace_violations.clear()
+        known = shared.get(key) if shared is not None and key is not None else None
+        if known is not None:
+            raise SharedVerdictFound(key, known)
+        harness.clear()
 
     escaped = run_script(script, seed)
     run = RecordedRun(
@@ -94,7 +108,29 @@ def _record(harness: Any, script: str, seed: int, *, eager_precheck: bool, needs
             rerun = run_script(script, seed)
         run.eager_rerun_done = True
         run.eager_rerun_exception = info(rerun)
-    return run
+    return run, key
+
+
+def _precheck(harness: Any, script: str, seed: int, *, fingerprint: bool) -> tuple[BaseException | None, str | None]:
+    """Run the script without compiling: what escaped it, and the fingerprint of its compiled calls.
+
+    With ``fingerprint`` dynamo traces each compiled function (the graphs run eagerly), so the fingerprint can
+    hash the graphs. If that run raises, a plain eager run decides instead (dynamo itself may be what failed).
+    """
+
+    import torch
+
+    if fingerprint:
+        with harness.tracing_only():
+            escaped = run_script(script, seed)
+        key = harness.fingerprint.key() if escaped is None else None
+        harness.stop_fingerprinting()
+        torch._dynamo.reset()  # the real run must compile with the script's own backend, not reuse these
+        if escaped is None or not harness.used_compile:
+            return escaped, key
+        harness.clear()
+    with harness.compile_disabled():
+        return run_script(script, seed), None
 
 
 def _environment() -> dict[str, str]:
@@ -127,16 +163,31 @@ def main(request_path: str) -> int:
 
     oracles = [load_oracle(spec) for spec in request["oracles"]]
     needs = frozenset().union(*(o.needs for o in oracles)) if oracles else frozenset()
-    harness = Harness(needs, seed=request["seed"], script_path=script)
+    eager_precheck = request.get("eager_precheck", False)
+    shared, fingerprint = None, None
+    # Only verdicts read off the compiled calls alone can be shared, and only the pre-check can tell the
+    # fingerprint before compiling.
+    if request.get("shared_verdicts") and eager_precheck and all(getattr(o, "reads_only_calls", False) for o in oracles):
+        from minimizer.runner.shared_verdicts import SharedVerdicts
+        from oracles.fingerprint import CallFingerprint
+
+        shared = SharedVerdicts(request["shared_verdicts"], request["oracles"], request["seed"])
+        fingerprint = CallFingerprint()
+    harness = Harness(needs, seed=request["seed"], script_path=script, fingerprint=fingerprint)
     harness.install()
 
+    key, reused = None, None
     try:
-        run = _record(harness, script, request["seed"], eager_precheck=request.get("eager_precheck", False), needs=needs)
+        run, key = _record(harness, script, request["seed"], eager_precheck=eager_precheck, needs=needs, shared=shared)
         rejected = ""
     except EagerPrecheckFailed as failed:
         run, rejected = None, f"fails without torch.compile (eager pre-check): {failed}"
-    verdicts: dict[str, Any] = {}
+    except SharedVerdictFound as found:
+        run, key, reused = None, found.key, found.verdicts
+    verdicts: dict[str, Any] = dict(reused or {})
     for spec, found in zip(request["oracles"], oracles):
+        if reused is not None:
+            continue
         if run is None:
             verdicts[spec] = {"fires": False, "signature": "", "detail": rejected}
             continue
@@ -144,6 +195,8 @@ def main(request_path: str) -> int:
             verdicts[spec] = found(run).to_json()
         except Exception as exc:  # noqa: BLE001 - a broken oracle is reported, not fatal
             verdicts[spec] = {"fires": False, "signature": "", "detail": f"oracle error: {type(exc).__name__}: {exc}"}
+    if shared is not None and key is not None and run is not None:
+        shared.put(key, verdicts)
 
     result = {
         "exception": None if run is None or run.exception is None else run.exception.to_json(),
@@ -151,6 +204,7 @@ def main(request_path: str) -> int:
         "verdicts": verdicts,
         "seconds": time.monotonic() - started,
         "compile_cache": _compile_cache_stats(),
+        "fingerprint": None if fingerprint is None else {"key": key, "why_not": fingerprint.why_not, "shared": reused is not None},
         **_environment(),
     }
     target = Path(request["result"])

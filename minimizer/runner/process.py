@@ -56,6 +56,10 @@ class RunSettings:
     eager_precheck: bool = False
     # A folder for Inductor's and Triton's on-disk caches, shared by every candidate of one reduction.
     compile_cache: str | None = None
+    # Let candidates whose compiled calls will be the same share one verdict (see oracles.fingerprint); needs
+    # compile_cache (the verdicts live beside the compiled kernels) and eager_precheck (which tells the
+    # fingerprint before compiling).
+    share_verdicts: bool = False
 
 
 @dataclass
@@ -91,6 +95,10 @@ class RunResult:
     device: str = ""
     torch_version: str = ""
     compile_cache: CompileCacheStats = field(default_factory=CompileCacheStats)
+    # The hash of what the run's compiled calls depended on (oracles.fingerprint), when its oracles allow sharing.
+    fingerprint: str | None = None
+    fingerprint_why_not: str | None = None
+    shared_verdict: bool = False  # the verdicts came from an earlier candidate with the same fingerprint
 
     @property
     def completed(self) -> bool:
@@ -148,6 +156,9 @@ def run_candidate(
             "oracles": list(settings.oracles),
             "seed": settings.seed,
             "eager_precheck": settings.eager_precheck,
+            "shared_verdicts": str(Path(settings.compile_cache) / "verdicts")
+            if settings.share_verdicts and settings.compile_cache
+            else None,
             "result": str(work / "result.json"),
         }
         (work / "request.json").write_text(json.dumps(request))
@@ -184,6 +195,10 @@ def run_candidate(
             result.device = data.get("device", "")
             result.torch_version = data.get("torch_version", "")
             result.compile_cache = CompileCacheStats(**data.get("compile_cache", {}))
+            fingerprint = data.get("fingerprint") or {}
+            result.fingerprint = fingerprint.get("key")
+            result.fingerprint_why_not = fingerprint.get("why_not")
+            result.shared_verdict = bool(fingerprint.get("shared"))
         return result
 
 

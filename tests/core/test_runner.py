@@ -105,3 +105,42 @@ def test_a_candidate_sees_its_leased_gpu_first_and_the_others_after_it(tmp_path,
     with pool.lease():  # GPU 3 is busy, so the candidate gets GPU 5
         result = run_candidate(show, settings(tmp_path), gpus=pool)
     assert "visible 5,3" in result.stdout_tail
+
+
+SHARED_SCRIPT = """import torch
+torch.manual_seed(0)
+{before}
+def f(x):
+    return x.{op}() + 1
+x = torch.randn(8)
+print(torch.compile(f, backend="eager")(x))
+"""
+
+
+def test_candidates_with_the_same_compiled_calls_share_a_verdict(tmp_path, warm_launcher):
+    run_settings = RunSettings(
+        "bug.py", str(tmp_path), ("numerical",), compile_cache=str(tmp_path / "cache"), eager_precheck=True, share_verdicts=True
+    )
+
+    def run(**parts):
+        return run_cold(SHARED_SCRIPT.format(**{"before": "", "op": "sin", **parts}), run_settings, launcher=warm_launcher)
+
+    first = run()
+    same_calls = run(before="unused = [1, 2, 3]\nprint('eager code the compiler never sees')")
+    other_op = run(op="cos")
+    other_setting = run(before="torch._dynamo.config.cache_size_limit = 3")
+    assert first.fingerprint is not None and not first.shared_verdict
+    assert same_calls.shared_verdict and same_calls.verdicts == first.verdicts
+    assert same_calls.fingerprint == first.fingerprint
+    assert not other_op.shared_verdict and other_op.fingerprint != first.fingerprint
+    assert not other_setting.shared_verdict and other_setting.fingerprint != first.fingerprint
+
+
+def test_verdicts_are_shared_only_when_asked_and_only_for_oracles_that_read_only_calls(tmp_path, warm_launcher):
+    script = SHARED_SCRIPT.format(before="", op="sin")
+    cache = str(tmp_path / "cache")
+    for oracles, share in ((("numerical",), False), (("crash",), True)):
+        run_settings = RunSettings("bug.py", str(tmp_path), oracles, compile_cache=cache, eager_precheck=True, share_verdicts=share)
+        results = [run_cold(script, run_settings, launcher=warm_launcher) for _ in range(2)]
+        assert not any(r.shared_verdict or r.fingerprint for r in results)
+        assert all(r.completed for r in results)
