@@ -24,6 +24,7 @@ from minimizer.reduce.scheduler import OutOfTime, Reducer
 from minimizer.reduce.tester import Tester
 from minimizer.runner.process import CompileCacheStats, Launcher, Limits, RunResult, RunSettings, run_candidate
 from minimizer.runner.gpus import GpuPool, default_jobs, visible_gpus
+from minimizer.runner.shared_verdicts import SharingPayoff
 from minimizer.runner.warm import ForkServerLauncher
 from minimizer.script_input import read_script
 from minimizer.source.layout import format_source
@@ -200,7 +201,7 @@ class Session:
             self.options = dataclasses.replace(options, jobs=default_jobs(os.cpu_count(), len(self.gpus.gpus)))
         self._compile_cache_dir = tempfile.TemporaryDirectory(prefix="minimizer-compile-cache-")
         self.compile_cache = CompileCacheStats()
-        self.sharing = _SharingStats()
+        self.sharing = SharingPayoff(enabled=options.share_verdicts)
         self._stats_lock = threading.Lock()
 
     def close(self) -> None:
@@ -351,10 +352,11 @@ class Session:
 
         compares_calls = NEEDS_CALLS in load_oracle(target.spec).needs
         viability = Viability.of(text, oracle_compares_compiled_calls=compares_calls)
-        candidates = dataclasses.replace(settings, share_verdicts=self.options.share_verdicts)
         tester: Tester = Tester(
             render_module,
-            lambda candidate, cancel: self._still_fails(candidate, candidates, target, cancel),
+            lambda candidate, cancel: self._still_fails(
+                candidate, dataclasses.replace(settings, share_verdicts=self.sharing.enabled), target, cancel
+            ),
             key=candidate_key,
             screen=viability.why_not,
             jobs=self.options.jobs,
@@ -500,7 +502,14 @@ class Session:
         if result.cancelled:
             return None
         with self._stats_lock:
+            sharing_was_on = self.sharing.enabled
             self.sharing.observe(result)
+            switched_off = sharing_was_on and not self.sharing.enabled
+        if switched_off:
+            self.progress.message(
+                f"sharing verdicts does not pay here (tracing cost {self.sharing.tracing_seconds:.0f} s, "
+                f"sharing saved about {self.sharing.saved_seconds:.0f} s): switched off"
+            )
         return target.shown_by(result)
 
 
@@ -521,27 +530,6 @@ class _Target:
         """Whether a run shows this bug (``stated``: by a repro that states it, see ``shows_bug``)."""
 
         return shows_bug(result, self.spec, self.signature, stated=stated)
-
-
-@dataclass
-class _SharingStats:
-    """Candidates whose verdict came from an earlier one with the same compiled calls, and why others had no
-    fingerprint (see ``oracles.fingerprint``)."""
-
-    fingerprinted: int = 0
-    shared: int = 0
-    why_not: dict[str, int] = field(default_factory=dict)
-
-    def observe(self, result: RunResult) -> None:
-        if result.fingerprint is not None:
-            self.fingerprinted += 1
-            self.shared += result.shared_verdict
-        elif result.fingerprint_why_not:
-            reason = result.fingerprint_why_not[:120]
-            self.why_not[reason] = self.why_not.get(reason, 0) + 1
-
-    def to_json(self) -> dict:
-        return {"fingerprinted": self.fingerprinted, "shared": self.shared, "why_not": self.why_not}
 
 
 @dataclass

@@ -44,6 +44,7 @@ class CallFingerprint:
         self.graphs = 0
         self.calls = 0
         self.why_not: str | None = None
+        self.tracing_seconds = 0.0  # what the traced run that fed it took (set by whoever ran it)
 
     # -- what goes in -----------------------------------------------------------------------------------
 

@@ -121,8 +121,10 @@ def _precheck(harness: Any, script: str, seed: int, *, fingerprint: bool) -> tup
     import torch
 
     if fingerprint:
+        started = time.monotonic()
         with harness.tracing_only():
             escaped = run_script(script, seed)
+        harness.fingerprint.tracing_seconds = time.monotonic() - started
         key = harness.fingerprint.key() if escaped is None else None
         harness.stop_fingerprinting()
         torch._dynamo.reset()  # the real run must compile with the script's own backend, not reuse these
@@ -204,7 +206,14 @@ def main(request_path: str) -> int:
         "verdicts": verdicts,
         "seconds": time.monotonic() - started,
         "compile_cache": _compile_cache_stats(),
-        "fingerprint": None if fingerprint is None else {"key": key, "why_not": fingerprint.why_not, "shared": reused is not None},
+        "fingerprint": None
+        if fingerprint is None
+        else {
+            "key": key,
+            "why_not": fingerprint.why_not,
+            "shared": reused is not None,
+            "tracing_seconds": fingerprint.tracing_seconds,
+        },
         **_environment(),
     }
     target = Path(request["result"])

@@ -99,6 +99,7 @@ class RunResult:
     fingerprint: str | None = None
     fingerprint_why_not: str | None = None
     shared_verdict: bool = False  # the verdicts came from an earlier candidate with the same fingerprint
+    tracing_seconds: float = 0.0  # the pre-check that traced the compiled calls for the fingerprint
 
     @property
     def completed(self) -> bool:
@@ -199,6 +200,7 @@ def run_candidate(
             result.fingerprint = fingerprint.get("key")
             result.fingerprint_why_not = fingerprint.get("why_not")
             result.shared_verdict = bool(fingerprint.get("shared"))
+            result.tracing_seconds = float(fingerprint.get("tracing_seconds") or 0.0)
         return result
 
 
