@@ -29,6 +29,8 @@ from typing import Any, Callable
 
 # Objects whose code lives in the script under reduction: they can change without the graph changing.
 _SCRIPT_MODULES = ("__main__", "__mp_main__")
+# Operator namespaces torch itself defines; an op in another one may be implemented by the script.
+_TORCH_OP_NAMESPACES = frozenset({"aten", "prims", "prim", "quantized", "_quantized", "higher_order", "inductor"})
 
 
 class Unhashable(Exception):
@@ -144,8 +146,10 @@ def _describe_graph(gm: Any) -> str:
                 target = "graph:" + _describe_graph(owned)
             elif isinstance(owned, torch.Tensor):
                 target = "tensor:" + _describe_values(owned)
+            elif type(owned).__module__ in _SCRIPT_MODULES:
+                raise Unhashable(f"the graph calls {type(owned).__qualname__}, a module class defined in the script")
             else:
-                target = f"{type(owned).__qualname__}"
+                target = f"{type(owned).__module__}.{type(owned).__qualname__}"
         elif node.op == "call_function":
             target = _describe_callable(target)
         elif node.op == "call_method":
@@ -172,6 +176,13 @@ def _attribute(root: Any, dotted: str) -> Any:
 
 
 def _describe_callable(target: Any) -> str:
+    import torch
+
+    if isinstance(target, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
+        if target.namespace not in _TORCH_OP_NAMESPACES:
+            # Its implementation may be in the script (torch.library), where it can change under the same name.
+            raise Unhashable(f"the graph calls torch.ops.{target.namespace}, an op registered outside torch")
+        return str(target)
     module = getattr(target, "__module__", None) or ""
     if module in _SCRIPT_MODULES:
         raise Unhashable(f"the graph calls {getattr(target, '__qualname__', target)!r}, defined in the script")

@@ -76,7 +76,7 @@ class SharingPayoff:
         self.traced += 1
         self.tracing_seconds += result.tracing_seconds
         if result.fingerprint is None:
-            reason = (result.fingerprint_why_not or "the traced run failed")[:120]
+            reason = (result.fingerprint_why_not or "the traced run raised")[:120]
             self.why_not[reason] = self.why_not.get(reason, 0) + 1
         else:
             self.fingerprinted += 1

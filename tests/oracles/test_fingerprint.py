@@ -135,3 +135,23 @@ def test_a_backend_defined_in_the_script_means_no_key(run_compiled):
 
 def test_a_run_without_compiled_calls_has_no_key(run_compiled):
     assert run_compiled(lambda compile: sin_plus_one(torch.arange(6.0))).key() is None
+
+
+def test_a_custom_op_means_no_key(run_compiled):
+    @torch.library.custom_op("minimizer_test::double_it", mutates_args=())
+    def double_it(x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+    @double_it.register_fake
+    def _(x):
+        return torch.empty_like(x)
+
+    fingerprint = run_compiled(call(lambda x: double_it(x) + 1, torch.arange(6.0)))
+    assert fingerprint.key() is None
+    assert "registered outside torch" in fingerprint.why_not
+
+
+def test_aten_ops_in_a_graph_are_described_by_name():
+    from oracles.fingerprint import _describe_callable
+
+    assert _describe_callable(torch.ops.aten.sin.default) == "aten.sin.default"
