@@ -18,6 +18,10 @@ from minimizer.runner.gpus import NO_GPUS, GpuPool
 from oracles.api import ExceptionInfo, Verdict
 
 _TAIL_CHARS = 4000
+# The compile caches the user chose, read when this module is imported: once torch is imported here, Inductor's
+# cache_dir() (called, for one, when its config is copied) writes its default into os.environ.
+_CACHE_VARIABLES = {"TORCHINDUCTOR_CACHE_DIR": "inductor", "TRITON_CACHE_DIR": "triton"}
+_USER_CACHE_DIRS = {variable: os.environ.get(variable) for variable in _CACHE_VARIABLES}
 _POLL_SECONDS = 0.05
 
 # Candidates run in their own sessions, so a Ctrl-C at the terminal does not reach them: we kill them.
@@ -225,8 +229,8 @@ def job_env(settings: RunSettings) -> dict[str, str]:
     if settings.compile_cache:
         # Candidates mostly compile graphs an earlier candidate already compiled (only code the compiler never
         # sees changed), so Inductor's FX-graph cache answers instead of a compile. A cache the user set wins.
-        for variable, folder in (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton")):
-            if variable not in os.environ:
+        for variable, folder in _CACHE_VARIABLES.items():
+            if _USER_CACHE_DIRS[variable] is None:
                 env.setdefault(variable, str(Path(settings.compile_cache) / folder))
     return env
 

@@ -144,3 +144,12 @@ def test_verdicts_are_shared_only_when_asked_and_only_for_oracles_that_read_only
         results = [run_cold(script, run_settings, launcher=warm_launcher) for _ in range(2)]
         assert not any(r.shared_verdict or r.fingerprint for r in results)
         assert all(r.completed for r in results)
+
+
+def test_a_cache_folder_torch_wrote_into_our_environment_does_not_replace_the_runs(tmp_path, monkeypatch):
+    from minimizer.runner.process import job_env
+
+    # What Inductor's cache_dir() does in any process that copies its config.
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "/tmp/torchinductor_someone")
+    env = job_env(RunSettings("bug.py", str(tmp_path), ("script",), compile_cache=str(tmp_path / "cache")))
+    assert env["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "cache" / "inductor")
