@@ -43,13 +43,13 @@ def _fail(message: str) -> None:
 @app.command()
 def reduce(
     script: Path = typer.Argument(..., help="The failing script (it is never modified)."),
-    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Where to write the repro [default: SCRIPT.min.py]."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Where to write the repro \\[default: SCRIPT.min.py]."),
     report: Optional[Path] = typer.Option(None, "--report", help="Also write a JSON report here."),
     oracle: str = typer.Option("auto", "--oracle", help="auto, a built-in name, file.py:name or package.module:name."),
-    timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds per candidate [default: from the original's run time]."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds per candidate \\[default: from the original's run time]."),
     memory_mb: int = typer.Option(8000, "--memory-mb", help="Resident memory limit per candidate, in MB."),
     jobs: Optional[int] = typer.Option(
-        None, "--jobs", "-j", min=1, help="Candidates evaluated at once [default: half the cores, at most 8 (more on hosts with more GPUs)]."
+        None, "--jobs", "-j", min=1, help="Candidates evaluated at once \\[default: half the cores, at most 8 (more on hosts with more GPUs)]."
     ),
     confirm: int = typer.Option(2, "--confirm", help="Runs of the original (and of the result) that must all show the bug."),
     max_time: Optional[float] = typer.Option(None, "--max-time", help="Stop after this many seconds, keeping the best so far."),

@@ -148,3 +148,9 @@ def test_ctrl_c_keeps_the_best_repro_so_far(tmp_path):
     assert output.read_text().startswith("# Minimized by minimizer")
     assert "in progress" in output.read_text().splitlines()[0]
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+def test_help_prints_the_defaults_it_describes():
+    shown = runner.invoke(app, ["reduce", "--help"], env={"COLUMNS": "250"})
+    assert "[default: SCRIPT.min.py]" in shown.output
+    assert "[default: half the cores" in shown.output
