@@ -6,12 +6,14 @@ tester says which still show the bug, ``size`` orders them.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import itertools
 import time
 from dataclasses import dataclass
 from typing import Callable, Generic, Iterator, Protocol, Sequence, TypeVar
 
-from minimizer.reduce.tester import Tester
+from minimizer.reduce.tester import Proposal, Tester
 
 T = TypeVar("T")
 
@@ -37,6 +39,16 @@ class Observer(Protocol):
     def accepted(self, text: str, size: int, pass_name: str) -> None: ...
 
 
+@dataclass(frozen=True)
+class _Where:
+    """A question's place in a round: the pass (by its index in the round) and the proposal's index in it;
+    ``follow_up`` for the follow-up asked before them."""
+
+    pass_index: int
+    index: int
+    follow_up: bool = False
+
+
 class OutOfTime(Exception):
     """The reduction's time budget ran out; the best candidate so far stands."""
 
@@ -52,6 +64,9 @@ class Reducer(Generic[T]):
     ``follow_up(before, after)``, if given, proposes one candidate right after each accepted step (the
     source reducer removes the definitions the step left unread), so that what a step makes pointless goes at
     once instead of in the next round.
+
+    Every question says what would be asked next if it were the one taken, so that a tester with several
+    workers can speculate; the steps taken are the same for any number of workers.
     """
 
     def __init__(
@@ -81,9 +96,7 @@ class Reducer(Generic[T]):
         while True:
             round_number += 1
             before = self.tester.render(current)
-            for reduction_pass in self._ordered_passes(round_number):
-                self.observer.pass_started(reduction_pass.name)
-                current = self._run_pass(reduction_pass, current)
+            current = self._run_round(self._ordered_passes(round_number), current)
             if self.tester.render(current) == before:
                 return current
 
@@ -93,21 +106,61 @@ class Reducer(Generic[T]):
         # Stable sort: on ties the declared order (cheap, coarse passes first) stands.
         return sorted(self.passes, key=lambda p: -p.size_removed)
 
-    def _run_pass(self, reduction_pass: Pass[T], current: T) -> T:
-        reduction_pass.size_removed = 0
-        skip = 0
+    def _run_round(self, passes: list[Pass[T]], current: T) -> T:
+        """Each pass in turn, until its proposals run out: after a step, the same pass goes on from where it was.
+
+        The questions of the whole round go to the tester as one stream (a pass's proposals, then the next
+        pass's), so that spare workers can speculate across the passes' boundaries.
+        """
+
+        for reduction_pass in passes:
+            reduction_pass.size_removed = 0
+        self.observer.pass_started(passes[0].name)
+        where = _Where(0, 0)
+        follow_up: T | None = None  # asked first after a step: the step's leftovers removed
         while True:
             self._check_time()
-            proposals = itertools.islice(self._fresh(reduction_pass, current), skip, None)
-            found = self.tester.first_interesting(proposals)
+            found = self.tester.first_interesting(self._questions(passes, where, current, follow_up, counted=True))
             if found is None:
                 return current
-            offset, candidate = found
-            skip += offset
-            before, current = current, self._accept(reduction_pass.name, candidate)
+            question: Proposal[T] = found[1]
+            where, follow_up = question.label, None
+            if where.follow_up:
+                current = self._accept(self._follow_up_name, question.candidate)
+                continue
+            reduction_pass = passes[where.pass_index]
+            before, current = current, self._accept(reduction_pass.name, question.candidate)
             reduction_pass.accepted += 1
             reduction_pass.size_removed += max(self.size(before) - self.size(current), 0)
-            current = self._follow_up(before, current)
+            follow_up = self._follow_up_of(before, current)
+
+    def _questions(
+        self, passes: list[Pass[T]], where: _Where, current: T, follow_up: T | None, *, counted: bool = False
+    ) -> Iterator[Proposal[T]]:
+        """What ``_run_round`` asks the tester on ``current``: the follow-up first if there is one, then the
+        proposals of the pass at ``where`` from its index on, then those of the later passes.
+
+        Each question is labelled with where it stands and says what would be asked next if it were taken.
+        ``counted``: these are the questions really asked (counted in the passes' ``tried``, announced to the
+        observer), not a speculation.
+        """
+
+        if follow_up is not None:
+            then = functools.partial(self._questions, passes, where, follow_up, None)
+            yield Proposal(follow_up, then, group=self._follow_up_name, label=dataclasses.replace(where, follow_up=True))
+        for pass_index in range(where.pass_index, len(passes)):
+            reduction_pass = passes[pass_index]
+            if counted and pass_index > where.pass_index:
+                self.observer.pass_started(reduction_pass.name)
+            start = where.index if pass_index == where.pass_index else 0
+            proposals = itertools.islice(self._fresh(reduction_pass, current, counted=counted), start, None)
+            for index, candidate in enumerate(proposals, start):
+                here = _Where(pass_index, index)
+                then = functools.partial(self._questions_after, passes, here, current, candidate)
+                yield Proposal(candidate, then, group=reduction_pass.name, label=here)
+
+    def _questions_after(self, passes: list[Pass[T]], where: _Where, before: T, taken: T) -> Iterator[Proposal[T]]:
+        return self._questions(passes, where, taken, self._follow_up_of(before, taken))
 
     def _accept(self, pass_name: str, candidate: T) -> T:
         text = self.tester.render(candidate)
@@ -115,23 +168,28 @@ class Reducer(Generic[T]):
         self.observer.accepted(text, self.size(candidate), pass_name)
         return candidate
 
-    def _follow_up(self, before: T, after: T) -> T:
+    @property
+    def _follow_up_name(self) -> str:
+        return getattr(self.follow_up, "__name__", "follow_up")
+
+    def _follow_up_of(self, before: T, after: T) -> T | None:
+        """The follow-up's candidate after the step ``before -> after``, if it is new and no larger."""
+
         if self.follow_up is None:
-            return after
+            return None
         candidate = self.follow_up(before, after)
         if candidate is None or not self._is_new_and_no_larger(candidate, self.size(after)):
-            return after
-        if self.tester.first_interesting(iter([candidate])) is None:
-            return after
-        return self._accept(getattr(self.follow_up, "__name__", "follow_up"), candidate)
+            return None
+        return candidate
 
-    def _fresh(self, reduction_pass: Pass[T], current: T) -> Iterator[T]:
+    def _fresh(self, reduction_pass: Pass[T], current: T, *, counted: bool = True) -> Iterator[T]:
         """The pass's proposals, minus ones already accepted once (no cycles) and ones that grew."""
 
         limit = self.size(current)
         for candidate in reduction_pass.propose(current):
             self._check_time()
-            reduction_pass.tried += 1
+            if counted:
+                reduction_pass.tried += 1
             if self._is_new_and_no_larger(candidate, limit):
                 yield candidate
 

@@ -1,18 +1,31 @@
-"""The one place that decides whether a candidate is interesting: caches, counts, and runs candidates."""
+"""The one place that decides whether a candidate is interesting: caches, counts, and runs candidates.
+
+With several workers it speculates. The caller asks a sequence of candidates and takes the first that still
+shows the bug; a candidate may also say what the caller will ask next if it is the one taken
+(``Proposal.next_if_interesting``). Those questions form a tree: after each candidate either the next one of its
+sequence (it did not show the bug) or the first of its follow-on sequence (it did). Idle workers take the
+questions the caller is likeliest to ask, by the chance ``p_interesting`` that a candidate shows the bug, and
+their answers wait in the cache. The caller still gets exactly the answer it would get with one worker: the
+tree only decides what runs early, never what is returned.
+"""
 
 from __future__ import annotations
 
 import threading
-from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
-from typing import Callable, Generic, Iterable, Iterator, TypeVar
+from dataclasses import dataclass, field
+from typing import Callable, Generic, Iterable, Iterator, TypeVar, Union
 
 T = TypeVar("T")
 
 # evaluate(script_text, cancel) -> True (still shows the bug), False, or None when ``cancel`` was set before
 # it finished (the answer is unknown and is not cached).
 Evaluate = Callable[[str, threading.Event], "bool | None"]
+
+# Below this chance of being asked, a question is not worth a worker (nor the parent's time to render it).
+MIN_CHANCE = 0.02
+# A question waiting for a worker takes one from a run this many times less likely to be needed.
+PREEMPT_FACTOR = 3.0
 
 
 @dataclass
@@ -25,14 +38,49 @@ class TesterStats:
     screened_out: int = 0  # turned down by the static screen, never run
 
 
-@dataclass
-class _Slot(Generic[T]):
-    index: int
+@dataclass(frozen=True)
+class Proposal(Generic[T]):
+    """A candidate and, for speculation, what the caller will ask next if this is the candidate it takes.
+
+    ``group``: proposals alike (from one pass, say), whose chance to show the bug the tester learns from the
+    answers so far (without one: the call's ``p_interesting``); ``label``: anything the caller wants back.
+    """
+
     candidate: T
+    next_if_interesting: Callable[[], Iterable[Union["Proposal[T]", T]]] | None = None
+    group: str | None = None
+    label: object = None
+
+
+@dataclass(eq=False)
+class _Sequence:
+    """Questions asked one after another until one shows the bug; pulled lazily from ``make()``."""
+
+    make: Callable[[], Iterable]
+    parent: _Node | None  # must show the bug for this sequence to be asked (None: the caller's own sequence)
+    nodes: list[_Node] = field(default_factory=list)
+    items: Iterator | None = None
+    exhausted: bool = False
+
+
+@dataclass(eq=False)
+class _Node:
+    sequence: _Sequence
+    position: int
+    item: object  # as the caller gave it: a candidate or a Proposal
+    chance: float  # of showing the bug
     text: str
     key: str
-    answer: bool | None = None
-    future: Future | None = None
+    group: str | None = None
+    from_cache: bool = False
+    needed_a_run: bool = False  # unanswered when added: neither cached nor screened out
+
+
+@dataclass(eq=False)
+class _Job:
+    future: Future
+    cancel: threading.Event
+    nodes: list[_Node]  # the questions waiting for its answer, in this call's tree or an earlier call's
 
 
 class Tester(Generic[T]):
@@ -41,9 +89,10 @@ class Tester(Generic[T]):
     ``render`` turns a candidate into the script text that runs; ``key`` normalizes that text so that
     candidates differing only in layout share a verdict; ``screen`` says why a script cannot show the bug
     without running it (or ``None``: run it); ``evaluate`` runs a script and answers whether the pinned bug
-    still shows. With ``jobs`` > 1, up to ``jobs`` candidates run at once in a sliding window; the
-    answer is still the first interesting candidate in order (so it does not depend on ``jobs``), and once it
-    is known the candidates still running after it are cancelled.
+    still shows. With ``jobs`` > 1, up to ``jobs`` candidates run at once, chosen as the module docstring says;
+    the answer is still the first interesting candidate in order (so it does not depend on ``jobs``), and work
+    that can no longer matter is cancelled. ``speculate=False`` keeps spare workers on the caller's own
+    sequence, in order (for measuring what speculation buys).
     """
 
     __test__ = False  # not a pytest test class
@@ -57,78 +106,221 @@ class Tester(Generic[T]):
         screen: Callable[[str], str | None] = lambda text: None,
         jobs: int = 1,
         on_result: Callable[[str, bool, bool], None] | None = None,
+        speculate: bool = True,
     ):
         self.render = render
         self.evaluate = evaluate
         self.key = key
         self.screen = screen
         self.jobs = max(1, jobs)
+        self.speculate = speculate
         self.stats = TesterStats()
         self._cache: dict[str, bool] = {}
         self._lock = threading.Lock()
         self._on_result = on_result or (lambda text, interesting, cached: None)
         self._pool = ThreadPoolExecutor(self.jobs) if self.jobs > 1 else None
+        self._running: dict[str, _Job] = {}  # by key; a run may outlive the call that started it
+        self._dying: list[_Job] = []  # cancelled, still holding a worker until their process is gone
+        self._group_record: dict[str, list[int]] = {}  # group -> [questions run, of which interesting]
 
     def consider(self, candidate: T) -> bool:
         """Whether ``candidate`` still shows the bug (cached)."""
 
         return self.first_interesting([candidate]) is not None
 
-    def first_interesting(self, candidates: Iterable[T]) -> tuple[int, T] | None:
-        """The index and value of the first candidate that still shows the bug, or ``None``.
+    def first_interesting(self, candidates: Iterable[Proposal[T] | T], *, p_interesting: float = 0.5):
+        """The index and item of the first of ``candidates`` whose candidate still shows the bug, or ``None``.
 
-        Candidates are pulled lazily: at most ``jobs`` run at once. While the first unanswered one still runs,
-        every worker that finishes takes the next candidate, so one slow candidate does not idle the others.
+        Candidates (plain, or ``Proposal``s that say what comes next) are pulled lazily. With one worker they
+        run one by one in order. With more, idle workers run the questions likeliest to be asked next, this
+        sequence's later candidates or the follow-on ones of a candidate still running, each of which shows the
+        bug with the chance learnt for its group (``p_interesting`` if it has none). Work for the follow-on questions of the
+        answer keeps running. The item comes back as given: a plain candidate, or its ``Proposal``.
         """
 
-        pending: Iterator[tuple[int, T]] = enumerate(candidates)
-        window: deque[_Slot[T]] = deque()
-        cancel = threading.Event()
+        if not self.speculate:
+            p_interesting = 0.0  # every later candidate of the caller's sequence counts as certain to be asked
+        main = _Sequence(lambda: candidates, None)
+        sequences = [main]
+        found: _Node | None = None
         try:
             while True:
-                self._fill(window, pending, cancel)
-                if not window:
-                    return None
-                head = window[0]
-                if head.future is not None and not head.future.done():
-                    wait([s.future for s in window if s.future is not None], return_when=FIRST_COMPLETED)
-                    continue
-                window.popleft()
-                if head.future is not None:
-                    head.answer = head.future.result()
-                if head.answer:
-                    return head.index, head.candidate
+                self._reap()
+                done, found = self._outcome(main)
+                if done:
+                    return None if found is None else (found.position, found.item)
+                self._cancel_unneeded()
+                if not self._start_likeliest(sequences, p_interesting):
+                    self._wait()
         finally:
-            cancel.set()  # whatever still runs behind the answer is no longer needed
+            self._record_asked(main, found)
 
-    def _fill(self, window: deque[_Slot[T]], pending: Iterator[tuple[int, T]], cancel: threading.Event) -> None:
-        running = sum(1 for slot in window if slot.future is not None and not slot.future.done())
-        while running < self.jobs:
-            if window and window[0].future is None and window[0].answer is not None:
-                return  # the head is answered from the cache: no need to look further yet
-            if any(_known_interesting(slot) for slot in window):
-                return  # nothing after an interesting candidate can matter
-            try:
-                index, candidate = next(pending)
-            except StopIteration:
-                return
-            text = self.render(candidate)
-            slot = _Slot(index, candidate, text, self.key(text))
-            cached = self._cache.get(slot.key)
-            if cached is not None:
+    # --- the tree of questions -------------------------------------------------------------------------------
+
+    def _outcome(self, main: _Sequence) -> tuple[bool, _Node | None]:
+        """(decided, the first interesting node of the caller's sequence or None)."""
+
+        for node in main.nodes:
+            answer = self._cache.get(node.key)
+            if answer is None:
+                return False, None
+            if answer:
+                return True, node
+        return main.exhausted, None
+
+    def _chance(self, sequence: _Sequence, position: int) -> float:
+        """The chance that the caller asks the question at ``position`` of ``sequence``, given what is known."""
+
+        chance = 1.0
+        while True:
+            for earlier in sequence.nodes[:position]:
+                answer = self._cache.get(earlier.key)
+                if answer:
+                    return 0.0
+                if answer is None:
+                    chance *= 1 - earlier.chance
+            parent = sequence.parent
+            if parent is None:
+                return chance
+            answer = self._cache.get(parent.key)
+            if answer is False:
+                return 0.0
+            if answer is None:
+                chance *= parent.chance
+            sequence, position = parent.sequence, parent.position
+
+    def _start_likeliest(self, sequences: list[_Sequence], p: float) -> bool:
+        """Take one step on the likeliest question: start its run if a worker is free, or add it to the tree (its
+        answer may be cached, or already on the way from an earlier speculation); whether anything changed.
+
+        At most ``jobs`` added questions wait for a worker, so the tree grows only a little ahead of the runs.
+        """
+
+        free = self.jobs - self._busy_workers()
+        best: tuple[float, _Sequence | _Node] | None = None
+        waiting, waiting_best = 0, 0.0
+        # One worker (or no speculation): only the caller's own sequence, in order.
+        for sequence in sequences if self.jobs > 1 and self.speculate else sequences[:1]:
+            for node in sequence.nodes:  # added but not run yet, or run and cancelled: waits for a worker
+                if node.key not in self._cache and node.key not in self._running:
+                    chance = self._chance(sequence, node.position)
+                    waiting += chance > 0
+                    waiting_best = max(waiting_best, chance)
+                    if free > 0:
+                        best = max(best, (chance, node), key=_by_chance)
+            if not sequence.exhausted:
+                best = max(best, (self._chance(sequence, len(sequence.nodes)), sequence), key=_by_chance)
+        if free <= 0 and not self._dying and self._preempt_for(waiting_best):
+            return True  # one at a time: the worker comes free when the cancelled run's process is gone
+        if best is None or best[0] < MIN_CHANCE:
+            return False
+        what = best[1]
+        if isinstance(what, _Node):
+            self._run(what)
+            return True
+        if free <= 0 and waiting >= self.jobs:
+            return False
+        self._add_next(what, sequences, p)
+        return True
+
+    def _preempt_for(self, chance: float) -> bool:
+        """Cancel the least likely run if a question waiting for a worker is much likelier; whether it did."""
+
+        if not self._running:
+            return False
+        key, job_chance = min(((k, self._chance_of_job(j)) for k, j in self._running.items()), key=lambda kc: kc[1])
+        if chance <= PREEMPT_FACTOR * job_chance:
+            return False
+        self._cancel(key)
+        return True
+
+    def _add_next(self, sequence: _Sequence, sequences: list[_Sequence], p: float) -> None:
+        if sequence.items is None:
+            sequence.items = iter(sequence.make())
+        try:
+            item = next(sequence.items)
+        except StopIteration:
+            sequence.exhausted = True
+            return
+        proposal = item if isinstance(item, Proposal) else Proposal(item)
+        chance = 0.0 if not self.speculate else self._group_chance(proposal.group, p)
+        text = self.render(proposal.candidate)
+        node = _Node(sequence, len(sequence.nodes), item, chance, text, self.key(text), proposal.group)
+        sequence.nodes.append(node)
+        if proposal.next_if_interesting is not None:
+            sequences.append(_Sequence(proposal.next_if_interesting, node))
+        if node.key in self._cache:
+            node.from_cache = True  # counted as a cache hit once the caller has asked it
+        elif node.key in self._running:
+            self._running[node.key].nodes.append(node)  # an earlier speculation asked it: its answer is on the way
+        elif self.screen(text) is not None:
+            with self._lock:
+                self.stats.screened_out += 1
+                self._cache[node.key] = False
+            return
+        node.needed_a_run = not node.from_cache
+
+    def _run(self, node: _Node) -> None:
+        cancel = threading.Event()
+        if self._pool is None:
+            self._evaluate_one(node.text, node.key, cancel)
+            return
+        future = self._pool.submit(self._evaluate_one, node.text, node.key, cancel)
+        self._running[node.key] = _Job(future, cancel, [node])
+
+    # --- workers ---------------------------------------------------------------------------------------------
+
+    def _busy_workers(self) -> int:
+        return len(self._running) + len(self._dying)
+
+    def _reap(self) -> None:
+        for key, job in list(self._running.items()):
+            if job.future.done():
+                del self._running[key]
+        self._dying = [job for job in self._dying if not job.future.done()]
+
+    def _wait(self) -> None:
+        futures = [job.future for job in (*self._running.values(), *self._dying)]
+        if futures:
+            wait(futures, return_when=FIRST_COMPLETED)
+
+    def _cancel(self, key: str) -> None:
+        job = self._running.pop(key)
+        job.cancel.set()
+        self._dying.append(job)
+
+    def _chance_of_job(self, job: _Job) -> float:
+        return max(self._chance(node.sequence, node.position) for node in job.nodes)
+
+    def _cancel_unneeded(self) -> None:
+        """Cancel the runs whose questions can no longer be asked (an answer on their path says otherwise).
+
+        A run started by an earlier call is judged in that call's tree, where it may well lie on the path the
+        reduction is taking: it keeps running until an answer rules it out.
+        """
+
+        for key, job in list(self._running.items()):
+            if self._chance_of_job(job) == 0:
+                self._cancel(key)
+
+    def _record_asked(self, main: _Sequence, found: _Node | None) -> None:
+        """Count the caller's questions (those up to its answer) answered from the cache, and learn from those
+        that needed a run how often questions of their group show the bug."""
+
+        for node in main.nodes if found is None else main.nodes[: found.position + 1]:
+            if node.from_cache:
                 self.stats.cache_hits += 1
-                self._on_result(text, cached, True)
-                slot.answer = cached
-            elif self.screen(text) is not None:
-                with self._lock:
-                    self.stats.screened_out += 1
-                    self._cache[slot.key] = slot.answer = False
-            elif self._pool is None:
-                slot.answer = self._evaluate_one(slot.text, slot.key, cancel)
-            else:
-                slot.future = self._pool.submit(self._evaluate_one, slot.text, slot.key, cancel)
-                running += 1
-            window.append(slot)
+                self._on_result(node.text, self._cache[node.key], True)
+            if node.needed_a_run and node.group is not None:
+                record = self._group_record.setdefault(node.group, [0, 0])
+                record[0] += 1
+                record[1] += node is found
+
+    def _group_chance(self, group: str | None, default: float) -> float:
+        if group is None:
+            return default
+        runs, interesting = self._group_record.get(group, (0, 0))
+        return (interesting + 1) / (runs + 2)  # Laplace's rule: a half before anything is known
 
     def _evaluate_one(self, text: str, key: str, cancel: threading.Event) -> bool | None:
         if cancel.is_set():
@@ -149,11 +341,11 @@ class Tester(Generic[T]):
         return interesting
 
     def close(self) -> None:
+        for key in list(self._running):
+            self._cancel(key)
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _known_interesting(slot: _Slot) -> bool:
-    if slot.future is not None:
-        return slot.future.done() and slot.future.result() is True
-    return bool(slot.answer)
+def _by_chance(option: tuple[float, object] | None) -> float:
+    return -1.0 if option is None else option[0]

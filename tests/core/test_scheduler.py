@@ -162,3 +162,71 @@ def test_screened_out_candidates_are_never_run():
     assert tester.first_interesting(["x1", "x2", "ok"]) == (2, "ok")
     assert runs == ["ok"]
     assert tester.stats.screened_out == 2 and tester.stats.oracle_calls == 1
+
+
+def test_speculation_runs_the_follow_on_question_while_the_head_runs():
+    import threading
+
+    from minimizer.reduce.tester import Proposal
+
+    child_started = threading.Event()
+    runs = []
+
+    def evaluate(text, cancel):
+        runs.append(text)
+        if text == "head":
+            # Interesting, but only answers once a spare worker has started what comes after it.
+            return child_started.wait(5)
+        if text == "child":
+            child_started.set()
+        return text == "child"
+
+    tester = Tester(lambda t: t, evaluate, jobs=2)
+    head = Proposal("head", lambda: ["child", "grandchild"])
+    # The head answers True only if the child started while it ran (else it times out and answers False).
+    assert tester.first_interesting([head, "sibling"], p_interesting=0.9) == (0, head)  # the item as given
+    assert tester.first_interesting(["child", "grandchild"]) == (0, "child")
+    tester.close()
+    assert runs.count("child") == 1  # the caller's question was answered by the speculative run
+
+
+def test_one_worker_never_speculates():
+    from minimizer.reduce.tester import Proposal
+
+    def never(*_):
+        raise AssertionError("asked for follow-on questions with one worker")
+
+    tester = Tester(lambda t: t, lambda text, cancel: text == "b")
+    b = Proposal("b", never)
+    assert tester.first_interesting([Proposal("a", never), b, "c"], p_interesting=0.99) == (1, b)
+    assert tester.stats.oracle_calls == 2
+
+
+def test_speculation_on_a_branch_that_fails_is_cancelled():
+    import threading
+    import time
+
+    from minimizer.reduce.tester import Proposal
+
+    cancelled = []
+    head_may_answer = threading.Event()
+
+    def evaluate(text, cancel):
+        if text == "head":
+            head_may_answer.wait(5)
+            return False
+        if text == "child":
+            head_may_answer.set()
+            cancel.wait(5)  # runs until nobody needs it
+            cancelled.append(cancel.is_set())
+            return None
+        return text == "next"
+
+    tester = Tester(lambda t: t, evaluate, jobs=2)
+    head = Proposal("head", lambda: ["child"])
+    assert tester.first_interesting([head, "next"], p_interesting=0.9) == (1, "next")
+    tester.close()
+    deadline = time.monotonic() + 5
+    while not cancelled and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert cancelled == [True]
