@@ -134,8 +134,9 @@ class Tester(Generic[T]):
         Candidates (plain, or ``Proposal``s that say what comes next) are pulled lazily. With one worker they
         run one by one in order. With more, idle workers run the questions likeliest to be asked next, this
         sequence's later candidates or the follow-on ones of a candidate still running, each of which shows the
-        bug with the chance learnt for its group (``p_interesting`` if it has none). Work for the follow-on questions of the
-        answer keeps running. The item comes back as given: a plain candidate, or its ``Proposal``.
+        bug with the chance learnt for its group (``p_interesting`` if it has none). Work for the follow-on
+        questions of the answer keeps running. The item comes back as given: a plain candidate, or its
+        ``Proposal``.
         """
 
         if not self.speculate:

@@ -1,6 +1,11 @@
 """The scheduler and tester on a toy format: lists of ints, 'interesting' while a predicate holds."""
 
+import random
+import time
 from typing import Iterator
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from minimizer.reduce.scheduler import Pass, Reducer
 from minimizer.reduce.tester import Tester
@@ -39,6 +44,12 @@ def halve_each(items: tuple) -> Iterator[tuple]:
             yield items[:i] + (value // 2,) + items[i + 1 :]
 
 
+def drop_orphans(before, after):
+    # A negative item is the "definition" of its positive twin: once the twin is gone, try dropping it too.
+    orphans = [x for x in after if x < 0 and -x not in after]
+    return tuple(x for x in after if x not in orphans) if orphans else None
+
+
 def reduce(items, predicate, jobs=1):
     calls = []
 
@@ -56,10 +67,6 @@ def reduce(items, predicate, jobs=1):
 
 def test_follow_up_is_tried_right_after_each_step():
     # Items come in pairs (n, -n); a step that deletes n leaves -n pointless, and the follow-up drops it at once.
-    def drop_orphans(before, after):
-        orphans = [x for x in after if x < 0 and -x not in after]
-        return tuple(x for x in after if x not in orphans) if orphans else None
-
     calls = []
 
     def evaluate(text, cancel):
@@ -105,8 +112,6 @@ def test_cache_hits_are_counted_for_layout_equal_candidates():
 
 
 def test_parallel_window_cancels_what_runs_behind_the_answer():
-    import time
-
     started, cancelled = [], []
 
     def evaluate(text, cancel):
@@ -131,7 +136,6 @@ def test_parallel_window_cancels_what_runs_behind_the_answer():
 
 def test_workers_keep_taking_candidates_while_a_slow_one_runs_ahead():
     import threading
-    import time
 
     hit_started = threading.Event()
 
@@ -204,7 +208,6 @@ def test_one_worker_never_speculates():
 
 def test_speculation_on_a_branch_that_fails_is_cancelled():
     import threading
-    import time
 
     from minimizer.reduce.tester import Proposal
 
@@ -230,3 +233,48 @@ def test_speculation_on_a_branch_that_fails_is_cancelled():
     while not cancelled and time.monotonic() < deadline:
         time.sleep(0.01)
     assert cancelled == [True]
+
+
+# Speculation never changes the reduction: the same steps for any number of workers, whatever the timing.
+
+
+def delete_chunks(items: tuple):
+    for size in (4, 2, 1):
+        for start in range(0, len(items), size):
+            yield items[:start] + items[start + size :]
+
+
+def decrement_each(items: tuple):
+    for i, value in enumerate(items):
+        if value > 0:
+            yield items[:i] + (value - 1,) + items[i + 1 :]
+
+
+def reduce_with_jitter(items, needed, jobs, seed):
+    jitter = random.Random(seed)
+    delays = {}
+
+    def evaluate(text, cancel):
+        time.sleep(delays.setdefault(text, jitter.random() * 0.002))
+        case = eval(text)
+        return all(n in case for n in needed) and sum(x for x in case if x > 0) >= len(needed)
+
+    tester = Tester(repr, evaluate, jobs=jobs)
+    observer = Recorder()
+    passes = [Pass.of(delete_chunks), Pass.of(decrement_each)]
+    reducer = Reducer(passes, tester, lambda t: len(t) * 100 + sum(map(abs, t)), observer, follow_up=drop_orphans)
+    try:
+        return reducer.reduce(tuple(items)), observer.steps
+    finally:
+        tester.close()
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    items=st.lists(st.integers(-4, 6), min_size=1, max_size=10),
+    jobs=st.sampled_from([2, 3, 8]),
+    seed=st.integers(0, 1000),
+)
+def test_any_number_of_workers_takes_the_same_steps(items, jobs, seed):
+    needed = [x for x in items if x > 0][:2]
+    assert reduce_with_jitter(items, needed, 1, seed) == reduce_with_jitter(items, needed, jobs, seed)
