@@ -31,7 +31,7 @@ from minimizer.source.viability import Viability  # noqa: E402
 
 ANCHORS = {
     "skew_requires_grad.py": ["] = ", "torch.compile(", "planted_backend", "requires_grad=True", ".requires_grad"],
-    "triton_inplace_grad.py": ["tl.store(", "save_for_backward", "torch.autograd.grad", "triton.jit", ".apply("],
+    "triton_inplace_grad.py": ["tl.store(x_ptr", "save_for_backward", "backward(", "triton.jit", "torch.tanh"],
 }
 
 

@@ -9,7 +9,11 @@ read. A definition not reachable from ROOT is dead, even when another dead defin
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
+from collections import Counter
+from functools import lru_cache
 from typing import Iterator
 
 import libcst as cst
@@ -64,12 +68,32 @@ def remove_definitions_left_dead(before: cst.Module, after: cst.Module) -> cst.M
     already dead before the step (kept because removing them loses the bug) are not tried again.
     """
 
-    was_dead = {before.code_for_node(node) for node in dead_definitions(MetadataWrapper(before, unsafe_skip_copy=True))}
-    now_dead = [node for node in dead_definitions(MetadataWrapper(after, unsafe_skip_copy=True))
-                if after.code_for_node(node) not in was_dead]
+    if not _names_fewer(before.code, after.code):
+        return None  # every name is read as often as before: nothing can have lost its last reader
+    was_dead = {before.code_for_node(node) for node in _dead_definitions_of(before)}
+    now_dead = [node for node in _dead_definitions_of(after) if after.code_for_node(node) not in was_dead]
     if not now_dead:
         return None
     return try_build(lambda: remove_nodes(after, now_dead))
+
+
+def _names_fewer(before: str, after: str) -> bool:
+    """Whether some name occurs fewer times in ``after`` than in ``before`` (a definition goes dead only then)."""
+
+    counts_after = _name_counts(after)
+    return any(counts_after[name] < count for name, count in _name_counts(before).items())
+
+
+@lru_cache(maxsize=64)
+def _name_counts(text: str) -> Counter[str]:
+    tokens = tokenize.generate_tokens(io.StringIO(text).readline)
+    return Counter(token.string for token in tokens if token.type == tokenize.NAME)
+
+
+@lru_cache(maxsize=64)
+def _dead_definitions_of(module: cst.Module) -> tuple[cst.CSTNode, ...]:
+    # One step's `after` is the next step's `before`, and speculation asks about many steps from one `before`.
+    return tuple(dead_definitions(MetadataWrapper(module, unsafe_skip_copy=True)))
 
 
 def _is_plain_assignment(node: cst.CSTNode) -> bool:
