@@ -60,7 +60,8 @@ def main() -> None:
         print(
             f"--jobs {run['jobs']}: {run['wall_seconds']:.1f} s wall, {report['seconds']:.1f} s reducing, "
             f"{report['oracle_calls']} oracle calls, {report['before']['tokens']} -> {report['after']['tokens']} "
-            f"tokens{' (stopped early)' if report['stopped_early'] else ''}"
+            f"tokens{' (stopped early)' if report['stopped_early'] else ''}, "
+            f"parent CPU {report.get('parent_cpu_seconds', float('nan')):.1f} s"
         )
     common = max(min(p["tokens"] for p in run["report"]["trajectory"]) for run in runs)
     at_serial = seconds_to(serial["report"]["trajectory"], common)

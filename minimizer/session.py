@@ -147,6 +147,8 @@ class Outcome:
     jobs: int = 1
     gpus: int = 0  # GPUs the candidates were spread over (see minimizer.runner.gpus)
     sharing: dict = field(default_factory=dict)
+    # CPU seconds of minimizer's own process (proposing, screening, scheduling), the candidates' not counted.
+    parent_cpu_seconds: float = 0.0
 
     def to_json(self) -> dict:
         return {
@@ -169,6 +171,7 @@ class Outcome:
             "jobs": self.jobs,
             "gpus": self.gpus,
             "sharing": self.sharing,
+            "parent_cpu_seconds": round(self.parent_cpu_seconds, 2),
         }
 
 
@@ -271,7 +274,7 @@ class Session:
     def reduce(self) -> Outcome:
         """Check and pin the original, run the reducers the ``reducer`` option asks for, confirm, write."""
 
-        started = time.monotonic()
+        started, cpu_started = time.monotonic(), time.process_time()
         report = self.check()
         pinned = self.pin(report)
         self.progress.message(f"pinned oracle {pinned.spec}: {pinned.signature}")
@@ -322,6 +325,7 @@ class Session:
             cache_hits=work.cache_hits,
             screened_out=work.screened_out,
             seconds=time.monotonic() - started,
+            parent_cpu_seconds=time.process_time() - cpu_started,
             accepted_steps=state.steps,
             stopped_early=work.stopped_early,
             final_fire_rate=(fired, len(confirmations)),

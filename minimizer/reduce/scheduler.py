@@ -156,11 +156,12 @@ class Reducer(Generic[T]):
             proposals = itertools.islice(self._fresh(reduction_pass, current, counted=counted), start, None)
             for index, candidate in enumerate(proposals, start):
                 here = _Where(pass_index, index)
-                then = functools.partial(self._questions_after, passes, here, current, candidate)
+                # Speculation assumes the step leaves no follow-up: finding one is the parent's costliest
+                # analysis (def-use of the whole script), and paying it for every speculated step starved the
+                # workers. Where a step does leave one, the follow-up runs unspeculated and, if it is refused,
+                # the speculated proposals are the right ones.
+                then = functools.partial(self._questions, passes, here, candidate, None)
                 yield Proposal(candidate, then, group=reduction_pass.name, label=here)
-
-    def _questions_after(self, passes: list[Pass[T]], where: _Where, before: T, taken: T) -> Iterator[Proposal[T]]:
-        return self._questions(passes, where, taken, self._follow_up_of(before, taken))
 
     def _accept(self, pass_name: str, candidate: T) -> T:
         text = self.tester.render(candidate)

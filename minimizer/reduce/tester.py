@@ -23,7 +23,7 @@ T = TypeVar("T")
 Evaluate = Callable[[str, threading.Event], "bool | None"]
 
 # Below this chance of being asked, a question is not worth a worker (nor the parent's time to render it).
-MIN_CHANCE = 0.02
+MIN_CHANCE = 0.1
 # A question waiting for a worker takes one from a run this many times less likely to be needed.
 PREEMPT_FACTOR = 3.0
 
