@@ -113,6 +113,8 @@ class Reducer(Generic[T]):
         pass's), so that spare workers can speculate across the passes' boundaries.
         """
 
+        if not passes:
+            return current
         for reduction_pass in passes:
             reduction_pass.size_removed = 0
         self.observer.pass_started(passes[0].name)
@@ -147,7 +149,8 @@ class Reducer(Generic[T]):
 
         if follow_up is not None:
             then = functools.partial(self._questions, passes, where, follow_up, None)
-            yield Proposal(follow_up, then, group=self._follow_up_name, label=dataclasses.replace(where, follow_up=True))
+            label = dataclasses.replace(where, follow_up=True)
+            yield Proposal(follow_up, then, group=self._follow_up_name, label=label)
         for pass_index in range(where.pass_index, len(passes)):
             reduction_pass = passes[pass_index]
             if counted and pass_index > where.pass_index:

@@ -4,9 +4,9 @@ With several workers it speculates. The caller asks a sequence of candidates and
 shows the bug; a candidate may also say what the caller will ask next if it is the one taken
 (``Proposal.next_if_interesting``). Those questions form a tree: after each candidate either the next one of its
 sequence (it did not show the bug) or the first of its follow-on sequence (it did). Idle workers take the
-questions the caller is likeliest to ask, by the chance ``p_interesting`` that a candidate shows the bug, and
-their answers wait in the cache. The caller still gets exactly the answer it would get with one worker: the
-tree only decides what runs early, never what is returned.
+questions the caller is likeliest to ask, by the chance that a candidate shows the bug (learnt per group of
+proposals from the answers so far), and their answers wait in the cache. The caller still gets exactly the
+answer it would get with one worker: the tree only decides what runs early, never what is returned.
 """
 
 from __future__ import annotations
