@@ -39,11 +39,13 @@ def count_lines(source: str) -> int:
     return sum(1 for line in source.splitlines() if line.strip() and not line.strip().startswith("#"))
 
 
-def code_tokens(source: str) -> list[str]:
+@lru_cache(maxsize=1024)
+def code_tokens(source: str) -> tuple[str, ...]:
     """The strings of the tokens that carry code (comments, newlines and indentation left out)."""
 
+    # Remembered: a reduction asks for one candidate's tokens for its size, its cache key and its screen.
     tokens = tokenize.generate_tokens(io.StringIO(source).readline)
-    return [tok.string for tok in tokens if tok.type not in _NON_CODE_TOKENS]
+    return tuple(tok.string for tok in tokens if tok.type not in _NON_CODE_TOKENS)
 
 
 def count_tokens(source: str) -> int:

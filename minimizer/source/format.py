@@ -24,12 +24,7 @@ def render_module(module: cst.Module) -> str:
 def source_size(module: cst.Module) -> int:
     """Tokens of code: what the reduction minimizes."""
 
-    return _tokens(render_module(module))
-
-
-@lru_cache(maxsize=4096)
-def _tokens(text: str) -> int:
-    return count_tokens(text)
+    return count_tokens(render_module(module))
 
 
 def source_passes() -> list[Pass[cst.Module]]:
