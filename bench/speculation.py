@@ -22,6 +22,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from minimizer.metrics import measure  # noqa: E402
+from minimizer.progress import QuietProgress  # noqa: E402
 from minimizer.reduce.scheduler import Reducer  # noqa: E402
 from minimizer.reduce.tester import Tester  # noqa: E402
 from minimizer.session import candidate_key  # noqa: E402
@@ -35,12 +36,6 @@ ANCHORS = {
 }
 
 
-class _Quiet:
-    def reduction_started(self, size: int) -> None: ...
-    def pass_started(self, name: str) -> None: ...
-    def accepted(self, text: str, size: int, pass_name: str) -> None: ...
-
-
 def reduce_once(source: str, anchors: list[str], latency: float, jobs: int, speculate: bool) -> dict:
     viability = Viability.of(source, oracle_compares_compiled_calls=True)
 
@@ -49,10 +44,13 @@ def reduce_once(source: str, anchors: list[str], latency: float, jobs: int, spec
             return None
         return all(anchor in text for anchor in anchors)
 
-    tester = Tester(render_module, evaluate, key=candidate_key, screen=viability.why_not, jobs=jobs, speculate=speculate)
+    tester = Tester(
+        render_module, evaluate, key=candidate_key, screen=viability.why_not, jobs=jobs, speculate=speculate
+    )
     started, cpu_started = time.monotonic(), time.process_time()
     try:
-        result = Reducer(source_passes(), tester, source_size, _Quiet(), follow_up=FOLLOW_UP).reduce(parse_module(source))
+        reducer = Reducer(source_passes(), tester, source_size, QuietProgress(), follow_up=FOLLOW_UP)
+        result = reducer.reduce(parse_module(source))
     finally:
         tester.close()
     text = render_module(result)
