@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import Optional
@@ -16,7 +17,8 @@ from rich.table import Table
 from minimizer.errors import MinimizerError
 from minimizer.progress import QuietProgress, make_progress
 from minimizer.runner.process import kill_all_candidates
-from minimizer.session import Options, Session
+from minimizer.check import diagnose
+from minimizer.session import Options, ReproDoesNotFail, Session
 
 app = typer.Typer(
     add_completion=False,
@@ -33,11 +35,23 @@ class Reducer(str, enum.Enum):
 
 
 EXIT_INTERRUPTED = 130
+EXIT_NOT_A_REPRO = 1
 
 
-def _fail(message: str) -> None:
+def _fail(message: str, code: int = EXIT_USER_ERROR) -> None:
     Console(stderr=True, soft_wrap=True).print(f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True)
-    raise typer.Exit(EXIT_USER_ERROR)
+    raise typer.Exit(code)
+
+
+def _interrupt_on_termination() -> None:
+    """SIGTERM and SIGHUP (``timeout``, a closed terminal, a job scheduler) stop a run as Ctrl-C does: the best
+    repro so far stays on disk and no process of the run is left behind."""
+
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    for number in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, interrupt)
 
 
 @app.command()
@@ -80,9 +94,14 @@ def reduce(
     )
     progress = make_progress(quiet)
     session = None
+    _interrupt_on_termination()
     try:
         session = Session(options, progress)
         outcome = session.reduce()
+    except ReproDoesNotFail as exc:
+        progress.close()
+        _fail(str(exc), EXIT_NOT_A_REPRO)
+        return
     except MinimizerError as exc:
         progress.close()
         _fail(str(exc))
@@ -124,13 +143,23 @@ def check(
     """Run SCRIPT under the oracles and show which fire, with their signatures."""
 
     options = Options(script=script, oracle=oracle, timeout=timeout, confirm=confirm, cold=True)
+    session = None
+    _interrupt_on_termination()
     try:
-        report = Session(options, QuietProgress()).check()
+        session = Session(options, QuietProgress())
+        report = session.check()
     except MinimizerError as exc:
         _fail(str(exc))
         return
+    except KeyboardInterrupt:
+        kill_all_candidates()
+        raise typer.Exit(EXIT_INTERRUPTED)
+    finally:
+        if session is not None:
+            session.close()
+    problem = diagnose(report, explicit_oracle=oracle != "auto")
     if as_json:
-        print(json.dumps(report.to_json(), indent=2))
+        print(json.dumps({**report.to_json(), "problem": problem}, indent=2))
         return
     table = Table(title=f"{script} on {report.device}, torch {report.torch_version}")
     for column in ("oracle", "fires", "signature", "detail"):
@@ -139,7 +168,11 @@ def check(
         fires = "yes" if finding.steady else (f"{finding.fired}/{len(finding.verdicts)}" if finding.fired else "no")
         pinned = " (pinned)" if report.pinned is finding else ""
         table.add_row(finding.spec + pinned, fires, finding.signature, finding.detail)
-    Console().print(table)
+    console = Console()
+    console.print(f"plain python: {report.plain_summary()}", highlight=False, markup=False)
+    console.print(table)
+    if problem is not None:
+        console.print(f"not reducible as it is: {problem}", highlight=False, markup=False)
 
 
 @app.command("oracles")

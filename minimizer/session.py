@@ -16,20 +16,32 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol
 
+from minimizer.check import CheckReport, OracleFinding, diagnose
 from minimizer.errors import MinimizerError
 from minimizer.interestingness import shows_bug
 from minimizer.metrics import Size, code_tokens, count_tokens, measure
 from minimizer.output import ReproInfo, default_output_path, render_repro, strip_header, write_atomic
 from minimizer.reduce.scheduler import OutOfTime, Reducer
 from minimizer.reduce.tester import Tester
-from minimizer.runner.process import CompileCacheStats, Launcher, Limits, RunResult, RunSettings, run_candidate
+from minimizer.runner.plain import PlainRun, run_plain
+from minimizer.runner.process import (
+    CompileCacheStats,
+    Launcher,
+    Limits,
+    RunResult,
+    RunSettings,
+    kill_all_candidates,
+    run_candidate,
+)
 from minimizer.runner.gpus import GpuPool, default_jobs, visible_gpus
 from minimizer.runner.shared_verdicts import SharingPayoff
 from minimizer.runner.warm import ForkServerLauncher
+from minimizer.runner.workspace import Workspace
 from minimizer.script_input import read_script
 from minimizer.source.layout import format_source
-from minimizer.source.statement import state_bug
+from minimizer.source.statement import seed_like_the_harness, state_bug
 from oracles.api import NEEDS_CALLS, Verdict
+from oracles.script import ALSO_WITHOUT_COMPILE
 from oracles.registry import AUTO_PRIORITY, OracleNotFound, canonical_spec, load_oracle
 
 # The original may compile for a long time; candidates get a limit derived from how long the original took.
@@ -60,71 +72,6 @@ class Options:
 
 
 @dataclass
-class OracleFinding:
-    """One oracle's verdicts over the confirmation runs of the original."""
-
-    spec: str
-    verdicts: list[Verdict]
-
-    @property
-    def fired(self) -> int:
-        return sum(v.fires for v in self.verdicts)
-
-    @property
-    def signatures(self) -> list[str]:
-        return [v.signature for v in self.verdicts if v.fires]
-
-    @property
-    def steady(self) -> bool:
-        """Fired in every run, always with the same signature."""
-
-        return self.fired == len(self.verdicts) and len(set(self.signatures)) == 1
-
-    @property
-    def signature(self) -> str:
-        return self.signatures[0] if self.signatures else ""
-
-    @property
-    def detail(self) -> str:
-        fired = [v for v in self.verdicts if v.fires]
-        return (fired or self.verdicts)[0].detail if self.verdicts else ""
-
-
-@dataclass
-class CheckReport:
-    findings: list[OracleFinding]
-    runs: list[RunResult]
-    pinned: OracleFinding | None = None
-
-    @property
-    def device(self) -> str:
-        return self.runs[0].device
-
-    @property
-    def torch_version(self) -> str:
-        return self.runs[0].torch_version
-
-    def to_json(self) -> dict:
-        return {
-            "pinned": self.pinned.spec if self.pinned else None,
-            "device": self.device,
-            "torch": self.torch_version,
-            "run_seconds": [round(r.seconds, 2) for r in self.runs],
-            "oracles": [
-                {
-                    "oracle": f.spec,
-                    "fires": f.steady,
-                    "fired_runs": f.fired,
-                    "runs": len(f.verdicts),
-                    "signature": f.signature,
-                    "detail": f.detail,
-                }
-                for f in self.findings
-            ],
-        }
-
-
-@dataclass
 class Outcome:
     output: Path
     oracle: str
@@ -149,6 +96,8 @@ class Outcome:
     sharing: dict = field(default_factory=dict)
     # CPU seconds of minimizer's own process (proposing, screening, scheduling), the candidates' not counted.
     parent_cpu_seconds: float = 0.0
+    # The repro under plain python: whether every run failed as the oracles' runs did, and the runs.
+    python: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return {
@@ -172,6 +121,7 @@ class Outcome:
             "gpus": self.gpus,
             "sharing": self.sharing,
             "parent_cpu_seconds": round(self.parent_cpu_seconds, 2),
+            "python": self.python,
         }
 
 
@@ -198,6 +148,10 @@ class Session:
         self.progress = progress
         self.source = strip_header(read_script(options.script))
         self.origin_dir = str(options.script.resolve().parent)
+        # The files beside the script, as every run sees them (the script itself and our output left out).
+        self.workspace = Workspace(
+            Path(self.origin_dir), leave_out={options.script.name, self.options.output_path.name}
+        )
         self.launcher: Launcher | None = None if options.cold else ForkServerLauncher()
         self.gpus = GpuPool(visible_gpus())
         if options.jobs is None:
@@ -212,6 +166,7 @@ class Session:
 
         if isinstance(self.launcher, ForkServerLauncher):
             self.launcher.close()
+        self.workspace.close()
         self._compile_cache_dir.cleanup()
 
     # -- checking the original -------------------------------------------------------------------------
@@ -229,14 +184,23 @@ class Session:
         return [spec]
 
     def check(self) -> CheckReport:
-        """Run the original ``confirm`` times under the oracles; pin the first that fires steadily."""
+        """Run the original ``confirm`` times under plain python and under the oracles (run ``i`` with seed
+        ``seed + i``, so a failure that hangs on the random numbers shows as flaky); pin the first oracle that
+        fires steadily."""
 
         specs = self.oracle_specs()
         timeout = self.options.timeout or ORIGINAL_TIMEOUT
         settings = self._settings(tuple(specs), timeout)
         runs_wanted = max(1, self.options.confirm)
-        self.progress.message(f"running the original {runs_wanted} time(s) under: {', '.join(specs)}")
-        runs = self._run_many([self.source] * runs_wanted, settings)
+        seeds = [self.options.seed + i for i in range(runs_wanted)]
+        self.progress.message(
+            f"running the original {runs_wanted} time(s) under plain python and under: {', '.join(specs)}"
+        )
+        jobs = [lambda: self._run_plain(self.source, settings.limits) for _ in seeds] + [
+            (lambda seed=seed: self._run(self.source, dataclasses.replace(settings, seed=seed))) for seed in seeds
+        ]
+        done = self._call_all(jobs)
+        plain, runs = done[:runs_wanted], done[runs_wanted:]
         for run in runs:
             if run.timed_out:
                 raise MinimizerError(f"the script did not finish within {timeout:.0f} s (raise --timeout)")
@@ -247,27 +211,18 @@ class Session:
                     f"the script's process {run.describe_end()}: {run.stderr_tail.strip().splitlines()[-1:] or ''}"
                 )
         findings = [OracleFinding(spec, [run.verdict(spec) for run in runs]) for spec in specs]
-        report = CheckReport(findings, runs)
+        report = CheckReport(findings, runs, plain=plain, seeds=seeds)
         report.pinned = next((f for f in findings if f.steady), None)
         return report
 
     def pin(self, report: CheckReport) -> OracleFinding:
         """The finding to reduce against, or a one-line reason why there is nothing to reduce."""
 
-        if report.pinned is not None:
-            return report.pinned
-        flaky = [f for f in report.findings if f.fired]
-        if flaky:
-            f = flaky[0]
-            kinds = len(set(f.signatures))
-            why = (
-                f"fired in {f.fired} of {len(f.verdicts)} runs ({100 * f.fired // len(f.verdicts)}%)"
-                if f.fired < len(f.verdicts)
-                else f"gave {kinds} different signatures in {len(f.verdicts)} runs"
-            )
-            raise MinimizerError(f"the script fails differently from run to run: oracle {f.spec} {why}")
-        names = ", ".join(f.spec for f in report.findings)
-        raise MinimizerError(f"nothing to minimize: the script runs without failing and no oracle fires ({names})")
+        problem = diagnose(report, explicit_oracle=self.options.oracle != "auto")
+        if problem is not None:
+            raise MinimizerError(problem)
+        assert report.pinned is not None
+        return report.pinned
 
     # -- reducing --------------------------------------------------------------------------------------
 
@@ -285,9 +240,9 @@ class Session:
         timeout = self.options.timeout or max(
             MIN_CANDIDATE_TIMEOUT, CANDIDATE_TIMEOUT_FACTOR * max(r.seconds for r in report.runs) + 10
         )
-        # A bug that needs eager to fail (the reverse crash) is the one case where the eager pre-check must not
-        # reject candidates.
-        precheck = not pinned.signature.startswith("crash: eager raised")
+        # A bug that needs eager to fail (the reverse crash, a failure that is not the compiler's) is where the
+        # eager pre-check must not reject candidates.
+        precheck = not (pinned.signature.startswith("crash: eager raised") or pinned.signature.endswith(ALSO_WITHOUT_COMPILE))
         settings = dataclasses.replace(self._settings((pinned.spec,), timeout), eager_precheck=precheck)
         target = _Target(pinned.spec, pinned.signature)
         state = _BestSoFar(self, report, target, measure(self.source), started)
@@ -311,9 +266,10 @@ class Session:
         best_text, stated = self._state_bug(best_text, target, settings)
         if stated:
             settings = _stated_settings(settings, target)
-        self.progress.message(f"confirming the repro {max(1, self.options.confirm)} time(s)")
-        confirmations = self._run_many([best_text] * max(1, self.options.confirm), settings)
+        best_text, confirmations, plain = self._confirm(best_text, target, settings, stated)
         fired = sum(target.shown_by(r, stated=stated) for r in confirmations)
+        expected = confirmations[0].failure if confirmations else None
+        python_fails = expected is not None and all(run.failure == expected for run in plain)
         written = state.write(best_text, final=True)
         outcome = Outcome(
             output=self.options.output_path,
@@ -336,6 +292,7 @@ class Session:
             jobs=self.options.jobs or 1,
             gpus=len(self.gpus.gpus),
             sharing=self.sharing.to_json(),
+            python={"fails_as_claimed": python_fails, "failure": expected, "runs": [r.to_json() for r in plain]},
         )
         if self.options.report:
             write_atomic(self.options.report, json.dumps(outcome.to_json(), indent=2) + "\n")
@@ -343,7 +300,43 @@ class Session:
             self.progress.message(
                 f"warning: the repro showed the bug in {fired} of {len(confirmations)} confirmation runs"
             )
+        if not python_fails:
+            seen = next((run.describe() for run in plain if run.failure != expected), "passes")
+            claimed = expected or "a failure (it only shows the bug under minimizer's oracles)"
+            raise ReproDoesNotFail(
+                f"the repro in {outcome.output} does not fail under plain python as claimed "
+                f"(expected {claimed}; python: {seen})"
+            )
         return outcome
+
+    def _confirm(
+        self, text: str, target: _Target, settings: RunSettings, stated: bool
+    ) -> tuple[str, list[RunResult], list[PlainRun]]:
+        """Run the repro ``confirm`` times under the oracles (seeds varied) and under plain python. If either
+        falls short, the repro gets the harness's seeds in its own text and is confirmed again under the fixed
+        seed, so plain python draws the numbers the oracles saw. Returns the text and both sets of runs."""
+
+        runs = max(1, self.options.confirm)
+        self.progress.message(f"confirming the repro {runs} time(s) under the oracles and under plain python")
+        confirmations, plain = self._confirm_runs(text, target, settings, [settings.seed + i for i in range(runs)])
+        if _confirmed(target, stated, confirmations, plain):
+            return text, confirmations, plain
+        seeded = seed_like_the_harness(text, settings.seed)
+        if seeded == text:
+            return text, confirmations, plain
+        self.progress.message("the repro depends on the random numbers: seeding them as the oracles did")
+        seeded_runs, seeded_plain = self._confirm_runs(seeded, target, settings, [settings.seed] * runs)
+        if _confirmed(target, stated, seeded_runs, seeded_plain):
+            return seeded, seeded_runs, seeded_plain
+        return text, confirmations, plain
+
+    def _confirm_runs(
+        self, text: str, target: _Target, settings: RunSettings, seeds: list[int]
+    ) -> tuple[list[RunResult], list[PlainRun]]:
+        calls = [(lambda seed=seed: self._run(text, dataclasses.replace(settings, seed=seed))) for seed in seeds]
+        calls += [lambda: self._run_plain(text, settings.limits) for _ in seeds]
+        done = self._call_all(calls)
+        return done[: len(seeds)], done[len(seeds) :]
 
     def _reduce_source(
         self, text: str, target: _Target, settings: RunSettings, state: _BestSoFar, work: _Work, deadline: float | None
@@ -480,18 +473,30 @@ class Session:
         return RunSettings(
             filename=self.options.script.name,
             origin_dir=self.origin_dir,
+            beside=str(self.workspace.folder),
             oracles=specs,
             limits=Limits(timeout=timeout, memory_mb=self.options.memory_mb),
             seed=self.options.seed,
             compile_cache=self._compile_cache_dir.name,
         )
 
-    def _run_many(self, sources: list[str], settings: RunSettings) -> list[RunResult]:
-        jobs = min(self.options.jobs, len(sources))
+    def _call_all(self, calls: list[Callable[[], object]]) -> list:
+        """Call each of ``calls`` (runs of a script), up to ``jobs`` at once; their results in order."""
+
+        jobs = min(self.options.jobs or 1, len(calls))
         if jobs <= 1:
-            return [self._run(s, settings) for s in sources]
-        with ThreadPoolExecutor(jobs) as pool:
-            return list(pool.map(lambda s: self._run(s, settings), sources))
+            return [call() for call in calls]
+        pool = ThreadPoolExecutor(jobs)
+        try:
+            return list(pool.map(lambda call: call(), calls))
+        except BaseException:
+            kill_all_candidates()  # Ctrl-C: the threads wait on processes that must go first
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def _run_plain(self, source: str, limits: Limits) -> PlainRun:
+        return run_plain(source, self.options.script.name, str(self.workspace.folder), limits)
 
     def _run(self, source: str, settings: RunSettings, cancel: threading.Event | None = None) -> RunResult:
         result = run_candidate(source, settings, launcher=self.launcher, cancel=cancel, gpus=self.gpus)
@@ -515,6 +520,22 @@ class Session:
                 f"sharing saved about {self.sharing.saved_seconds:.0f} s): switched off"
             )
         return target.shown_by(result)
+
+
+def _confirmed(target: _Target, stated: bool, confirmations: list[RunResult], plain: list[PlainRun]) -> bool:
+    """Every oracle run showed the bug, and every plain run failed as the oracle runs did."""
+
+    expected = confirmations[0].failure if confirmations else None
+    return (
+        all(target.shown_by(r, stated=stated) for r in confirmations)
+        and expected is not None
+        and all(r.failure == expected for r in confirmations)
+        and all(run.failure == expected for run in plain)
+    )
+
+
+class ReproDoesNotFail(MinimizerError):
+    """The repro was written, but plain python does not fail with the bug it claims."""
 
 
 def _stated_settings(settings: RunSettings, target: _Target) -> RunSettings:

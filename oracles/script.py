@@ -10,9 +10,10 @@ from oracles.signature import exception_signature
 def script(run: RecordedRun) -> Verdict:
     """The script raises (an exception or a failed assert); the signature is its type and normalized message.
 
-    When the script calls torch.compile, the failure must go away with torch.compile replaced by the identity,
-    and the signature says so: a candidate that fails without the compiler, or no longer compiles anything,
-    has lost the compiler bug and shows a different signature.
+    When the script calls torch.compile, the signature says whether the failure goes away with torch.compile
+    replaced by the identity (``[only under torch.compile]``) or not (``[also without torch.compile]``: not a
+    compiler bug; ``--oracle auto`` refuses to pin it, an explicit ``--oracle script`` reduces it anyway). A
+    candidate that changes which, or no longer compiles anything, shows a different signature.
     """
 
     if run.exception is None:
@@ -26,5 +27,9 @@ def script(run: RecordedRun) -> Verdict:
         return Verdict(False, signature, "torch.compile was used but the eager re-run was not recorded")
     rerun = run.eager_rerun_exception
     if rerun is not None and exception_signature(rerun) == signature:
-        return Verdict(False, signature, "fails the same way without torch.compile")
-    return Verdict(True, f"{signature} [only under torch.compile]", detail)
+        return Verdict(True, f"{signature} {ALSO_WITHOUT_COMPILE}", "fails the same way without torch.compile")
+    return Verdict(True, f"{signature} {ONLY_UNDER_COMPILE}", detail)
+
+
+ONLY_UNDER_COMPILE = "[only under torch.compile]"
+ALSO_WITHOUT_COMPILE = "[also without torch.compile]"

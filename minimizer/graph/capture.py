@@ -21,7 +21,7 @@ import torch
 import torch.fx as fx
 
 from minimizer.graph.case import INPUT_SPEC, CompileCall, GraphCase, InputSpec, propagate_shapes
-from minimizer.runner.process import RunSettings, SubprocessLauncher, child_env, job_env, supervise
+from minimizer.runner.process import RunSettings, SubprocessLauncher, job_env, prepare_run_folder, supervise
 
 # Exact contents are recorded for integer and boolean tensors up to this size (indices must stay in range).
 MAX_RECORDED_VALUES = 4096
@@ -173,25 +173,24 @@ def capture_graphs(script_source: str, settings: RunSettings, *, timeout: float 
     timeout = settings.limits.timeout if timeout is None else timeout
     with tempfile.TemporaryDirectory(prefix="minimizer-capture-") as workdir:
         work = Path(workdir)
-        script = work / settings.filename
-        script.write_text(script_source)
-        output = work / "graphs.pt"
+        script, own, base_env, set_by_script = prepare_run_folder(script_source, settings, work)
+        output = own / "graphs.pt"
         request = {"script": str(script), "origin_dir": settings.origin_dir, "seed": settings.seed, "output": str(output)}
-        (work / "request.json").write_text(json.dumps(request))
+        (own / "request.json").write_text(json.dumps(request))
         handle = SubprocessLauncher("minimizer.graph.capture_child").launch(
-            request=str(work / "request.json"),
+            request=str(own / "request.json"),
             cwd=str(work),
-            stdout=str(work / "stdout"),
-            stderr=str(work / "stderr"),
-            env=job_env(settings),
-            base_env=child_env(settings),
+            stdout=str(own / "stdout"),
+            stderr=str(own / "stderr"),
+            env={k: v for k, v in job_env(settings).items() if k not in set_by_script},
+            base_env=base_env,
         )
         timed_out, memory_exceeded, _ = supervise(handle, dataclasses.replace(settings.limits, timeout=timeout))
         if timed_out or memory_exceeded:
             why = f"did not finish within {timeout:.0f} s" if timed_out else "exceeded the memory limit"
             raise CaptureFailed(f"the capture run {why}")
         if not output.exists():
-            tail = (work / "stderr").read_text(errors="replace").strip().splitlines()[-1:] or [""]
+            tail = (own / "stderr").read_text(errors="replace").strip().splitlines()[-1:] or [""]
             raise CaptureFailed(f"the capture run compiled no graph (exit {handle.returncode}): {tail[0]}")
         return load_graphs(output)
 

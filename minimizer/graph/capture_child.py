@@ -16,8 +16,9 @@ from pathlib import Path
 def main(request_path: str) -> int:
     request = json.loads(Path(request_path).read_text())
     script = request["script"]
-    sys.path.insert(0, request["origin_dir"])
-    sys.argv = [script]
+    from minimizer.runner.child import enter_script_folder
+
+    enter_script_folder(script)
 
     from minimizer.graph.capture import CapturedGraph, install_capture, save_graphs
     from minimizer.runner.child import run_script

@@ -152,13 +152,23 @@ def _compile_cache_stats() -> dict[str, int]:
     return {"hits": counters["inductor"]["fxgraph_cache_hit"], "misses": counters["inductor"]["fxgraph_cache_miss"]}
 
 
+def enter_script_folder(script: str) -> None:
+    """Like `python script.py`: the script's folder first on ``sys.path`` (its run folder, which links the
+    files that lie beside the original), then what the script's prelude put there; ``sys.argv`` as python
+    sets it. Called before torch is imported."""
+
+    from minimizer.runner.prelude import apply_sys_path
+
+    apply_sys_path()
+    sys.path.insert(0, str(Path(script).parent))
+    sys.argv = [script]
+
+
 def main(request_path: str) -> int:
     request = json.loads(Path(request_path).read_text())
     started = time.monotonic()
     script = request["script"]
-    # Like `python script.py`: the original script's folder comes first, so its sibling modules import.
-    sys.path.insert(0, request["origin_dir"])
-    sys.argv = [script]
+    enter_script_folder(script)
 
     from oracles.harness import Harness
     from oracles.registry import load_oracle
@@ -203,6 +213,7 @@ def main(request_path: str) -> int:
     result = {
         "exception": None if run is None or run.exception is None else run.exception.to_json(),
         "used_compile": harness.used_compile,
+        "compiled_calls": len(harness.calls),
         "verdicts": verdicts,
         "seconds": time.monotonic() - started,
         "compile_cache": _compile_cache_stats(),

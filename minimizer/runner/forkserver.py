@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import signal
 import sys
 
 
@@ -44,6 +45,8 @@ def _fork_candidate(job: dict) -> int:
     if pid:
         return pid
     try:
+        for number in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(number, signal.SIG_DFL)
         os.setsid()
         os.chdir(job["cwd"])
         devnull = os.open(os.devnull, os.O_RDONLY)
@@ -59,18 +62,39 @@ def _fork_candidate(job: dict) -> int:
     return 0  # unreachable
 
 
+def _kill_candidates_and_exit(jobs_by_pid: dict[int, int]) -> None:
+    """Each candidate leads its own session: kill each session whole (compile workers included), then go."""
+
+    for pid in list(jobs_by_pid):
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    os._exit(0)
+
+
 def serve() -> None:
     """Read jobs from stdin, fork one child each, report pids and exit statuses on stdout."""
 
+    from minimizer.runner.prelude import apply_sys_path
+
+    jobs_by_pid: dict[int, int] = {}
+    # Asked to stop, or the reducer gone (even killed by SIGKILL: we are then reparented), the candidates go
+    # too. Closing our stdin is the gentle stop: running candidates finish first.
+    for number in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, lambda _n, _f: _kill_candidates_and_exit(jobs_by_pid))
+    parent = os.getppid()
+    apply_sys_path()  # the script's prelude, before torch is imported
     _preload()
     out = sys.stdout
     out.write(json.dumps({"ready": True}) + "\n")
     out.flush()
-    jobs_by_pid: dict[int, int] = {}
     buffer = b""
     stdin_fd = sys.stdin.fileno()
     open_input = True
     while open_input or jobs_by_pid:
+        if os.getppid() != parent:
+            _kill_candidates_and_exit(jobs_by_pid)
         if open_input:
             readable, _, _ = select.select([stdin_fd], [], [], 0.01)
         else:

@@ -15,13 +15,18 @@ from pathlib import Path
 from typing import Protocol
 
 from minimizer.runner.gpus import NO_GPUS, GpuPool
+from minimizer.runner.prelude import PRELUDES
+from minimizer.runner.workspace import populate
 from oracles.api import ExceptionInfo, Verdict
+from oracles.signature import exception_signature
 
 _TAIL_CHARS = 4000
 # The compile caches the user chose, read when this module is imported: once torch is imported here, Inductor's
 # cache_dir() (called, for one, when its config is copied) writes its default into os.environ.
 _CACHE_VARIABLES = {"TORCHINDUCTOR_CACHE_DIR": "inductor", "TRITON_CACHE_DIR": "triton"}
 _USER_CACHE_DIRS = {variable: os.environ.get(variable) for variable in _CACHE_VARIABLES}
+# The environment the user started us with, for runs that must see exactly it (minimizer.runner.plain).
+USER_ENV = dict(os.environ)
 _POLL_SECONDS = 0.05
 
 # Candidates run in their own sessions, so a Ctrl-C at the terminal does not reach them: we kill them.
@@ -51,7 +56,7 @@ class RunSettings:
     """How every candidate of one reduction runs: which oracles to evaluate, where, with what environment."""
 
     filename: str  # the script's file name inside the candidate's directory (tracebacks then read naturally)
-    origin_dir: str  # the original script's folder, first on sys.path like `python script.py` does
+    origin_dir: str  # the original script's folder
     oracles: tuple[str, ...]
     limits: Limits = field(default_factory=Limits)
     seed: int = 0
@@ -64,6 +69,9 @@ class RunSettings:
     # compile_cache (the verdicts live beside the compiled kernels) and eager_precheck (which tells the
     # fingerprint before compiling).
     share_verdicts: bool = False
+    # A folder whose entries every run's folder links to, so files beside the script are found as under
+    # `python script.py` (see minimizer.runner.workspace); ``None``: the script's own folder.
+    beside: str | None = None
 
 
 @dataclass
@@ -93,6 +101,7 @@ class RunResult:
     cancelled: bool = False
     exception: ExceptionInfo | None = None
     used_compile: bool = False
+    compiled_calls: int = 0  # calls of compiled functions the harness recorded
     verdicts: dict[str, Verdict] = field(default_factory=dict)
     stdout_tail: str = ""
     stderr_tail: str = ""
@@ -119,6 +128,20 @@ class RunResult:
         if self.signal and spec in ("script", "crash"):
             return Verdict(True, f"process killed by {self.signal}", self.stderr_tail[-200:])
         return Verdict(False, detail=self.describe_end())
+
+    @property
+    def failure(self) -> str | None:
+        """What ended the script, named as ``minimizer.runner.plain`` names a plain run's end (so the two
+        compare); ``None`` when it ran to the end or did not report."""
+
+        if self.signal:
+            return f"killed by {self.signal}"
+        if self.exception is None:
+            return None
+        if self.exception.type == "SystemExit":
+            code = self.exception.message or "1"
+            return f"exit status {code}" if code.lstrip("-").isdigit() else "exit status 1"
+        return exception_signature(self.exception)
 
     def describe_end(self) -> str:
         if self.cancelled:
@@ -153,8 +176,7 @@ def run_candidate(
 
     with tempfile.TemporaryDirectory(prefix="minimizer-") as workdir:
         work = Path(workdir)
-        script = work / settings.filename
-        script.write_text(source)
+        script, own, base_env, set_by_script = prepare_run_folder(source, settings, work)
         request = {
             "script": str(script),
             "origin_dir": settings.origin_dir,
@@ -164,18 +186,18 @@ def run_candidate(
             "shared_verdicts": str(Path(settings.compile_cache) / "verdicts")
             if settings.share_verdicts and settings.compile_cache
             else None,
-            "result": str(work / "result.json"),
+            "result": str(own / "result.json"),
         }
-        (work / "request.json").write_text(json.dumps(request))
+        (own / "request.json").write_text(json.dumps(request))
         started = time.monotonic()
         with gpus.lease() as gpu_env:
             handle = (launcher or SUBPROCESS).launch(
-                request=str(work / "request.json"),
+                request=str(own / "request.json"),
                 cwd=str(work),
-                stdout=str(work / "stdout"),
-                stderr=str(work / "stderr"),
-                env={**gpu_env, **job_env(settings)},
-                base_env=child_env(settings),
+                stdout=str(own / "stdout"),
+                stderr=str(own / "stderr"),
+                env={k: v for k, v in {**gpu_env, **job_env(settings)}.items() if k not in set_by_script},
+                base_env=base_env,
             )
             timed_out, memory_exceeded, cancelled = supervise(handle, settings.limits, cancel)
         # A candidate lost with the warm server has no answer, like a cancelled one.
@@ -188,14 +210,15 @@ def run_candidate(
             timed_out=timed_out,
             memory_exceeded=memory_exceeded,
             cancelled=cancelled,
-            stdout_tail=_tail(work / "stdout"),
-            stderr_tail=_tail(work / "stderr"),
+            stdout_tail=_tail(own / "stdout"),
+            stderr_tail=_tail(own / "stderr"),
         )
-        result_file = work / "result.json"
+        result_file = own / "result.json"
         if result_file.exists() and not (timed_out or memory_exceeded or cancelled):
             data = json.loads(result_file.read_text())
             result.exception = ExceptionInfo.from_json(data["exception"])
             result.used_compile = data["used_compile"]
+            result.compiled_calls = data.get("compiled_calls", 0)
             result.verdicts = {k: Verdict.from_json(v) for k, v in data["verdicts"].items()}
             result.device = data.get("device", "")
             result.torch_version = data.get("torch_version", "")
@@ -206,6 +229,23 @@ def run_candidate(
             result.shared_verdict = bool(fingerprint.get("shared"))
             result.tracing_seconds = float(fingerprint.get("tracing_seconds") or 0.0)
         return result
+
+
+def prepare_run_folder(source: str, settings: RunSettings, work: Path) -> tuple[Path, Path, dict[str, str], set[str]]:
+    """Lay out one run in the empty folder ``work``: the script as ``settings.filename``, links to the files
+    beside the original, and a hidden folder of our own for requests, results and output. Returns the script's
+    path, our folder, the environment the process starts from (the script's prelude applied, see
+    ``minimizer.runner.prelude``) and the variables the prelude set (they win over anything set per job)."""
+
+    script = work / settings.filename
+    script.write_text(source)
+    own = work / ".minimizer"
+    own.mkdir()
+    beside = settings.beside or settings.origin_dir
+    populate(beside, work)
+    base_env = child_env(settings)
+    prelude = PRELUDES.prelude_of(source, settings.filename, beside, base_env)
+    return script, own, prelude.apply(base_env), {name for name, _ in prelude.env}
 
 
 def child_env(settings: RunSettings) -> dict[str, str]:

@@ -21,8 +21,9 @@ class WarmServerError(MinimizerError):
 
 
 class _ForkedHandle:
-    def __init__(self, job_id: int):
+    def __init__(self, job_id: int, server: subprocess.Popen):
         self.job_id = job_id
+        self.server = server
         self.pid = 0
         self.forked = threading.Event()
         self.ended = threading.Event()
@@ -50,24 +51,29 @@ class _ForkedHandle:
 
 
 class ForkServerLauncher:
-    """Launches candidates by forking a warm server; restarts the server if it dies.
+    """Launches candidates by forking a warm server; restarts a server that died.
 
-    The server is started lazily with the environment of the first job, which is the same for every job of
-    one reduction (per-job differences such as ``CUDA_VISIBLE_DEVICES`` travel with the job).
+    A server imports torch with the environment it was started with, so there is one per distinct starting
+    environment (``base_env``: the script's prelude, see ``minimizer.runner.prelude``, decides it; most
+    reductions need one, a candidate that lost a line of the prelude another). At most ``max_servers`` stay
+    up; the least recently used one is retired gently (its running candidates finish). Per-job differences
+    such as ``CUDA_VISIBLE_DEVICES`` travel with the job.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, max_servers: int = 2) -> None:
         self._lock = threading.Lock()
-        self._server: subprocess.Popen | None = None
+        self._servers: dict[frozenset, subprocess.Popen] = {}  # in order of last use
         self._handles: dict[int, _ForkedHandle] = {}
         self._ids = itertools.count()
+        self.max_servers = max_servers
+        self._retired: list[subprocess.Popen] = []
 
     def launch(
         self, *, request: str, cwd: str, stdout: str, stderr: str, env: dict[str, str], base_env: dict[str, str]
     ) -> Handle:
         with self._lock:
             server = self._ensure_server(base_env)
-            handle = _ForkedHandle(next(self._ids))
+            handle = _ForkedHandle(next(self._ids), server)
             self._handles[handle.job_id] = handle
             job = {"id": handle.job_id, "request": request, "cwd": cwd, "stdout": stdout, "stderr": stderr, "env": env}
             try:
@@ -82,17 +88,30 @@ class ForkServerLauncher:
 
     def close(self) -> None:
         with self._lock:
-            server, self._server = self._server, None
-        if server is not None:
-            for handle in list(self._handles.values()):
-                if handle.status is None and handle.pid:
-                    kill_process_group(handle.pid)
+            servers, self._servers = list(self._servers.values()) + self._retired, {}
+            self._retired = []
+        for handle in list(self._handles.values()):
+            if handle.status is None and handle.pid:
+                kill_process_group(handle.pid)
+        for server in servers:
             kill_process_group(server.pid)
             server.wait()
 
     def _ensure_server(self, base_env: dict[str, str]) -> subprocess.Popen:
-        if self._server is not None and self._server.poll() is None:
-            return self._server
+        key = frozenset(base_env.items())
+        server = self._servers.pop(key, None)
+        if server is not None and server.poll() is None:
+            self._servers[key] = server  # now the most recently used
+            return server
+        while len(self._servers) >= self.max_servers:
+            retired = self._servers.pop(next(iter(self._servers)))
+            _retire(retired)
+            self._retired.append(retired)
+        server = self._start(base_env)
+        self._servers[key] = server
+        return server
+
+    def _start(self, base_env: dict[str, str]) -> subprocess.Popen:
         server = subprocess.Popen(
             [sys.executable, "-m", "minimizer.runner.forkserver"],
             stdin=subprocess.PIPE,
@@ -112,7 +131,6 @@ class ForkServerLauncher:
             kill_process_group(server.pid)
             server.wait()
             raise WarmServerError("the warm worker failed to start (try --cold)")
-        self._server = server
         threading.Thread(target=self._read_replies, args=(server,), daemon=True).start()
         return server
 
@@ -131,6 +149,17 @@ class ForkServerLauncher:
                 handle.ended.set()
                 self._handles.pop(reply["id"], None)
         # The server is gone: nothing it forked will be reported any more.
-        for handle in list(self._handles.values()):
-            handle.server_died()
-        self._handles.clear()
+        for job_id, handle in list(self._handles.items()):
+            if handle.server is server:
+                handle.server_died()
+                self._handles.pop(job_id, None)
+
+
+def _retire(server: subprocess.Popen) -> None:
+    """Close the server's input: it exits once the candidates it forked have ended."""
+
+    try:
+        if server.stdin is not None:
+            server.stdin.close()
+    except OSError:
+        pass

@@ -174,3 +174,31 @@ def _state_inplace(module: cst.Module) -> str:
             after_imports = index + 1
     check = cst.parse_module(_INPLACE_CHECK.format(message=_MESSAGES["inplace"])).body
     return module.with_changes(body=body[:after_imports] + list(check) + body[after_imports:]).code
+
+
+def seed_like_the_harness(source: str, seed: int) -> str:
+    """``source`` with the random generators seeded as minimizer's harness seeds them before a run (Python's
+    ``random``, NumPy and torch, each only where the script imports it at its top level): each seed call
+    follows the block of imports that brings its module in, so nothing draws a number before it and plain
+    python draws the numbers the oracles saw. ``source`` unchanged if it imports none of them."""
+
+    calls = {"random": "{}.seed({})", "numpy": "{}.random.seed({})", "torch": "{}.manual_seed({})"}
+    module = cst.parse_module(source)
+    body: list = []
+    pending: list[str] = []
+    for statement in module.body:
+        is_import = m.matches(statement, m.SimpleStatementLine(body=[m.OneOf(m.Import(), m.ImportFrom())]))
+        if pending and not is_import:
+            body += [cst.parse_statement(line + "\n") for line in pending]
+            pending = []
+        body.append(statement)
+        if is_import and isinstance(statement.body[0], cst.Import):
+            for alias in statement.body[0].names:
+                name = module.code_for_node(alias.name)
+                if name in calls:
+                    bound = alias.asname.name.value if alias.asname else name  # type: ignore[union-attr]
+                    pending.append(calls.pop(name).format(bound, seed))
+    body += [cst.parse_statement(line + "\n") for line in pending]
+    if len(body) == len(module.body):
+        return source
+    return module.with_changes(body=body).code

@@ -217,9 +217,12 @@ def test_script_failure_that_needs_compile_is_marked_so():
     assert verdict.fires and verdict.signature.endswith("[only under torch.compile]")
 
 
-def test_script_failure_that_also_happens_eagerly_does_not_fire():
+def test_script_failure_that_also_happens_eagerly_is_marked_as_not_a_compiler_bug():
     run = RecordedRun(exception=_ASSERT, used_compile=True, eager_rerun_done=True, eager_rerun_exception=_ASSERT)
-    assert not script(run).fires
+    verdict = script(run)
+    only = script(RecordedRun(exception=_ASSERT, used_compile=True, eager_rerun_done=True))
+    assert verdict.fires and verdict.signature.endswith("[also without torch.compile]")
+    assert verdict.signature != only.signature
 
 
 def test_script_candidate_that_dropped_compile_shows_a_different_signature():

@@ -1,0 +1,187 @@
+"""Checking the original: what plain python shows, what the oracles see, and whether there is a bug to pin.
+
+Plain ``python script.py`` is the ground truth (``minimizer.runner.plain``). The oracles' runs must agree with
+it: a script that fails one way under python and another way (or not at all) under minimizer's harness would
+be reduced towards the wrong failure, so that is reported instead of reduced. ``diagnose`` turns every way a
+script can be unfit for reduction into one line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from minimizer.runner.plain import PlainRun
+from minimizer.runner.process import RunResult
+from oracles.api import Verdict
+from oracles.script import ALSO_WITHOUT_COMPILE
+
+# Failures that mean the script cannot start on this machine, when they happen before any compiled call.
+_CANNOT_START = ("ModuleNotFoundError", "ImportError", "FileNotFoundError")
+
+
+@dataclass
+class OracleFinding:
+    """One oracle's verdicts over the confirmation runs of the original."""
+
+    spec: str
+    verdicts: list[Verdict]
+
+    @property
+    def fired(self) -> int:
+        return sum(v.fires for v in self.verdicts)
+
+    @property
+    def signatures(self) -> list[str]:
+        return [v.signature for v in self.verdicts if v.fires]
+
+    @property
+    def steady(self) -> bool:
+        """Fired in every run, always with the same signature."""
+
+        return self.fired == len(self.verdicts) and len(set(self.signatures)) == 1
+
+    @property
+    def signature(self) -> str:
+        return self.signatures[0] if self.signatures else ""
+
+    @property
+    def detail(self) -> str:
+        fired = [v for v in self.verdicts if v.fires]
+        return (fired or self.verdicts)[0].detail if self.verdicts else ""
+
+
+@dataclass
+class CheckReport:
+    """The original's runs: under the oracles (run ``i`` with seed ``seed + i``) and under plain python."""
+
+    findings: list[OracleFinding]
+    runs: list[RunResult]
+    plain: list[PlainRun] = field(default_factory=list)
+    pinned: OracleFinding | None = None
+    seeds: list[int] = field(default_factory=list)
+
+    @property
+    def device(self) -> str:
+        return self.runs[0].device
+
+    @property
+    def torch_version(self) -> str:
+        return self.runs[0].torch_version
+
+    @property
+    def plain_failure(self) -> str | None:
+        """What plain python showed, when every plain run showed the same; ``None`` if none failed."""
+
+        failures = {run.failure for run in self.plain}
+        return next(iter(failures)) if len(failures) == 1 else None
+
+    def plain_summary(self) -> str:
+        """One line for people: what plain python did over its runs."""
+
+        if not self.plain:
+            return "not run"
+        failing = [run for run in self.plain if run.fails or run.timed_out]
+        if not failing:
+            return f"passes ({len(self.plain)} of {len(self.plain)} runs)"
+        kinds = {run.describe() for run in failing}
+        rate = f"{len(failing)} of {len(self.plain)} runs"
+        return f"fails ({rate}): {' / '.join(sorted(kinds))}"
+
+    def to_json(self) -> dict:
+        return {
+            "pinned": self.pinned.spec if self.pinned else None,
+            "device": self.device,
+            "torch": self.torch_version,
+            "run_seconds": [round(r.seconds, 2) for r in self.runs],
+            "seeds": self.seeds,
+            "python": {"summary": self.plain_summary(), "runs": [run.to_json() for run in self.plain]},
+            "oracles": [
+                {
+                    "oracle": f.spec,
+                    "fires": f.steady,
+                    "fired_runs": f.fired,
+                    "runs": len(f.verdicts),
+                    "signature": f.signature,
+                    "detail": f.detail,
+                }
+                for f in self.findings
+            ],
+        }
+
+
+def diagnose(report: CheckReport, *, explicit_oracle: bool) -> str | None:
+    """Why the original cannot be reduced, in one line; ``None`` when ``report.pinned`` is a bug to reduce.
+
+    ``explicit_oracle``: the user named the oracle, so a failure that is not a compiler bug (or a script that
+    cannot start here) is theirs to reduce.
+    """
+
+    plain = report.plain
+    failures = [run.failure for run in plain]
+    if plain and len(set(failures)) > 1:
+        failing = sum(f is not None for f in failures)
+        seen = next(run.describe() for run in plain if run.fails)
+        return (
+            f"the script fails differently from run to run under plain python ({seen} in {failing} of "
+            f"{len(plain)} runs); if its failure depends on random numbers, seed them in the script"
+        )
+    escaped = {seed: run.failure for seed, run in zip(report.seeds, report.runs)}
+    if len(set(escaped.values())) > 1:
+        seen = ", ".join(f"{_short(failure) if failure else 'passes'} with seed {seed}" for seed, failure in escaped.items())
+        return f"the script fails differently from run to run under minimizer ({seen}): it depends on the random numbers"
+    python_failure = report.plain_failure
+    if python_failure is not None and not explicit_oracle:
+        first = plain[0]
+        cannot_start = python_failure.startswith(_CANNOT_START) and all(r.compiled_calls == 0 for r in report.runs)
+        if cannot_start:
+            return (
+                f"the script cannot run here: {first.describe()} (under plain python, before any compiled call); "
+                "use --oracle script to minimize it anyway"
+            )
+    if plain:
+        mismatch = _first_mismatch(report)
+        if mismatch is not None:
+            return mismatch
+    if report.pinned is not None:
+        if report.pinned.signature.endswith(ALSO_WITHOUT_COMPILE) and not explicit_oracle:
+            what = plain[0].describe() if python_failure else report.pinned.signature
+            return (
+                f"the script fails ({what}) also without torch.compile: not a compiler bug; "
+                "use --oracle script to minimize it anyway"
+            )
+        return None
+    unsteady = [f for f in report.findings if f.fired]
+    if unsteady:
+        f = unsteady[0]
+        kinds = len(set(f.signatures))
+        why = (
+            f"fired in {f.fired} of {len(f.verdicts)} runs ({100 * f.fired // len(f.verdicts)}%)"
+            if f.fired < len(f.verdicts)
+            else f"gave {kinds} different signatures in {len(f.verdicts)} runs"
+        )
+        seeds = f" with seeds {', '.join(map(str, report.seeds))}" if len(set(report.seeds)) > 1 else ""
+        return f"the script fails differently from run to run: oracle {f.spec} {why}{seeds}"
+    names = ", ".join(f.spec for f in report.findings)
+    if python_failure is not None:
+        return f"no oracle ({names}) shows the failure plain python shows: {plain[0].describe()}"
+    return f"nothing to minimize: the script passes under plain python and no oracle fires ({names})"
+
+
+def _first_mismatch(report: CheckReport) -> str | None:
+    """A run where the script, under the oracles' harness, ended differently from plain python."""
+
+    for harness_run, plain_run in zip(report.runs, report.plain):
+        seen_here = harness_run.failure
+        if seen_here == plain_run.failure:
+            continue
+        python_says = plain_run.describe() if plain_run.fails else "passes"
+        here = "passes" if seen_here is None else seen_here
+        return (
+            f"under minimizer the script ends differently than under plain python (python: {python_says}; "
+            f"minimizer: {here}); minimizer cannot reproduce the script's own run"
+        )
+    return None
+
+
+def _short(failure: str, limit: int = 80) -> str:
+    return failure if len(failure) <= limit else failure[: limit - 3].rstrip() + "..."

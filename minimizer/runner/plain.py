@@ -1,0 +1,150 @@
+"""The ground truth: a script run exactly as the user runs it, ``python script.py``, with no harness.
+
+The run gets the interpreter minimizer runs under, the user's environment, a fresh folder holding the script
+and links to the files beside the original (see ``minimizer.runner.workspace``) as its working directory, and
+the same limits and isolation as a candidate. What failed is read off the traceback Python prints, and named
+the way the oracles name an exception (``oracles.signature.exception_signature``), so the two compare.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from minimizer.runner.process import USER_ENV, Limits, _PopenHandle, _signal_name, _tail, supervise
+from minimizer.runner.workspace import populate
+from oracles.api import ExceptionInfo
+from oracles.capture import assert_test_at
+from oracles.signature import exception_signature
+
+_TRACEBACK = "Traceback (most recent call last):"
+_FRAME = re.compile(r'^  File "(?P<file>[^"]+)", line (?P<line>\d+)')
+
+
+@dataclass
+class PlainRun:
+    """How one plain run ended. ``failure`` is ``None`` when it exited with status 0, else what the oracles
+    would call it: ``Type: normalized message`` (the assert's test for an assertion), ``exit status N`` or
+    ``killed by SIGNAL``."""
+
+    returncode: int | None
+    seconds: float
+    failure: str | None = None
+    message: str = ""  # the first line of the exception's message, for people
+    timed_out: bool = False
+    memory_exceeded: bool = False
+    cancelled: bool = False
+    stderr_tail: str = ""
+
+    @property
+    def fails(self) -> bool:
+        return self.failure is not None
+
+    def describe(self) -> str:
+        """One line for people: ``passes`` or what failed."""
+
+        if self.timed_out:
+            return f"did not finish within {self.seconds:.0f} s"
+        if self.memory_exceeded:
+            return "exceeded the memory limit"
+        if self.failure is None:
+            return "passes"
+        first = self.failure.split(": ", 1)[0]
+        return f"{first}: {self.message}" if self.message else self.failure
+
+    def to_json(self) -> dict:
+        return {
+            "returncode": self.returncode,
+            "seconds": round(self.seconds, 2),
+            "failure": self.failure,
+            "message": self.message,
+            "timed_out": self.timed_out,
+        }
+
+
+def run_plain(
+    source: str,
+    filename: str,
+    beside: str | None,
+    limits: Limits,
+    *,
+    cancel: threading.Event | None = None,
+    python: str = sys.executable,
+) -> PlainRun:
+    """Run ``source`` as ``python FILENAME`` in a fresh folder beside (links to) ``beside``'s entries."""
+
+    with tempfile.TemporaryDirectory(prefix="minimizer-plain-") as workdir:
+        work = Path(workdir)
+        script = work / filename
+        script.write_text(source)
+        if beside:
+            populate(beside, work)
+        stderr_path = Path(tempfile.mkdtemp(prefix="minimizer-plain-err-")) / "stderr"
+        started = time.monotonic()
+        with open(stderr_path, "wb") as err:
+            proc = subprocess.Popen(
+                [python, filename],
+                cwd=work,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+                env=USER_ENV,
+                start_new_session=True,
+            )
+        timed_out, memory_exceeded, cancelled = supervise(_PopenHandle(proc), limits, cancel)
+        seconds = time.monotonic() - started
+        stderr = _tail(stderr_path)
+        stderr_path.unlink(missing_ok=True)
+        stderr_path.parent.rmdir()
+        run = PlainRun(
+            proc.returncode,
+            seconds,
+            timed_out=timed_out,
+            memory_exceeded=memory_exceeded,
+            cancelled=cancelled,
+            stderr_tail=stderr,
+        )
+        if timed_out or memory_exceeded or cancelled or proc.returncode == 0:
+            return run
+        signal_name = _signal_name(proc.returncode)
+        exception = exception_from_stderr(stderr, script)
+        if exception is not None:
+            run.failure = exception_signature(exception)
+            run.message = (exception.message.strip().splitlines() or [""])[0][:200]
+        elif signal_name:
+            run.failure = f"killed by {signal_name}"
+        else:
+            run.failure = f"exit status {proc.returncode}"
+        return run
+
+
+def exception_from_stderr(stderr: str, script: Path) -> ExceptionInfo | None:
+    """The exception that ended a Python process, from the traceback it printed (the last one), with the
+    assert's test when it is a failed assert in ``script``; ``None`` if there is no traceback."""
+
+    lines = stderr.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith(_TRACEBACK)]
+    if not starts:
+        return None
+    last_line_in_script = None
+    i = starts[-1] + 1
+    while i < len(lines) and (lines[i].startswith(" ") or not lines[i]):
+        frame = _FRAME.match(lines[i])
+        if frame and Path(frame["file"]).name == script.name:
+            last_line_in_script = int(frame["line"])
+        i += 1
+    if i >= len(lines):
+        return None
+    head, _, first = lines[i].partition(": ")
+    message = "\n".join([first, *lines[i + 1 :]]) if first or i + 1 < len(lines) else ""
+    assert_text = None
+    if head == "AssertionError" and last_line_in_script is not None:
+        assert_text = assert_test_at(script, last_line_in_script)
+    return ExceptionInfo(type=head.strip(), message=message.strip(), assert_text=assert_text)
+

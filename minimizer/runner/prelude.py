@@ -1,0 +1,182 @@
+"""The script's environment prelude: what it sets before it first imports torch, triton or any other library.
+
+Torch, Triton and their configs read the environment when they are imported (``TRITON_INTERPRET``,
+``TORCHINDUCTOR_FREEZING``, ``TORCH_LOGS``, ``CUDA_VISIBLE_DEVICES``, ...). A script that sets them in its
+first lines gets them honoured under plain python; a candidate's process imports torch before the script
+runs (the harness needs it, the warm worker has it preloaded), so it must be given that environment up front.
+
+The prelude is the script's setup block: the leading statements that import modules or set the environment
+or ``sys.path``, before the first statement that computes anything. A probe runs that block in a plain
+interpreter (``minimizer.runner.prelude_probe``); the environment and ``sys.path`` it leaves, against those it
+started with, are given to the candidate's process from its start. Setting a variable earlier than the script
+does changes nothing for what is read lazily and is what makes it count for what is read at import. Probing
+is cached by the block's text, and skipped when the block cannot touch the environment at all. Environment
+set inside a function (``main()``) is not seen.
+
+This module is imported by the candidate's process before torch: it must stay light.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+SYS_PATH_VARIABLE = "MINIMIZER_PRELUDE_SYS_PATH"
+PROBE_TIMEOUT = 60.0
+# Words without which a block cannot change the environment or sys.path (cheap test before probing).
+_ENVIRONMENT_WORDS = ("environ", "putenv", "unsetenv", "sys.path")
+
+
+@dataclass(frozen=True)
+class Prelude:
+    """Variables the prelude set (value) or removed (``None``), and the entries it added to ``sys.path``."""
+
+    env: tuple[tuple[str, str | None], ...] = ()
+    sys_path: tuple[str, ...] = ()
+
+    def apply(self, env: dict[str, str]) -> dict[str, str]:
+        """``env`` as the prelude leaves it (``sys.path`` additions travel in ``SYS_PATH_VARIABLE``)."""
+
+        env = dict(env)
+        for name, value in self.env:
+            if value is None:
+                env.pop(name, None)
+            else:
+                env[name] = value
+        if self.sys_path:
+            env[SYS_PATH_VARIABLE] = json.dumps(list(self.sys_path))
+        return env
+
+    def to_json(self) -> dict:
+        return {"env": dict(self.env), "sys_path": list(self.sys_path)}
+
+
+NO_PRELUDE = Prelude()
+
+
+def apply_sys_path() -> None:
+    """In a candidate's process, before torch is imported: put the prelude's ``sys.path`` entries first."""
+
+    entries = json.loads(os.environ.pop(SYS_PATH_VARIABLE, "[]") or "[]")
+    sys.path[0:0] = [p for p in entries if p not in sys.path[: len(entries)]]
+
+
+def setup_block(source: str) -> tuple[str, str] | None:
+    """The script's setup block (its leading top-level statements that import modules or set the environment
+    or ``sys.path``; ``if``/``try`` made only of such; a docstring) and its key: the block's statements other
+    than imports, which alone decide what it sets (so candidates that differ only in imports share a probe).
+    ``None`` when the block cannot change the environment at all, so no probe is needed."""
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    lines = source.splitlines(keepends=True)
+    end = 0
+    key: list[str] = []
+    for statement in tree.body:
+        if not _is_setup(statement, lines):
+            break
+        end = statement.end_lineno or end
+        docstring = isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+        if not (docstring or isinstance(statement, (ast.Import, ast.ImportFrom))):
+            key += lines[statement.lineno - 1 : end]
+    key_text = "".join(key)
+    if not any(word in key_text for word in _ENVIRONMENT_WORDS):
+        return None
+    return "".join(lines[:end]), key_text
+
+
+def _is_setup(statement: ast.stmt, lines: list[str]) -> bool:
+    if isinstance(statement, (ast.Import, ast.ImportFrom)):
+        return True
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+        return True  # a docstring
+    if isinstance(statement, (ast.If, ast.Try)):
+        bodies = [statement.body, statement.orelse]
+        if isinstance(statement, ast.Try):
+            bodies += [handler.body for handler in statement.handlers] + [statement.finalbody]
+        return all(_is_setup(inner, lines) or isinstance(inner, ast.Pass) for body in bodies for inner in body)
+    if isinstance(statement, (ast.Expr, ast.Assign, ast.AugAssign, ast.Delete)):
+        text = "".join(lines[statement.lineno - 1 : statement.end_lineno])
+        return any(word in text for word in ("environ", "putenv", "unsetenv", "sys.path"))
+    return False
+
+
+class PreludeCache:
+    """Probes scripts' preludes, once per distinct prefix (thread-safe; probes of one prefix run once)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._known: dict[tuple, Prelude] = {}
+        self._pending: dict[tuple, threading.Event] = {}
+
+    def prelude_of(self, source: str, filename: str, beside: str | None, env: dict[str, str]) -> Prelude:
+        block = setup_block(source)
+        if block is None:
+            return NO_PRELUDE
+        prefix, block_key = block
+        key = (block_key, filename, beside)
+        while True:
+            with self._lock:
+                if key in self._known:
+                    return self._known[key]
+                waiting = self._pending.get(key)
+                if waiting is None:
+                    self._pending[key] = threading.Event()
+                    break
+            waiting.wait()
+        try:
+            found = probe(prefix, filename, beside, env)
+        finally:
+            with self._lock:
+                self._known[key] = found if "found" in locals() else NO_PRELUDE
+                self._pending.pop(key).set()
+        return found
+
+
+def probe(prefix: str, filename: str, beside: str | None, env: dict[str, str]) -> Prelude:
+    """Run the setup block ``prefix`` in a plain interpreter; the environment and ``sys.path`` it leaves.
+
+    A probe that fails to report (it hung or crashed) gives no prelude: the candidate's own run then shows
+    whatever went wrong.
+    """
+
+    from minimizer.runner.workspace import populate
+
+    with tempfile.TemporaryDirectory(prefix="minimizer-prelude-") as workdir:
+        run_dir = Path(workdir) / "run"
+        run_dir.mkdir()
+        script = run_dir / filename
+        script.write_text(prefix)
+        if beside:
+            populate(beside, run_dir)
+        result = Path(workdir) / "prelude.json"
+        try:
+            subprocess.run(
+                [sys.executable, "-m", "minimizer.runner.prelude_probe", str(script), str(result)],
+                cwd=run_dir,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                timeout=PROBE_TIMEOUT,
+                start_new_session=True,
+            )
+        except subprocess.TimeoutExpired:
+            return NO_PRELUDE
+        try:
+            data = json.loads(result.read_text())
+        except (OSError, ValueError):
+            return NO_PRELUDE
+    return Prelude(env=tuple(sorted(data["env"].items())), sys_path=tuple(data["sys_path"]))
+
+
+PRELUDES = PreludeCache()
