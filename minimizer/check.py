@@ -9,6 +9,7 @@ script can be unfit for reduction into one line.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from importlib import metadata
 
 from minimizer.runner.plain import PlainRun
 from minimizer.runner.process import RunResult
@@ -62,11 +63,17 @@ class CheckReport:
 
     @property
     def device(self) -> str:
-        return self.runs[0].device
+        return next((r.device for r in self.runs if r.completed), "unknown (no run finished)")
 
     @property
     def torch_version(self) -> str:
-        return self.runs[0].torch_version
+        found = next((r.torch_version for r in self.runs if r.completed), None)
+        if found is None:
+            try:
+                found = metadata.version("torch")
+            except metadata.PackageNotFoundError:
+                found = "unknown"
+        return found
 
     @property
     def plain_failure(self) -> str | None:

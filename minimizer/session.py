@@ -45,7 +45,7 @@ from oracles.script import ALSO_WITHOUT_COMPILE
 from oracles.registry import AUTO_PRIORITY, OracleNotFound, canonical_spec, load_oracle
 
 # The original may compile for a long time; candidates get a limit derived from how long the original took.
-ORIGINAL_TIMEOUT = 900.0
+ORIGINAL_TIMEOUT = 600.0
 MIN_CANDIDATE_TIMEOUT = 30.0
 CANDIDATE_TIMEOUT_FACTOR = 3.0
 
@@ -196,17 +196,23 @@ class Session:
         self.progress.message(
             f"running the original {runs_wanted} time(s) under plain python and under: {', '.join(specs)}"
         )
-        jobs = [lambda: self._run_plain(self.source, settings.limits) for _ in seeds] + [
-            (lambda seed=seed: self._run(self.source, dataclasses.replace(settings, seed=seed))) for seed in seeds
-        ]
-        done = self._call_all(jobs)
-        plain, runs = done[:runs_wanted], done[runs_wanted:]
+        # Plain and harness runs alternate, so that with few jobs both kinds start at once (a hang then costs
+        # one time limit, not two).
+        jobs: list[Callable[[], object]] = []
+        for seed in seeds:
+            jobs.append(lambda: self._run_plain(self.source, settings.limits))
+            jobs.append(lambda seed=seed: self._run(self.source, dataclasses.replace(settings, seed=seed)))
+        with _Ticker(self.progress, "the original", timeout):
+            done = self._call_all(jobs)
+        plain, runs = done[0::2], done[1::2]
         for run in runs:
-            if run.timed_out:
-                raise MinimizerError(f"the script did not finish within {timeout:.0f} s (raise --timeout)")
+            if run.timed_out and not (run.verdict("hang").fires and "hang" in specs):
+                raise MinimizerError(
+                    f"the script did not finish within {timeout:.0f} s, outside any compiled call (raise --timeout)"
+                )
             if run.memory_exceeded:
                 raise MinimizerError(f"the script exceeded the memory limit of {self.options.memory_mb} MB")
-            if not run.completed and not run.signal:
+            if not run.completed and not run.signal and not run.timed_out:
                 raise MinimizerError(
                     f"the script's process {run.describe_end()}: {run.stderr_tail.strip().splitlines()[-1:] or ''}"
                 )
@@ -240,6 +246,12 @@ class Session:
         timeout = self.options.timeout or max(
             MIN_CANDIDATE_TIMEOUT, CANDIDATE_TIMEOUT_FACTOR * max(r.seconds for r in report.runs) + 10
         )
+        if pinned.spec == "hang":
+            # A candidate shows the hang by not finishing within the limit the original did not finish within.
+            timeout = max(r.seconds for r in report.runs)
+            self.progress.message(
+                f"every candidate that still hangs takes {timeout:.0f} s; a smaller --timeout makes this faster"
+            )
         # A bug that needs eager to fail (the reverse crash, a failure that is not the compiler's) is where the
         # eager pre-check must not reject candidates.
         precheck = not (pinned.signature.startswith("crash: eager raised") or pinned.signature.endswith(ALSO_WITHOUT_COMPILE))
@@ -324,7 +336,7 @@ class Session:
         seeded = seed_like_the_harness(text, settings.seed)
         if seeded == text:
             return text, confirmations, plain
-        self.progress.message("the repro depends on the random numbers: seeding them as the oracles did")
+        self.progress.message("the repro did not confirm: trying it with the random numbers seeded as the oracles did")
         seeded_runs, seeded_plain = self._confirm_runs(seeded, target, settings, [settings.seed] * runs)
         if _confirmed(target, stated, seeded_runs, seeded_plain):
             return seeded, seeded_runs, seeded_plain
@@ -532,6 +544,28 @@ def _confirmed(target: _Target, stated: bool, confirmations: list[RunResult], pl
         and all(r.failure == expected for r in confirmations)
         and all(run.failure == expected for run in plain)
     )
+
+
+class _Ticker:
+    """Says every ``every`` seconds that something long is still running (a hang shows as a clock, not silence)."""
+
+    def __init__(self, progress: Progress, what: str, limit: float, every: float = 30.0):
+        self.progress, self.what, self.limit, self.every = progress, what, limit, every
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._tick, daemon=True)
+
+    def _tick(self) -> None:
+        started = time.monotonic()
+        while not self._stop.wait(self.every):
+            elapsed = time.monotonic() - started
+            self.progress.message(f"still running {self.what}: {elapsed:.0f} s of at most {self.limit:.0f} s")
+
+    def __enter__(self) -> _Ticker:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
 
 
 class ReproDoesNotFail(MinimizerError):

@@ -97,6 +97,8 @@ class RecordedRun:
     eager_rerun_done: bool = False
     calls: list[CallRecord] = field(default_factory=list)
     inplace_violations: list[InplaceViolation] = field(default_factory=list)
+    # Names of the script's own Triton kernels launched (``kernel[grid](...)``), in order of first launch.
+    kernels: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -122,7 +124,10 @@ NEEDS_REFERENCE = "reference"  # a float64 eager reference of each compiled call
 NEEDS_GRADS = "grads"  # gradients of each side of each compiled call
 NEEDS_SAVED_TENSORS = "saved_tensors"  # fingerprints of tensors saved for backward
 NEEDS_EAGER_RERUN = "eager_rerun"  # a second run with torch.compile disabled
-ALL_NEEDS = frozenset({NEEDS_CALLS, NEEDS_REFERENCE, NEEDS_GRADS, NEEDS_SAVED_TENSORS, NEEDS_EAGER_RERUN})
+NEEDS_KERNELS = "kernels"  # which of the script's own Triton kernels it launched
+ALL_NEEDS = frozenset(
+    {NEEDS_CALLS, NEEDS_REFERENCE, NEEDS_GRADS, NEEDS_SAVED_TENSORS, NEEDS_EAGER_RERUN, NEEDS_KERNELS}
+)
 
 
 @runtime_checkable

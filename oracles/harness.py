@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import os
 import functools
 import inspect
 from typing import Any, Callable, Iterator
@@ -18,6 +19,7 @@ from typing import Any, Callable, Iterator
 from oracles.api import (
     NEEDS_CALLS,
     NEEDS_GRADS,
+    NEEDS_KERNELS,
     NEEDS_REFERENCE,
     NEEDS_SAVED_TENSORS,
     CallRecord,
@@ -25,6 +27,7 @@ from oracles.api import (
     SideResult,
 )
 from oracles.capture import exception_info
+from oracles.hang import IN_COMPILED_CALL
 
 # Saved tensors up to this many elements are fingerprinted by a full copy; larger ones by checksums.
 _CLONE_LIMIT = 1 << 14
@@ -44,9 +47,17 @@ class Harness:
     """Records compiled calls and saved-tensor fingerprints for the oracles' ``needs``."""
 
     def __init__(
-        self, needs: frozenset[str], seed: int = 0, script_path: str | None = None, fingerprint: Any = None
+        self,
+        needs: frozenset[str],
+        seed: int = 0,
+        script_path: str | None = None,
+        fingerprint: Any = None,
+        phase_file: str | None = None,
     ):
         self.needs = frozenset(needs)
+        # Where to mark that a compiled call is under way, its eager side done (read by the parent when it kills
+        # a hanging run, see oracles.hang), or None.
+        self.phase_file = phase_file
         # A CallFingerprint (oracles.fingerprint) fed every compile and recorded call, or None.
         self.fingerprint = fingerprint
         self.seed = seed
@@ -54,6 +65,8 @@ class Harness:
         self.used_compile = False
         self.calls: list[CallRecord] = []
         self.inplace_violations: list[InplaceViolation] = []
+        self.kernels: list[str] = []
+        self._real_getitem: Any = None
         self._real_compile: Callable[..., Any] | None = None
         self._eager_only = False
         self._tracing_only = False
@@ -82,12 +95,12 @@ class Harness:
             if harness._tracing_only:
                 # Dynamo captures the same graphs whatever the backend; "eager" runs them without compiling.
                 capture = {name: kwargs[name] for name in ("dynamic", "fullgraph") if name in kwargs}
-                return harness._recording(model, harness._real_compile(model, backend="eager", **capture))
+                return harness._recording(model, harness._real_compile(model, backend="eager", **capture), "eager")
             compiled = harness._real_compile(model, **kwargs)  # type: ignore[misc]
             if NEEDS_CALLS not in harness.needs or compiled is model:
                 return compiled
             try:
-                return harness._recording(model, compiled)
+                return harness._recording(model, compiled, _backend_name(kwargs.get("backend", "inductor")))
             except Exception:  # noqa: BLE001 - recording must never change the script's behaviour
                 return compiled
 
@@ -96,6 +109,9 @@ class Harness:
         compile.__doc__ = torch.compile.__doc__
         compile.__wrapped__ = self._real_compile  # type: ignore[attr-defined]
         torch.compile = compile  # type: ignore[assignment]
+
+        if NEEDS_KERNELS in self.needs:
+            self._record_kernel_launches()
 
         if NEEDS_SAVED_TENSORS in self.needs:
             # A context manager would pop the hooks when the block ends; the whole script must run under them.
@@ -115,12 +131,55 @@ class Harness:
             self._hooks_pushed = False
         if self.fingerprint is not None:
             self.fingerprint.uninstall()
+        if self._real_getitem is not None:
+            from triton.runtime.jit import KernelInterface
+
+            KernelInterface.__getitem__ = self._real_getitem
+            self._real_getitem = None
 
     def clear(self) -> None:
         """Forget what was recorded so far (after the eager pre-check, before the real run)."""
 
         self.calls.clear()
         self.inplace_violations.clear()
+        self.kernels.clear()
+
+    def _record_kernel_launches(self) -> None:
+        """Note each launch ``kernel[grid](...)`` of a Triton kernel defined in the script's folder (the script
+        or a module beside it; Inductor's generated kernels live elsewhere and launch otherwise) that wrote into
+        one of its tensor arguments: a kernel reduced to ``pass``, or launched on an empty grid, runs but
+        computes nothing, and an assert on its output then fails for another reason."""
+
+        try:
+            from triton.runtime.jit import KernelInterface
+        except ImportError:
+            return
+        real = KernelInterface.__getitem__
+        folder = os.path.dirname(os.path.abspath(self.script_path)) if self.script_path else None
+        harness = self
+
+        def getitem(kernel: Any, grid: Any) -> Any:
+            fn = kernel
+            while not hasattr(fn, "__code__") and hasattr(fn, "fn"):
+                fn = fn.fn
+            code = getattr(fn, "__code__", None)
+            launch = real(kernel, grid)
+            ours = code is not None and folder and os.path.dirname(os.path.abspath(code.co_filename)) == folder
+            if not ours or fn.__name__ in harness.kernels:
+                return launch
+
+            def launch_and_note(*args: Any, **kwargs: Any) -> Any:
+                before = _snapshot_tensors([*args, *kwargs.values()])
+                result = launch(*args, **kwargs)
+                if before is None or any(_changed(pair) for pair in before):
+                    if fn.__name__ not in harness.kernels:
+                        harness.kernels.append(fn.__name__)
+                return result
+
+            return launch_and_note
+
+        self._real_getitem = real
+        KernelInterface.__getitem__ = getitem
 
     def stop_fingerprinting(self) -> None:
         """Stop feeding the fingerprint (it keeps what it has): the real run's calls need not be hashed."""
@@ -153,7 +212,7 @@ class Harness:
 
     # -- recording compiled calls ---------------------------------------------------------------------------
 
-    def _recording(self, model: Any, compiled: Any) -> Any:
+    def _recording(self, model: Any, compiled: Any, backend: str) -> Any:
         """Return ``compiled`` wrapped so that each call is recorded; modules stay ``OptimizedModule``s."""
 
         import torch
@@ -163,18 +222,20 @@ class Harness:
             compiled_forward = compiled.forward
 
             def forward(*args: Any, **kwargs: Any) -> Any:
-                return self._call(target, model, compiled_forward, args, kwargs)
+                return self._call(target, model, compiled_forward, args, kwargs, backend)
 
             compiled.forward = forward
             return compiled
 
         @functools.wraps(compiled)
         def call(*args: Any, **kwargs: Any) -> Any:
-            return self._call(target, model, compiled, args, kwargs)
+            return self._call(target, model, compiled, args, kwargs, backend)
 
         return call
 
-    def _call(self, target: str, model: Any, compiled: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    def _call(
+        self, target: str, model: Any, compiled: Callable[..., Any], args: tuple, kwargs: dict, backend: str
+    ) -> Any:
         import torch
 
         if torch.compiler.is_compiling():
@@ -191,15 +252,18 @@ class Harness:
             record = self._record_eager_sides(target, model, args, kwargs)
         except Exception:  # noqa: BLE001
             record = None
+        self._mark(f"{IN_COMPILED_CALL}{backend}|{target}")
         try:
             result = compiled(*args, **kwargs)
         except Exception as exc:
+            self._mark("")
             if record is not None:
                 with contextlib.suppress(Exception):
                     record.compiled = SideResult(exception=exception_info(exc, self.script_path))
                     record.index = len(self.calls)  # nested compiled calls may have been recorded meanwhile
                     self.calls.append(record)
             raise
+        self._mark("")
         if record is not None:
             with contextlib.suppress(Exception):
                 params = _named_params(model, _eager_callable(model, copy_module=False)[1])
@@ -207,6 +271,12 @@ class Harness:
                 record.index = len(self.calls)
                 self.calls.append(record)
         return result
+
+    def _mark(self, phase: str) -> None:
+        if self.phase_file is not None:
+            with contextlib.suppress(OSError):
+                with open(self.phase_file, "w") as f:
+                    f.write(phase)
 
     def _record_eager_sides(self, target: str, model: Any, args: tuple, kwargs: dict) -> CallRecord:
         """Run the eager side (and the float64 reference) on copies; the compiled side is filled in later."""
@@ -434,6 +504,12 @@ def _current_node_name() -> str:
 # -- helpers for the eager side ---------------------------------------------------------------------------
 
 
+def _backend_name(backend: Any) -> str:
+    """``torch.compile``'s ``backend`` as a name: the string, or the callable's name."""
+
+    return backend if isinstance(backend, str) else getattr(backend, "__name__", type(backend).__name__)
+
+
 def _target_name(model: Any) -> str:
     import torch
 
@@ -619,3 +695,32 @@ def _rng_devices() -> list[int]:
     import torch
 
     return list(range(torch.cuda.device_count())) if torch.cuda.is_initialized() else []
+
+
+# Tensors of one kernel launch larger than this in all are not copied: the launch counts as one that wrote.
+_SNAPSHOT_LIMIT_BYTES = 256 * 2**20
+
+
+def _snapshot_tensors(values: list[Any]) -> list[tuple[Any, Any]] | None:
+    """(tensor, copy of its bytes) for each tensor argument; ``None`` when they are too large to copy."""
+
+    import torch
+
+    tensors = [v for v in values if isinstance(v, torch.Tensor)]
+    if sum(t.numel() * t.element_size() for t in tensors) > _SNAPSHOT_LIMIT_BYTES:
+        return None
+    return [(t, _bytes_of(t).clone()) for t in tensors]
+
+
+def _bytes_of(tensor: Any) -> Any:
+    import torch
+
+    flat = tensor.detach().contiguous().reshape(-1)
+    return flat.view(torch.uint8) if flat.numel() else flat
+
+
+def _changed(pair: tuple[Any, Any]) -> bool:
+    import torch
+
+    tensor, before = pair
+    return not torch.equal(_bytes_of(tensor), before)

@@ -18,11 +18,12 @@ from oracles.api import ALL_NEEDS, NEEDS_EAGER_RERUN, Oracle, oracle
 ENTRY_POINT_GROUP = "minimizer.oracles"
 
 # Built-ins in ``--oracle auto`` priority: when several fire on the original, the first one is pinned. A crash
-# hides every other comparison; in-place corruption and lost requires_grad are the most specific findings;
+# or a hang hides every other comparison; in-place corruption and lost requires_grad are the most specific findings;
 # numerical gaps come before gradient gaps because a wrong forward also gives wrong gradients; ``script``
 # (the user's own assert or exception) is the fallback.
 BUILTINS: dict[str, str] = {
     "crash": "oracles.crash:crash",
+    "hang": "oracles.hang:hang",
     "inplace": "oracles.inplace:inplace",
     "requires-grad": "oracles.requires_grad:requires_grad",
     "numerical": "oracles.numerical:numerical",

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from oracles.api import NEEDS_EAGER_RERUN, RecordedRun, Verdict, oracle
+from oracles.api import NEEDS_EAGER_RERUN, NEEDS_KERNELS, RecordedRun, Verdict, oracle
 from oracles.signature import exception_signature
 
 
-@oracle("script", needs={NEEDS_EAGER_RERUN})
+@oracle("script", needs={NEEDS_EAGER_RERUN, NEEDS_KERNELS})
 def script(run: RecordedRun) -> Verdict:
     """The script raises (an exception or a failed assert); the signature is its type and normalized message.
 
@@ -14,11 +14,16 @@ def script(run: RecordedRun) -> Verdict:
     replaced by the identity (``[only under torch.compile]``) or not (``[also without torch.compile]``: not a
     compiler bug; ``--oracle auto`` refuses to pin it, an explicit ``--oracle script`` reduces it anyway). A
     candidate that changes which, or no longer compiles anything, shows a different signature.
+
+    The Triton kernels of the script that ran before the failure are part of the signature too: an assert that
+    compares a kernel's output fails just as well when the kernel no longer runs (the output then holds
+    whatever ``torch.empty`` gave), and that is not the same bug.
     """
 
     if run.exception is None:
         return Verdict(False, detail="the script ran to the end")
-    signature = exception_signature(run.exception)
+    failure = exception_signature(run.exception)
+    signature = failure + (f" [kernels: {', '.join(sorted(run.kernels))}]" if run.kernels else "")
     message = run.exception.message.strip()
     detail = message.splitlines()[0][:200] if message else ""
     if not run.used_compile:
@@ -26,7 +31,7 @@ def script(run: RecordedRun) -> Verdict:
     if not run.eager_rerun_done:
         return Verdict(False, signature, "torch.compile was used but the eager re-run was not recorded")
     rerun = run.eager_rerun_exception
-    if rerun is not None and exception_signature(rerun) == signature:
+    if rerun is not None and exception_signature(rerun) == failure:
         return Verdict(True, f"{signature} {ALSO_WITHOUT_COMPILE}", "fails the same way without torch.compile")
     return Verdict(True, f"{signature} {ONLY_UNDER_COMPILE}", detail)
 

@@ -86,7 +86,14 @@ def _record(
     if eager_precheck:
         eager_first, key = _precheck(harness, script, seed, fingerprint=shared is not None)
         if not harness.used_compile:
-            return RecordedRun(exception=info(eager_first), inplace_violations=harness.inplace_violations), None
+            return (
+                RecordedRun(
+                    exception=info(eager_first),
+                    inplace_violations=harness.inplace_violations,
+                    kernels=list(harness.kernels),
+                ),
+                None,
+            )
         if eager_first is not None:
             raise EagerPrecheckFailed(info(eager_first))
         known = shared.get(key) if shared is not None and key is not None else None
@@ -100,6 +107,7 @@ def _record(
         used_compile=harness.used_compile,
         calls=harness.calls,
         inplace_violations=harness.inplace_violations,
+        kernels=list(harness.kernels),
     )
     if eager_precheck:
         run.eager_rerun_done = True  # it ran first, without an exception
@@ -185,7 +193,9 @@ def main(request_path: str) -> int:
 
         shared = SharedVerdicts(request["shared_verdicts"], request["oracles"], request["seed"])
         fingerprint = CallFingerprint()
-    harness = Harness(needs, seed=request["seed"], script_path=script, fingerprint=fingerprint)
+    harness = Harness(
+        needs, seed=request["seed"], script_path=script, fingerprint=fingerprint, phase_file=request.get("phase")
+    )
     harness.install()
 
     key, reused = None, None

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from minimizer.runner.process import USER_ENV, Limits, _PopenHandle, _signal_name, _tail, supervise
+from minimizer.runner.process import DID_NOT_FINISH, USER_ENV, Limits, _PopenHandle, _signal_name, _tail, supervise
 from minimizer.runner.workspace import populate
 from oracles.api import ExceptionInfo
 from oracles.capture import assert_test_at
@@ -110,6 +110,8 @@ def run_plain(
             cancelled=cancelled,
             stderr_tail=stderr,
         )
+        if timed_out:
+            run.failure = DID_NOT_FINISH
         if timed_out or memory_exceeded or cancelled or proc.returncode == 0:
             return run
         signal_name = _signal_name(proc.returncode)

@@ -18,7 +18,10 @@ from minimizer.runner.gpus import NO_GPUS, GpuPool
 from minimizer.runner.prelude import PRELUDES
 from minimizer.runner.workspace import populate
 from oracles.api import ExceptionInfo, Verdict
+from oracles.hang import verdict_of_timeout
 from oracles.signature import exception_signature
+
+DID_NOT_FINISH = "did not finish within the time limit"
 
 _TAIL_CHARS = 4000
 # The compile caches the user chose, read when this module is imported: once torch is imported here, Inductor's
@@ -113,6 +116,7 @@ class RunResult:
     fingerprint_why_not: str | None = None
     shared_verdict: bool = False  # the verdicts came from an earlier candidate with the same fingerprint
     tracing_seconds: float = 0.0  # the pre-check that traced the compiled calls for the fingerprint
+    phase: str = ""  # of a run killed at its time limit: the harness's last mark (see oracles.hang)
 
     @property
     def completed(self) -> bool:
@@ -125,6 +129,8 @@ class RunResult:
 
         if self.completed:
             return self.verdicts.get(spec, Verdict(False, detail="oracle gave no verdict"))
+        if self.timed_out and spec == "hang":
+            return verdict_of_timeout(self.phase)
         if self.signal and spec in ("script", "crash"):
             return Verdict(True, f"process killed by {self.signal}", self.stderr_tail[-200:])
         return Verdict(False, detail=self.describe_end())
@@ -136,6 +142,8 @@ class RunResult:
 
         if self.signal:
             return f"killed by {self.signal}"
+        if self.timed_out:
+            return DID_NOT_FINISH
         if self.exception is None:
             return None
         if self.exception.type == "SystemExit":
@@ -187,6 +195,7 @@ def run_candidate(
             if settings.share_verdicts and settings.compile_cache
             else None,
             "result": str(own / "result.json"),
+            "phase": str(own / "phase"),
         }
         (own / "request.json").write_text(json.dumps(request))
         started = time.monotonic()
@@ -212,6 +221,7 @@ def run_candidate(
             cancelled=cancelled,
             stdout_tail=_tail(own / "stdout"),
             stderr_tail=_tail(own / "stderr"),
+            phase=_tail(own / "phase") if timed_out else "",
         )
         result_file = own / "result.json"
         if result_file.exists() and not (timed_out or memory_exceeded or cancelled):

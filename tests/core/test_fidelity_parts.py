@@ -1,0 +1,217 @@
+"""The parts that keep candidates faithful to ``python script.py``, on text and hand-made runs (no torch runs)."""
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from minimizer.check import CheckReport, OracleFinding, diagnose
+from minimizer.runner.plain import PlainRun, exception_from_stderr, run_plain
+from minimizer.runner.prelude import PreludeCache, Prelude, setup_block
+from minimizer.runner.process import Limits, RunResult
+from minimizer.runner.workspace import Workspace
+from minimizer.source.statement import seed_like_the_harness
+from oracles.api import ExceptionInfo, Verdict
+from oracles.signature import exception_signature
+
+
+# --- the setup block -------------------------------------------------------------------------------------------
+
+
+def test_setup_block_ends_at_the_first_statement_that_is_not_setup():
+    source = (
+        '"""doc"""\nimport os\nos.environ["TRITON_INTERPRET"] = "1"\nimport torch\n'
+        "x = torch.ones(2)\nos.environ['LATE'] = '1'\n"
+    )
+    prefix, key = setup_block(source)
+    assert prefix.endswith("import torch\n") and "LATE" not in prefix
+    # Imports do not decide what the block sets: candidates differing only in imports share a probe.
+    assert key == 'os.environ["TRITON_INTERPRET"] = "1"\n'
+
+
+def test_setup_block_takes_if_and_try_made_of_setup():
+    source = (
+        "import os, sys\n"
+        "if 'A' not in os.environ:\n    os.environ.setdefault('A', '1')\n"
+        "try:\n    import numpy\nexcept ImportError:\n    pass\n"
+        "sys.path.insert(0, 'lib')\n"
+        "import torch\n"
+    )
+    prefix, key = setup_block(source)
+    assert prefix == source
+    assert "setdefault" in key and "sys.path.insert" in key
+
+
+def test_no_probe_when_the_block_cannot_set_anything():
+    assert setup_block("import torch\nx = torch.ones(1)\n") is None
+    assert setup_block("def f(:\n") is None
+
+
+def test_prelude_probe_sees_what_the_block_sets_and_removes(tmp_path):
+    source = (
+        "import os, sys\n"
+        'os.environ["MINIMIZER_TEST_SET"] = "yes"\n'
+        'os.environ.pop("MINIMIZER_TEST_GONE", None)\n'
+        'sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))\n'
+        "import torch\n"
+    )
+    env = dict(os.environ, MINIMIZER_TEST_GONE="1")
+    prelude = PreludeCache().prelude_of(source, "s.py", None, env)
+    applied = prelude.apply(env)
+    assert applied["MINIMIZER_TEST_SET"] == "yes" and "MINIMIZER_TEST_GONE" not in applied
+    # The probe ran in its own folder: the sys.path entry is relative to the script's folder there.
+    assert [Path(p).name for p in prelude.sys_path] == ["lib"]
+
+
+def test_prelude_cache_probes_a_block_once(monkeypatch):
+    probes = []
+
+    def fake_probe(prefix, filename, beside, env):
+        probes.append(prefix)
+        return Prelude(env=(("A", "1"),))
+
+    monkeypatch.setattr("minimizer.runner.prelude.probe", fake_probe)
+    cache = PreludeCache()
+    one = cache.prelude_of("import os\nos.environ['A'] = '1'\nimport torch\nx = 1\n", "s.py", None, {})
+    two = cache.prelude_of("import os\nos.environ['A'] = '1'\nimport torch, math\ny = 2\n", "s.py", None, {})
+    assert one == two and len(probes) == 1
+
+
+# --- files beside ----------------------------------------------------------------------------------------------
+
+
+def test_workspace_copies_small_entries_links_large_ones_and_leaves_out_the_script(tmp_path):
+    user = tmp_path / "user"
+    (user / "data").mkdir(parents=True)
+    (user / "bug.py").write_text("x = 1\n")
+    (user / "bug.min.py").write_text("x = 1\n")
+    (user / "inputs.pt").write_bytes(b"0" * 100)
+    (user / "big.bin").write_bytes(b"0" * 5000)
+    (user / "data" / "a.txt").write_text("a")
+    (user / "__pycache__").mkdir()
+    space = Workspace(user, leave_out={"bug.py"}, budget=1000)
+    try:
+        assert sorted(os.listdir(space.folder)) == ["big.bin", "data", "inputs.pt"]
+        assert space.linked_to_origin == ["big.bin"]
+        assert not (space.folder / "inputs.pt").is_symlink()  # a copy: later edits of the user's don't leak in
+        run = tmp_path / "run"
+        run.mkdir()
+        (run / "inputs.pt").write_text("the run's own")
+        space.populate(run)
+        assert (run / "inputs.pt").read_text() == "the run's own"
+        assert (run / "data" / "a.txt").read_text() == "a"
+    finally:
+        space.close()
+    assert not space.folder.exists()
+
+
+# --- plain python ----------------------------------------------------------------------------------------------
+
+
+def test_the_last_traceback_names_the_failure_and_the_assert(tmp_path):
+    script = tmp_path / "s.py"
+    script.write_text("x = 1\nassert x == 2, 'x is not two'\n")
+    stderr = (
+        "Traceback (most recent call last):\n  File \"/elsewhere/other.py\", line 3, in f\nValueError: first\n\n"
+        "During handling of the above exception, another exception occurred:\n\n"
+        f'Traceback (most recent call last):\n  File "{script}", line 2, in <module>\n'
+        "    assert x == 2, 'x is not two'\nAssertionError: x is not two\n"
+    )
+    found = exception_from_stderr(stderr, script)
+    assert found.type == "AssertionError" and found.message == "x is not two"
+    assert found.assert_text == "x == 2"
+    assert exception_from_stderr("some warning\n", script) is None
+
+
+def test_plain_run_sees_its_folder_and_main(tmp_path):
+    beside = tmp_path / "beside"
+    beside.mkdir()
+    (beside / "helper.py").write_text("VALUE = 3\n")
+    source = (
+        "import os, sys\nfrom helper import VALUE\n"
+        "assert __name__ == '__main__'\n"
+        "assert os.path.exists('helper.py') and os.path.exists(os.path.join(os.path.dirname(__file__), 'helper.py'))\n"
+        "raise SystemExit(VALUE)\n"
+    )
+    run = run_plain(source, "s.py", str(beside), Limits(timeout=60))
+    assert run.failure == "exit status 3"
+    run = run_plain("import sys\nraise KeyError('k')\n", "s.py", None, Limits(timeout=60))
+    assert run.failure.startswith("KeyError") and run.describe().startswith("KeyError")
+
+
+def test_plain_run_is_killed_at_its_limit():
+    run = run_plain("while True:\n    pass\n", "s.py", None, Limits(timeout=1))
+    assert run.timed_out and run.fails
+
+
+# --- seeding the repro -----------------------------------------------------------------------------------------
+
+
+def test_seeds_follow_the_import_block_that_brings_each_module():
+    source = "import random\nimport numpy as np\nimport torch\n\nx = torch.randn(2)\n"
+    seeded = seed_like_the_harness(source, 7)
+    assert seeded == (
+        "import random\nimport numpy as np\nimport torch\nrandom.seed(7)\nnp.random.seed(7)\ntorch.manual_seed(7)\n"
+        "\nx = torch.randn(2)\n"
+    )
+    assert seed_like_the_harness("import math\nx = math.pi\n", 0) == "import math\nx = math.pi\n"
+
+
+# --- diagnose --------------------------------------------------------------------------------------------------
+
+
+def _plain(failure, message=""):
+    return PlainRun(returncode=1 if failure else 0, seconds=1.0, failure=failure, message=message)
+
+
+def _harness(exception=None, compiled_calls=1, **verdicts):
+    return RunResult(seconds=1.0, exception=exception, compiled_calls=compiled_calls, verdicts=verdicts or {"x": Verdict(False)})
+
+
+ASSERT = ExceptionInfo(type="AssertionError", message="bad", assert_text="a == b")
+ASSERT_FAILURE = exception_signature(ASSERT)
+
+
+def _report(plain, runs, findings, pinned=None):
+    return CheckReport(findings=findings, runs=runs, plain=plain, pinned=pinned, seeds=list(range(len(runs))))
+
+
+def test_diagnose_accepts_a_steady_compiler_bug():
+    finding = OracleFinding("script", [Verdict(True, ASSERT_FAILURE + " [only under torch.compile]")] * 2)
+    report = _report([_plain(ASSERT_FAILURE, "bad")] * 2, [_harness(ASSERT)] * 2, [finding], pinned=finding)
+    assert report.plain_failure == ASSERT_FAILURE
+    assert diagnose(report, explicit_oracle=False) is None
+
+
+def test_diagnose_names_each_problem_in_one_line():
+    quiet = OracleFinding("numerical", [Verdict(False)] * 2)
+    flaky_python = _report([_plain(ASSERT_FAILURE, "bad"), _plain(None)], [_harness()] * 2, [quiet])
+    assert "differently from run to run under plain python" in diagnose(flaky_python, explicit_oracle=False)
+
+    seeds = _report([_plain(None)] * 2, [_harness(ASSERT), _harness()], [quiet])
+    assert "depends on the random numbers" in diagnose(seeds, explicit_oracle=False)
+
+    missing = ExceptionInfo(type="ModuleNotFoundError", message="No module named 'helpers'")
+    cannot = _report(
+        [_plain("ModuleNotFoundError: No module named 'helpers'", "No module named 'helpers'")] * 2,
+        [_harness(missing, compiled_calls=0)] * 2,
+        [quiet],
+    )
+    line = diagnose(cannot, explicit_oracle=False)
+    assert line.startswith("the script cannot run here: ModuleNotFoundError: No module named 'helpers'")
+
+    also = OracleFinding("script", [Verdict(True, ASSERT_FAILURE + " [also without torch.compile]")] * 2)
+    not_compiler = _report([_plain(ASSERT_FAILURE, "bad")] * 2, [_harness(ASSERT)] * 2, [also], pinned=also)
+    assert "also without torch.compile: not a compiler bug" in diagnose(not_compiler, explicit_oracle=False)
+    assert diagnose(not_compiler, explicit_oracle=True) is None
+
+    mismatch = _report([_plain(None)] * 2, [_harness(ASSERT)] * 2, [quiet])
+    assert "ends differently than under plain python" in diagnose(mismatch, explicit_oracle=False)
+
+    nothing = _report([_plain(None)] * 2, [_harness()] * 2, [quiet])
+    assert diagnose(nothing, explicit_oracle=False).startswith("nothing to minimize")
+
+    half = OracleFinding("numerical", [Verdict(True, "numerical: float32 value"), Verdict(False)])
+    unsteady = _report([_plain(None)] * 2, [_harness()] * 2, [half])
+    assert "fired in 1 of 2 runs (50%)" in diagnose(unsteady, explicit_oracle=False)
