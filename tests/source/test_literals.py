@@ -24,14 +24,15 @@ def test_equal_values_shrink_together_first():
     assert codes[0] == "lin = nn.Linear(1, 1)\nx = torch.randn(8, 1)\n"
     assert codes[1] == "lin = nn.Linear(2, 2)\nx = torch.randn(8, 2)\n"
     assert codes[2] == "lin = nn.Linear(32, 32)\nx = torch.randn(8, 32)\n"
-    assert codes[3] == "lin = nn.Linear(0, 0)\nx = torch.randn(8, 0)\n"
+    # Never to 0: an empty tensor is a degenerate repro.
+    assert "nn.Linear(0, 0)" not in "".join(codes)
 
 
 def test_larger_values_come_first_then_single_occurrences():
     codes = candidate_codes(shrink_int_literals, "f(64, 64, 8)\n")
     assert codes == [
-        "f(1, 1, 8)\n", "f(2, 2, 8)\n", "f(32, 32, 8)\n", "f(0, 0, 8)\n",
-        "f(64, 64, 1)\n", "f(64, 64, 2)\n", "f(64, 64, 4)\n", "f(64, 64, 0)\n",
+        "f(1, 1, 8)\n", "f(2, 2, 8)\n", "f(32, 32, 8)\n",
+        "f(64, 64, 1)\n", "f(64, 64, 2)\n", "f(64, 64, 4)\n",
         "f(1, 64, 8)\n", "f(32, 64, 8)\n", "f(64, 1, 8)\n", "f(64, 32, 8)\n",
     ]
 
@@ -40,8 +41,8 @@ def test_negative_literals_and_zero_are_left_alone():
     assert candidate_codes(shrink_int_literals, "x.view(-1, 0)\n") == []
 
 
-def test_one_only_goes_to_zero():
-    assert candidate_codes(shrink_int_literals, "f(1)\n") == ["f(0)\n"]
+def test_one_is_as_small_as_a_literal_gets():
+    assert candidate_codes(shrink_int_literals, "f(1)\n") == []
 
 
 def test_greedy_int_shrinking_keeps_shapes_consistent():
@@ -65,7 +66,7 @@ def test_greedy_int_shrinking_keeps_shapes_consistent():
         return namespace["out"][0] >= 3
 
     reduced = greedy_reduce(snippet, shrink_int_literals, interesting)
-    assert reduced.endswith("lin = Linear(0, 0)\nout = lin((4, 0))\n")
+    assert reduced.endswith("lin = Linear(1, 1)\nout = lin((4, 1))\n")
 
 
 # --- shrink_shapes -------------------------------------------------------------------------------------------------

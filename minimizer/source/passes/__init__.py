@@ -13,6 +13,7 @@ from minimizer.source.passes.dead_code import (
     remove_definitions_left_dead,
     remove_unused_definitions,
 )
+from minimizer.source.passes.delegating import collapse_delegating_modules
 from minimizer.source.passes.delete_statements import delete_statements
 from minimizer.source.passes.dtypes import simplify_dtypes
 from minimizer.source.passes.inline import inline_single_use_variables
@@ -31,6 +32,7 @@ SOURCE_PASSES = [
     keep_effects_of_unused_assignments,
     bypass_wrapper_functions,
     module_classes_to_functions,
+    collapse_delegating_modules,
     remove_layers,
     bypass_operators,
     bypass_attributes,

@@ -20,9 +20,11 @@ __all__ = ["shrink_int_literals", "shrink_shapes"]
 def shrink_int_literals(module: cst.Module) -> Iterator[cst.Module]:
     """Yield `module` with non-negative integer literals made smaller.
 
-    First, for each distinct value (largest first), every occurrence of that value at once goes to 1, 2, half the
-    value, then 0. Then, for values that occur more than once, each occurrence alone goes to 1, then half.
-    Literals under a unary minus (`view(-1)`) are left alone. A value never grows.
+    First, for each distinct value (largest first), every occurrence of that value at once goes to 1, 2, then half
+    the value. Then, for values that occur more than once, each occurrence alone goes to 1, then half.
+    Literals under a unary minus (`view(-1)`) are left alone. A value never grows, and never reaches 0: most
+    integers in a model are sizes, and an empty tensor or a `Linear(0, 0)` is a degenerate program that a
+    compiler engineer will not accept as a repro (and `1 -> 0` saves no token).
     """
     return distinct_candidates(module, _int_literal_candidates(module))
 
@@ -30,7 +32,7 @@ def shrink_int_literals(module: cst.Module) -> Iterator[cst.Module]:
 def _int_literal_candidates(module: cst.Module) -> Iterator[cst.Module]:
     by_value = _group_by_value(_shrinkable_integers(module))
     for value in sorted(by_value, reverse=True):
-        for target in _smaller_targets(value, (1, 2, value // 2, 0)):
+        for target in _smaller_targets(value, (1, 2, value // 2)):
             yield _with_int_values(module, by_value[value], target)
     for value in sorted(by_value, reverse=True):
         occurrences = by_value[value]
@@ -55,8 +57,8 @@ def _group_by_value(nodes: Sequence[cst.Integer]) -> dict[int, list[cst.Integer]
 
 
 def _smaller_targets(value: int, targets: Sequence[int]) -> list[int]:
-    """The targets below `value`, in the given order, without repeats."""
-    return list(dict.fromkeys(t for t in targets if 0 <= t < value))
+    """The targets below `value` and above 0, in the given order, without repeats."""
+    return list(dict.fromkeys(t for t in targets if 0 < t < value))
 
 
 def _with_int_values(module: cst.Module, nodes: Sequence[cst.Integer], value: int) -> cst.Module:

@@ -27,7 +27,8 @@ def unwrap_compound_statements(module: cst.Module) -> Iterator[cst.Module]:
     unless the body reads an `as` name; a `for` by its body unless the body reads the loop variable; a `try` by
     its body (handlers, `else` and `finally` go). A module-level function without parameters or decorators that is
     referenced exactly once, by a `name()` statement at module level, is inlined there and its `def` removed.
-    `while` loops stay.
+    `while` loops stay. A `for` whose body reads the loop variable is replaced by its only iteration (`x, =
+    data`, then the body), and `for i, x in enumerate(data)` that never reads `i` by `for x in data`.
     """
     return distinct_candidates(module, _unwrappings(module))
 
@@ -40,6 +41,8 @@ def _unwrappings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
             continue
         for body in _bodies(statement):
             yield try_build(lambda: replace_node(module, statement, _flattened(statement, body)))
+        if isinstance(statement, cst.For) and (simpler := _without_unused_index(statement)) is not None:
+            yield try_build(lambda: replace_node(module, statement, simpler))
 
 
 def _compound_statements(statements: Sequence[cst.BaseStatement]) -> Iterator[cst.BaseCompoundStatement]:
@@ -71,8 +74,39 @@ def _bodies(statement: cst.BaseCompoundStatement) -> list:
         bound = [item.asname.name for item in statement.items if item.asname is not None]
         return [] if _reads_any(statement.body, bound) else [statement.body]
     if isinstance(statement, cst.For):
-        return [] if _reads_any(statement.body, [statement.target]) else [statement.body]
+        if not _reads_any(statement.body, [statement.target]):
+            return [statement.body]
+        return [] if statement.asynchronous else [_first_iteration(statement)]
     return []
+
+
+def _first_iteration(loop: cst.For) -> cst.IndentedBlock:
+    """The loop's body run once, on the only item: a training loop of one step becomes the step.
+    (`for x in data: f(x)` -> `x, = data` then `f(x)`; it fails, and is turned down, when `data` holds more.)"""
+
+    target = loop.target
+    if isinstance(target, cst.Tuple):
+        target = target.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    unpack = cst.Tuple(elements=[cst.Element(value=target)], lpar=[], rpar=[])
+    bind = cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(target=unpack)], value=loop.iter)])
+    return cst.IndentedBlock(body=[bind, *_statements(loop.body)])
+
+
+_ENUMERATE_LOOP = m.For(
+    target=m.Tuple(elements=[m.Element(value=m.Name()), m.Element()]),
+    iter=m.Call(func=m.Name("enumerate"), args=[m.Arg(keyword=None, star="")]),
+)
+
+
+def _without_unused_index(loop: cst.For) -> cst.For | None:
+    """`for i, x in enumerate(data)` whose body never reads `i` -> `for x in data`."""
+
+    if not m.matches(loop, _ENUMERATE_LOOP):
+        return None
+    index, item = loop.target.elements  # type: ignore[attr-defined]
+    if _reads_any(loop.body, [index.value]):
+        return None
+    return loop.with_changes(target=item.value, iter=loop.iter.args[0].value)  # type: ignore[attr-defined]
 
 
 def _reads_any(body: cst.CSTNode, targets: Sequence[cst.BaseExpression]) -> bool:

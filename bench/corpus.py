@@ -1,0 +1,257 @@
+"""Reduce every case of corpus/ with default options and check that each output is the same bug.
+
+Each case is a realistic program with a bug buried in it (``program.py``), its hand-minimal repro (``hand.py``)
+and ``case.json`` (the torch release it fires on, where it comes from, and where it must pass). A case runs in
+a venv of its torch release, with the project installed there:
+
+    python bench/corpus.py                                  # every case; venvs found or named below
+    python bench/corpus.py --cases planted_fusion_pass --max-time 600
+    python bench/corpus.py --venv 2.5.1=/path/to/venv/bin/python
+
+For each case it writes tokens, oracle calls and seconds, and the same-bug checks of the output, to
+``bench/results/<date>-corpus-<host>.json``:
+
+- ``fails``: ``python out.py`` (beside the case's other files) fails as the original does (same exception type);
+- ``identity_passes``: with ``torch.compile`` replaced by the identity, ``out.py`` exits 0 (cases whose bug is
+  the compiler's; a Triton-kernel case has no compile);
+- ``passes_on``: ``out.py`` exits 0 on the release named in ``case.json`` (the fix, or before a regression).
+
+The tool is never told which case it runs: it gets the program, as a user would give it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from minimizer.metrics import measure  # noqa: E402
+from minimizer.runner.plain import run_plain  # noqa: E402
+from minimizer.runner.process import Limits  # noqa: E402
+
+CASES = REPO / "corpus" / "cases"
+VENVS = REPO / "corpus" / ".venvs"
+CHECK_TIMEOUT = 600.0
+
+# Runs a script with torch.compile replaced by the identity (as a call, and as a decorator with options).
+IDENTITY_WRAPPER = """import runpy, sys
+import torch
+
+
+def _identity(model=None, **options):
+    return model if model is not None else (lambda fn: fn)
+
+
+torch.compile = _identity
+sys.argv = [{script!r}]
+runpy.run_path({script!r}, run_name="__main__")
+"""
+
+
+@dataclass
+class CaseResult:
+    case: str
+    kind: str
+    torch: str
+    upstream: str | None
+    original_tokens: int
+    hand_tokens: int
+    output_tokens: int | None = None
+    ratio: float | None = None
+    oracle: str | None = None
+    signature: str | None = None
+    oracle_calls: int | None = None
+    seconds: float | None = None
+    exit_code: int | None = None
+    error: str | None = None
+    checks: dict = field(default_factory=dict)
+
+    @property
+    def same_bug(self) -> bool:
+        return bool(self.checks) and all(self.checks.values())
+
+
+def torch_version(python: str) -> str | None:
+    try:
+        out = subprocess.run(
+            [python, "-c", "import torch; print(torch.__version__.split('+')[0])"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() or None
+
+
+def find_python(version: str, named: dict[str, str]) -> str | None:
+    """The interpreter for a torch release: named on the command line, this one, or corpus/.venvs/torch-V."""
+
+    if version in named:
+        return named[version]
+    if torch_version(sys.executable) == version:
+        return sys.executable
+    candidate = VENVS / f"torch-{version}" / "bin" / "python"
+    return str(candidate) if candidate.exists() else None
+
+
+def create_venv(version: str) -> str:
+    """corpus/.venvs/torch-V with torch V and the project (its other dependencies from the registry)."""
+
+    venv = VENVS / f"torch-{version}"
+    python = venv / "bin" / "python"
+    if not python.exists():
+        print(f"creating {venv} (torch=={version}; a CUDA build is several GB)", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", f"torch=={version}"], check=True)
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "-e", str(REPO)], check=True)
+    return str(python)
+
+
+def fails_like(python: str, folder: Path, script: str, wanted_type: str | None) -> tuple[bool, str | None]:
+    run = run_plain((folder / script).read_text(), script, str(folder), Limits(timeout=CHECK_TIMEOUT), python=python)
+    failure_type = run.failure.split(":", 1)[0] if run.failure else None
+    return run.fails and (wanted_type is None or failure_type == wanted_type), run.failure
+
+
+def exits_zero(python: str, folder: Path, script: str, identity: bool = False) -> bool:
+    source = (folder / script).read_text()
+    if identity:
+        name = "_identity_run.py"
+        (folder / name).write_text(IDENTITY_WRAPPER.format(script=str(folder / script)))
+        source, script = (folder / name).read_text(), name
+    run = run_plain(source, script, str(folder), Limits(timeout=CHECK_TIMEOUT), python=python)
+    return run.returncode == 0
+
+
+def run_case(name: str, pythons: dict[str, str], args: argparse.Namespace) -> CaseResult:
+    case_dir = CASES / name
+    meta = json.loads((case_dir / "case.json").read_text())
+    program = (case_dir / "program.py").read_text()
+    result = CaseResult(
+        case=name,
+        kind=meta["kind"],
+        torch=meta["torch"],
+        upstream=meta.get("upstream"),
+        original_tokens=measure(program).tokens,
+        hand_tokens=measure((case_dir / "hand.py").read_text()).tokens,
+    )
+    python = pythons.get(meta["torch"])
+    if python is None:
+        result.error = f"no interpreter with torch {meta['torch']} (--venv {meta['torch']}=PYTHON or --create-venvs)"
+        return result
+    scratch = Path(tempfile.mkdtemp(prefix=f"corpus-{name}-"))
+    try:
+        work = scratch / "case"
+        shutil.copytree(case_dir, work, ignore=shutil.ignore_patterns("hand.py", "case.json", "__pycache__"))
+        _, original_failure = fails_like(python, work, "program.py", None)
+        wanted_type = original_failure.split(":", 1)[0] if original_failure else None
+        report = scratch / "report.json"
+        command = [python, "-m", "minimizer", "reduce", "program.py", "-o", str(scratch / "out.py"), "-q"]
+        command += ["--report", str(report), "-j", str(args.jobs)]
+        if args.max_time:
+            command += ["--max-time", str(args.max_time)]
+        started = time.monotonic()
+        done = subprocess.run(command, cwd=work, capture_output=True, text=True)
+        result.seconds = round(time.monotonic() - started, 1)
+        result.exit_code = done.returncode
+        if done.returncode not in (0, 1) or not (scratch / "out.py").exists():
+            result.error = (done.stderr.strip().splitlines() or ["no output"])[-1][:300]
+            return result
+        data = json.loads(report.read_text())
+        result.oracle, result.signature = data["oracle"], data["signature"]
+        result.oracle_calls = data["oracle_calls"]
+        output = (scratch / "out.py").read_text()
+        result.output_tokens = measure(output).tokens
+        result.ratio = round(result.output_tokens / result.hand_tokens, 2)
+        shutil.copy(scratch / "out.py", work / "out.py")
+        result.checks["fails"], _ = fails_like(python, work, "out.py", wanted_type)
+        if meta.get("identity_passes"):
+            result.checks["identity_passes"] = exits_zero(python, work, "out.py", identity=True)
+        passes_on = meta.get("passes_on")
+        if passes_on:
+            other = pythons.get(passes_on)
+            if other is not None:
+                result.checks[f"passes_on_{passes_on}"] = exits_zero(other, work, "out.py")
+        if args.keep:
+            print(f"  kept {scratch}")
+        return result
+    finally:
+        if not args.keep:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", default="", help="comma-separated case names (default: all)")
+    parser.add_argument("--venv", action="append", default=[], help="VERSION=PYTHON, an interpreter with that torch")
+    parser.add_argument("--create-venvs", action="store_true", help="create corpus/.venvs/torch-V where missing")
+    parser.add_argument("--max-time", type=float, default=0.0, help="passed to minimizer reduce (0: none)")
+    parser.add_argument("-j", "--jobs", type=int, default=2)
+    parser.add_argument("--json-out", default="")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch folders")
+    args = parser.parse_args()
+
+    names = [n for n in args.cases.split(",") if n] or sorted(p.name for p in CASES.iterdir() if p.is_dir())
+    named = dict(item.split("=", 1) for item in args.venv)
+    versions = sorted({json.loads((CASES / n / "case.json").read_text())["torch"] for n in names})
+    versions += sorted(
+        {v for n in names if (v := json.loads((CASES / n / "case.json").read_text()).get("passes_on"))} - set(versions)
+    )
+    pythons: dict[str, str] = {}
+    for version in versions:
+        python = find_python(version, named)
+        if python is None and args.create_venvs:
+            python = create_venv(version)
+        if python is not None:
+            pythons[version] = python
+    results = []
+    for name in names:
+        print(f"{name}: reducing", flush=True)
+        result = run_case(name, pythons, args)
+        results.append(result)
+        status = result.error or (
+            f"{result.original_tokens} -> {result.output_tokens} tokens (hand {result.hand_tokens}, "
+            f"{result.ratio}x), {result.oracle_calls} calls, {result.seconds} s, oracle {result.oracle}, "
+            f"checks {result.checks}"
+        )
+        print(f"{name}: {status}", flush=True)
+
+    ratios = [r.ratio for r in results if r.ratio is not None]
+    summary = {
+        "cases": len(results),
+        "reduced": len(ratios),
+        "same_bug": sum(r.same_bug for r in results),
+        "median_ratio": statistics.median(ratios) if ratios else None,
+        "max_ratio": max(ratios) if ratios else None,
+    }
+    print(json.dumps(summary))
+    out = Path(args.json_out) if args.json_out else (
+        REPO / "bench" / "results" / f"{dt.date.today().isoformat()}-corpus-{socket.gethostname()}.json"
+    )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "date": dt.datetime.now().isoformat(timespec="seconds"),
+        "options": {"jobs": args.jobs, "max_time": args.max_time},
+        "pythons": pythons,
+        "summary": summary,
+        "results": [asdict(r) | {"same_bug": r.same_bug} for r in results],
+    }
+    out.write_text(json.dumps(payload, indent=2) + "\n")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
