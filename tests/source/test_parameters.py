@@ -110,3 +110,35 @@ def run(x):
     return scale(x) + Box().get(x)
 result = run(4)
 """
+
+
+def test_unused_constructor_parameter_goes_with_its_argument_at_every_construction():
+    code = (
+        "class Block(nn.Module):\n"
+        "    def __init__(self, config, width):\n"
+        "        super().__init__()\n"
+        "        self.lin = nn.Linear(width, width)\n"
+        "\n"
+        "\n"
+        "a = Block(cfg, 4)\n"
+        "b = Block(config=cfg, width=8)\n"
+    )
+    found = [c.code for c in remove_unused_parameters(cst.parse_module(code))]
+    assert found == [code.replace("self, config, width", "self, width").replace("Block(cfg, 4)", "Block(4)")
+                     .replace("Block(config=cfg, width=8)", "Block(width=8)")]
+
+
+def test_a_base_class_keeps_its_constructor():
+    code = (
+        "class Base:\n"
+        "    def __init__(self, config):\n"
+        "        pass\n"
+        "\n"
+        "\n"
+        "class Child(Base):\n"
+        "    pass\n"
+        "\n"
+        "\n"
+        "c = Child(1)\n"
+    )
+    assert list(remove_unused_parameters(cst.parse_module(code))) == []

@@ -42,4 +42,9 @@ def test_candidates_compile_and_never_grow(code):
 def test_greedy_loop_keeps_only_the_needed_index():
     code = "grid = [[1, 2], [3, 4]]\nrow = grid[1][0:2:1]\nresult = row[1:2][0]\n"
     reduced = greedy_reduce(code, shrink_subscripts, runs_and_computes("result", 4))
-    assert reduced == "grid = [[1, 2], [3, 4]]\nrow = grid[1][:]\nresult = row[1:][0]\n"
+    assert reduced == "grid = [[1, 2], [3, 4]]\nrow = grid[1]\nresult = row[1:][0]\n"
+
+
+def test_a_whole_slice_is_its_value():
+    found = [c.code for c in shrink_subscripts(cst.parse_module("y = f(x[:], z[:, :])\n"))]
+    assert found == ["y = f(x, z[:, :])\n", "y = f(x[:], z)\n"]

@@ -43,7 +43,8 @@ def remove_unused_parameters(module: cst.Module) -> Iterator[cst.Module]:
     """Yield `module` with one unread parameter of a function or method removed, with its arguments.
 
     One candidate per (function, parameter), functions and parameters in source order. Functions are those at
-    module level and methods of module-level classes; `self`/`cls` (a method's first parameter), `*args` and
+    module level and methods of module-level classes, `__init__` included (its call sites are the class's
+    constructions, `Block(config)`); `self`/`cls` (a method's first parameter), `*args` and
     `**kwargs` are never removed. A call site's argument matches by position, or by keyword name; a function
     with a call site using `*` or `**` arguments is skipped.
     """
@@ -68,7 +69,9 @@ def _functions(module: cst.Module, scopes, parents):
             yield statement, 0, _function_call_sites(statement, scopes, parents)
         elif m.matches(statement, m.ClassDef(body=m.IndentedBlock())):
             for method in statement.body.body:
-                if m.matches(method, m.FunctionDef()):
+                if m.matches(method, m.FunctionDef(name=m.Name("__init__"))):
+                    yield method, 1, _constructor_call_sites(statement, method, scopes, parents)
+                elif m.matches(method, m.FunctionDef()):
                     yield method, 1, _method_call_sites(module, statement, method)
 
 
@@ -143,6 +146,24 @@ def _call_sites_of_reference(name: cst.CSTNode, scopes, parents) -> Optional[lis
             sites.append(_CallSite(call, 0))
         return sites
     return None
+
+
+def _constructor_call_sites(class_def: cst.ClassDef, init: cst.FunctionDef, scopes, parents) -> Optional[list[_CallSite]]:
+    """`Cls(...)` calls, which pass every `__init__` argument but `self`; None when the class is used any other
+    way (a base class, whose subclasses call `super().__init__(...)`; a value passed around; a decorated class)."""
+
+    if class_def.decorators or init.decorators:
+        return None
+    binding = _sole_binding(scopes[class_def], class_def.name.value, class_def)
+    if binding is None or not binding.references:
+        return None
+    sites = []
+    for access in binding.references:
+        call = parents.get(access.node)
+        if not (m.matches(call, m.Call()) and call.func is access.node):
+            return None
+        sites.append(_CallSite(call, 1))
+    return sites
 
 
 def _method_call_sites(module: cst.Module, class_def: cst.ClassDef, method: cst.FunctionDef) -> Optional[list[_CallSite]]:

@@ -21,8 +21,8 @@ def shrink_subscripts(module: cst.Module) -> Iterator[cst.Module]:
 
     Per subscript: each index element dropped, last first (only when there are several); then per slice element,
     its step dropped (`x[a:b:c]` -> `x[a:b]`), its upper bound (`x[a:b]` -> `x[a:]`), its lower bound (`x[:b]`).
-    A slice never becomes a plain index (`x[a:b]` -> `x[a]` would change the rank). Subscripts inside type
-    annotations are left alone.
+    A slice never becomes a plain index (`x[a:b]` -> `x[a]` would change the rank); a subscript of whole slices
+    (`x[:]`) becomes its value. Subscripts inside type annotations are left alone.
     """
     return distinct_candidates(module, _shrinkings(module))
 
@@ -32,8 +32,18 @@ def _shrinkings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
     for subscript in m.findall(module, m.Subscript()):
         if subscript in annotated:
             continue
+        if _whole_slice(subscript):
+            # `x[:]` (`x[:, :]`) is `x` to every reader but an aliasing test: a whole slice goes at once.
+            yield try_build(lambda: replace_node(module, subscript, subscript.value))
+            continue
         for elements in _smaller_element_lists(subscript.slice):
             yield try_build(lambda: replace_node(module, subscript, subscript.with_changes(slice=elements)))
+
+
+def _whole_slice(subscript: cst.Subscript) -> bool:
+    return all(
+        m.matches(element.slice, m.Slice(lower=None, upper=None, step=None)) for element in subscript.slice
+    )
 
 
 def _smaller_element_lists(elements: Sequence[cst.SubscriptElement]) -> Iterator[list[cst.SubscriptElement]]:
