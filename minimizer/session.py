@@ -469,7 +469,7 @@ class Session:
         when run with plain ``python``; else ``text`` unchanged (the harness still sees the bug). The flag says
         which."""
 
-        versions = state_bug(text, pinned.spec)
+        versions = state_bug(text, pinned.spec, pinned.signature)
         check = _stated_settings(settings, pinned)
         for stated in versions:
             if pinned.shown_by(self._run(stated, check), stated=True):

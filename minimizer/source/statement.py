@@ -45,18 +45,25 @@ def stated_message(oracle: str) -> str:
     return _MESSAGES.get(oracle, "")
 
 
-def state_bug(source: str, oracle: str) -> list[str]:
+# The reverse crash: the compiled call runs where eager raises. Plain python shows it by calling eager after.
+EAGER_RAISED = "crash: eager raised"
+
+
+def state_bug(source: str, oracle: str, signature: str = "") -> list[str]:
     """Versions of ``source`` with the bug of ``oracle`` stated as plain code; ``[]`` if we cannot. The caller
     keeps the first that still shows the bug.
 
-    For the compiler oracles the script must contain one call of a compiled callable, written
+    A reverse crash (``crash`` whose signature says eager raised) is stated by calling eager after the compiled
+    call, which then raises under plain python. For the compiler oracles the script must contain one call of a
+    compiled callable, written
     ``torch.compile(F, ...)(ARGS)`` (alone or assigned) or ``C = torch.compile(F, ...)`` then ``C(ARGS)``.
     Numbers are compared by ``torch.testing.assert_close`` with its default, dtype-aware tolerances (stricter
     than the numerical oracle's, so it fails wherever the oracle fires); it takes tuples and its message says
     how far apart the outputs are.
     """
 
-    if oracle not in _MESSAGES:
+    reverse_crash = oracle == "crash" and signature.startswith(EAGER_RAISED)
+    if oracle not in _MESSAGES and not reverse_crash:
         return []
     module = cst.parse_module(source)
     if oracle == "inplace":
@@ -64,7 +71,7 @@ def state_bug(source: str, oracle: str) -> list[str]:
     located = _locate_compiled_call(module)
     if located is None:
         return []
-    return [_state_compiled_call(module, located, oracle)]
+    return [_state_compiled_call(module, located, "eager-raised" if reverse_crash else oracle)]
 
 
 def _state_compiled_call(module: cst.Module, located: tuple, oracle: str) -> str:
@@ -95,8 +102,11 @@ def _comparison(oracle: str, compiled: str, model: str, call_args: str, arg_name
     """The statements that end the repro. The compiled call stays first: a model whose state a call changes
     (batch norm's running statistics) must see the same order as in the script."""
 
-    message = _MESSAGES[oracle]
     eager = f"{model}({call_args})"
+    if oracle == "eager-raised":
+        # The compiled call runs; eager then raises what the compiled one should have.
+        return [compiled, eager]
+    message = _MESSAGES[oracle]
     if oracle == "numerical":
         return [f"torch.testing.assert_close({compiled}, {eager})"]
     if oracle == "requires-grad":

@@ -61,3 +61,11 @@ def test_no_compiled_call_means_no_statement():
 def test_starred_literal_arguments_are_spelled_out():
     stated = state_bug("import torch\ny = torch.compile(M())(*[torch.randn(1), 2])\n", "requires-grad")[0]
     assert "arg0 = torch.randn(1)" in stated and "torch.compile(model)(arg0, arg1).requires_grad" in stated
+
+
+def test_a_reverse_crash_is_stated_by_calling_eager_after_the_compiled_call():
+    signature = "crash: eager raised: RuntimeError: matN and matN must have the same dtype"
+    stated = state_bug(NAMED, "crash", signature)[0]
+    assert stated.strip().splitlines()[-2:] == ["torch.compile(f)(x)", "f(x)"]
+    # A crash of the compiled side is already code: the compiled call raises under python.
+    assert state_bug(NAMED, "crash", "crash: compiled raised: RuntimeError: boom") == []
