@@ -24,12 +24,10 @@ import libcst.matchers as m
 from libcst.metadata import MetadataWrapper, ScopeProvider
 
 from minimizer.source.cst_utils import distinct_candidates, try_build
+from minimizer.source.passes.modules import SUPER_INIT
 
 __all__ = ["collapse_delegating_modules"]
 
-_SUPER_INIT = m.SimpleStatementLine(
-    body=[m.Expr(value=m.Call(func=m.Attribute(value=m.Call(func=m.Name("super")), attr=m.Name("__init__"))))]
-)
 _DOCSTRING = m.SimpleStatementLine(body=[m.Expr(value=m.SimpleString() | m.ConcatenatedString())])
 
 
@@ -86,7 +84,7 @@ def _delegation(cls: cst.ClassDef) -> tuple[cst.Parameters, cst.BaseExpression] 
             return None
     if init is None or forward is None or init.decorators or forward.decorators:  # type: ignore[union-attr]
         return None
-    lines = [line for line in init.body.body if not m.matches(line, _SUPER_INIT | _DOCSTRING)]  # type: ignore[union-attr]
+    lines = [line for line in init.body.body if not m.matches(line, SUPER_INIT | _DOCSTRING)]  # type: ignore[union-attr]
     if len(lines) != 1:
         return None
     store = m.SimpleStatementLine(

@@ -14,7 +14,8 @@ from libcst.metadata import MetadataWrapper, ScopeProvider
 
 from minimizer.source.cst_utils import distinct_candidates, replace_nodes, try_build
 
-_SUPER_INIT = m.SimpleStatementLine(
+# A line `super().__init__()` (shared with the delegating-module pass).
+SUPER_INIT = m.SimpleStatementLine(
     body=[m.Expr(value=m.Call(func=m.Attribute(value=m.Call(func=m.Name("super")), attr=m.Name("__init__"))))]
 )
 
@@ -58,7 +59,7 @@ def _only_forward(cls: cst.ClassDef) -> cst.FunctionDef | None:
         if m.matches(item, m.FunctionDef(name=m.Name("forward"))):
             forward = item
         elif m.matches(item, m.FunctionDef(name=m.Name("__init__"))):
-            if not all(m.matches(line, _SUPER_INIT) for line in item.body.body):  # type: ignore[union-attr]
+            if not all(m.matches(line, SUPER_INIT) for line in item.body.body):  # type: ignore[union-attr]
                 return None
         elif not m.matches(item, m.SimpleStatementLine(body=[m.Pass()])):
             return None

@@ -136,16 +136,20 @@ def _call_sites_of_reference(name: cst.CSTNode, scopes, parents) -> Optional[lis
     if m.matches(holder, m.Assign(targets=[m.AssignTarget(target=m.Name())])):
         target = holder.targets[0].target
         binding = _sole_binding(scopes[holder], target.value, target)
-        if binding is None:
-            return None
-        sites = []
-        for access in binding.references:
-            call = parents.get(access.node)
-            if not (m.matches(call, m.Call()) and call.func is access.node):
-                return None
-            sites.append(_CallSite(call, 0))
-        return sites
+        return None if binding is None else _calls_of(binding, parents, shift=0)
     return None
+
+
+def _calls_of(binding, parents, *, shift: int) -> Optional[list[_CallSite]]:
+    """The calls that each reference of ``binding`` is the callee of; None when a reference is anything else."""
+
+    sites = []
+    for access in binding.references:
+        call = parents.get(access.node)
+        if not (m.matches(call, m.Call()) and call.func is access.node):
+            return None
+        sites.append(_CallSite(call, shift))
+    return sites
 
 
 def _constructor_call_sites(class_def: cst.ClassDef, init: cst.FunctionDef, scopes, parents) -> Optional[list[_CallSite]]:
@@ -157,13 +161,7 @@ def _constructor_call_sites(class_def: cst.ClassDef, init: cst.FunctionDef, scop
     binding = _sole_binding(scopes[class_def], class_def.name.value, class_def)
     if binding is None or not binding.references:
         return None
-    sites = []
-    for access in binding.references:
-        call = parents.get(access.node)
-        if not (m.matches(call, m.Call()) and call.func is access.node):
-            return None
-        sites.append(_CallSite(call, 1))
-    return sites
+    return _calls_of(binding, parents, shift=1)
 
 
 def _method_call_sites(module: cst.Module, class_def: cst.ClassDef, method: cst.FunctionDef) -> Optional[list[_CallSite]]:
