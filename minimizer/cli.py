@@ -75,6 +75,7 @@ def reduce(
         help="Candidates whose compiled calls will be the same (same graphs, inputs, settings) share one verdict.",
     ),
     reducer: Reducer = typer.Option(Reducer.auto, "--reducer", help="source, graph, or auto (source, then graph when the model lives outside the script)."),
+    issue: Optional[Path] = typer.Option(None, "--issue", help="Also write an issue body for the PyTorch tracker here (Markdown)."),
 ) -> None:
     """Minimize SCRIPT: write the smallest script that still shows the same bug."""
 
@@ -130,6 +131,10 @@ def reduce(
             highlight=False,
         )
         console.print(f"oracle {outcome.oracle}: {outcome.signature}", highlight=False, markup=False)
+    if issue is not None:
+        _write_issue(outcome.output, issue, command="minimizer " + " ".join(sys.argv[1:]))
+        if not quiet:
+            Console().print(f"issue body: {issue}", highlight=False)
 
 
 @app.command()
@@ -173,6 +178,93 @@ def check(
     console.print(table)
     if problem is not None:
         console.print(f"not reducible as it is: {problem}", highlight=False, markup=False)
+
+
+@app.command("bisect")
+def bisect_command(
+    repro: Path = typer.Argument(..., help="The repro to run on each release (under plain python)."),
+    torch_releases: Optional[str] = typer.Option(None, "--torch", help="Comma-separated releases, e.g. 2.4.1,2.5.1,2.6.0."),
+    torch_range: Optional[str] = typer.Option(None, "--torch-range", help="LOW:HIGH minor versions, e.g. 2.4:2.9 (the newest patch of each)."),
+    venv_dir: Optional[Path] = typer.Option(None, "--venv-dir", help="Where the venvs are kept, one per release \\[default: ~/.cache/minimizer/venvs]."),
+    confirm: int = typer.Option(2, "--confirm", help="Runs per release."),
+    timeout: float = typer.Option(600.0, "--timeout", help="Seconds per run."),
+    as_json: Optional[Path] = typer.Option(None, "--json", help="Also write the table as JSON here (for `report --bisect`)."),
+) -> None:
+    """Run REPRO under plain python on several torch releases; name the last good and first bad."""
+
+    from minimizer.bisect import DEFAULT_VENV_DIR, available_releases, bisect, releases_in_range
+    from minimizer.runner.process import Limits
+
+    if not repro.is_file():
+        _fail(f"no such file: {repro}")
+    releases = [r.strip() for r in (torch_releases or "").split(",") if r.strip()]
+    if torch_range:
+        offered = available_releases()
+        if not offered:
+            _fail("cannot list torch releases (`pip index versions torch` failed); name them with --torch")
+        releases += releases_in_range(torch_range, offered)
+    if not releases:
+        _fail("name the releases: --torch 2.4.1,2.5.1 or --torch-range 2.4:2.9")
+    console = Console(stderr=True)
+    _interrupt_on_termination()
+    try:
+        outcome = bisect(
+            repro.read_text(),
+            repro.name,
+            str(repro.resolve().parent),
+            sorted(set(releases)),
+            venv_dir=venv_dir or DEFAULT_VENV_DIR,
+            confirm=confirm,
+            limits=Limits(timeout=timeout),
+            say=lambda line: console.print(line, highlight=False, markup=False),
+        )
+    except KeyboardInterrupt:
+        raise typer.Exit(EXIT_INTERRUPTED)
+    table = Table()
+    for column in ("torch", "result", "failure"):
+        table.add_column(column, overflow="fold")
+    for result in outcome.results:
+        rate = f" ({result.failed_runs} of {result.runs})" if result.runs and result.failed_runs else ""
+        table.add_row(result.release, result.status + rate, result.failure or "")
+    Console().print(table)
+    Console().print(outcome.verdict, highlight=False, markup=False)
+    if as_json is not None:
+        from minimizer.output import write_atomic
+
+        write_atomic(as_json, json.dumps(outcome.to_json(), indent=2) + "\n")
+
+
+@app.command("report")
+def report_command(
+    repro: Path = typer.Argument(..., help="The repro (a minimizer output, or any failing script)."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the issue body here instead of printing it."),
+    bisect_json: Optional[Path] = typer.Option(None, "--bisect", help="A table from `minimizer bisect --json`."),
+) -> None:
+    """Write an issue body for the PyTorch tracker: title, repro, error under plain python, expected vs
+    actual, the releases table, the environment."""
+
+    if not repro.is_file():
+        _fail(f"no such file: {repro}")
+    _write_issue(repro, output, bisect_json=bisect_json)
+
+
+def _write_issue(repro: Path, output: Optional[Path], *, bisect_json: Optional[Path] = None, command: Optional[str] = None) -> None:
+    from minimizer.bisect import Bisection, ReleaseResult
+    from minimizer.output import write_atomic
+    from minimizer.report import issue_body
+
+    bisection = None
+    if bisect_json is not None:
+        try:
+            data = json.loads(bisect_json.read_text())
+            bisection = Bisection([ReleaseResult(r["release"], r["status"], r.get("failure"), r.get("runs", 0), r.get("failed_runs", 0)) for r in data["releases"]])
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            _fail(f"cannot read the bisect table {bisect_json}: {error}")
+    text = issue_body(repro, bisection=bisection, command=command)
+    if output is None:
+        print(text, end="")
+    else:
+        write_atomic(output, text)
 
 
 @app.command("oracles")

@@ -1,0 +1,161 @@
+"""An issue body in the PyTorch tracker's bug-report form, from a repro and what plain python shows.
+
+The title comes from the signature (the repro's header, or the failure python shows); the body holds the repro
+without minimizer's header, the error as observed under plain python, what was expected and what happened,
+the bisect table when there is one, the environment (``torch.utils.collect_env``) and how the repro was made.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from minimizer.bisect import Bisection
+from minimizer.output import strip_header
+from minimizer.runner.plain import PlainRun, run_plain
+from minimizer.runner.process import Limits
+
+_EXPECTED = {
+    "numerical": ("The compiled function returns the same values as eager (within `torch.testing.assert_close`'s "
+                  "default tolerances).", "The compiled outputs differ from eager"),
+    "gradient": ("Gradients through the compiled function match eager's.", "The compiled gradients differ from eager's"),
+    "requires-grad": ("The compiled output's `requires_grad` matches eager's.",
+                      "The compiled output's `requires_grad` differs from eager's"),
+    "inplace": ("Tensors saved for backward are not modified before backward runs (or autograd raises).",
+                "A tensor saved for backward is modified in place without a version bump: gradients are silently wrong"),
+    "hang": ("The compiled call finishes, as the eager one does.", "The compiled call never finishes"),
+}
+_COLLECT_ENV_TIMEOUT = 180.0
+
+
+@dataclass
+class Header:
+    """What minimizer's header on a repro says (empty strings for a script without one)."""
+
+    oracle: str = ""
+    signature: str = ""
+    torch: str = ""
+    device: str = ""
+    source_name: str = ""
+
+
+def read_header(text: str) -> Header:
+    header = Header()
+    for line in text.splitlines():
+        if not line.startswith("#"):
+            break
+        if found := re.match(r"# Minimized by minimizer \S+ from (\S+)", line):
+            header.source_name = found.group(1)
+        elif found := re.match(r"# torch (\S+) on (.+); oracle: (\S+)", line):
+            header.torch, header.device, header.oracle = found.groups()
+        elif found := re.match(r"# signature: (.*)", line):
+            header.signature = found.group(1).strip()
+    return header
+
+
+def title_of(header: Header, plain: PlainRun) -> str:
+    """A tracker title: ``[torch.compile] <what fails>``, from the signature or from python's failure."""
+
+    what = header.signature or plain.describe()
+    what = re.sub(r"\s*\[(only under|also without) torch\.compile\]", "", what)
+    what = re.sub(r"\s*\[kernels: [^\]]*\]", "", what)
+    if header.oracle in _EXPECTED and not header.signature.startswith(header.oracle + ": "):
+        what = f"{header.oracle}: {what}"
+    return f"[torch.compile] {what[:120]}"
+
+
+def collect_env(python: str = sys.executable) -> str:
+    try:
+        done = subprocess.run(
+            [python, "-m", "torch.utils.collect_env"], capture_output=True, text=True, timeout=_COLLECT_ENV_TIMEOUT
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"(torch.utils.collect_env did not finish: {error})"
+    return done.stdout.strip() or done.stderr.strip()[-2000:]
+
+
+def issue_body(
+    repro: Path,
+    *,
+    bisection: Bisection | None = None,
+    command: str | None = None,
+    python: str = sys.executable,
+    plain: PlainRun | None = None,
+    environment: str | None = None,
+) -> str:
+    """The issue text for ``repro`` (run under plain python here unless ``plain`` is given)."""
+
+    text = repro.read_text()
+    header = read_header(text)
+    body = strip_header(text).strip() + "\n"
+    if plain is None:
+        plain = run_plain(text, repro.name, str(repro.parent), Limits(timeout=600), python=python)
+    expected, actual = _EXPECTED.get(header.oracle, ("The script runs as it does without `torch.compile`.", ""))
+    if plain.fails:
+        observed = _error_tail(plain.stderr_tail)
+        actual_line = f"{actual + ': ' if actual else ''}`python repro.py` fails with `{plain.describe()}`."
+    elif plain.timed_out:
+        observed, actual_line = "(no output: the run was stopped at its time limit)", f"{actual or 'It hangs'}."
+    else:
+        observed = "(python repro.py exited 0 here: the failure did not reproduce on this machine)"
+        actual_line = "It did not fail on this machine; see the bisect table for where it does."
+    parts = [
+        f"# {title_of(header, plain)}",
+        "",
+        "### 🐛 Describe the bug",
+        "",
+        _summary(header),
+        "",
+        "```python",
+        body.rstrip(),
+        "```",
+        "",
+        "### Error logs",
+        "",
+        "```",
+        observed.rstrip(),
+        "```",
+        "",
+        "**Expected:** " + expected,
+        "",
+        "**Actual:** " + actual_line,
+    ]
+    if bisection is not None:
+        parts += ["", "### Releases", "", bisection.markdown().rstrip()]
+    parts += [
+        "",
+        "### Versions",
+        "",
+        "```",
+        (environment if environment is not None else collect_env(python)).rstrip(),
+        "```",
+        "",
+        "<sub>Minimized with minimizer"
+        + (f" from `{header.source_name}`" if header.source_name else "")
+        + (f": `{command}`" if command else "")
+        + ".</sub>",
+    ]
+    return "\n".join(parts) + "\n"
+
+
+def _summary(header: Header) -> str:
+    if not header.oracle:
+        return "The script below fails under `torch.compile`; it runs without it."
+    where = f" on {header.device} (torch {header.torch})" if header.torch else ""
+    return f"Standalone repro{where}. Found by minimizer's `{header.oracle}` oracle: `{header.signature}`."
+
+
+def _error_tail(stderr: str, lines: int = 30) -> str:
+    """The last traceback python printed, at most ``lines`` lines (warnings before it left out)."""
+
+    text = stderr.rstrip()
+    start = text.rfind("Traceback (most recent call last):")
+    if start >= 0:
+        text = text[start:]
+    kept = text.splitlines()
+    if len(kept) > lines:
+        kept = kept[:3] + ["  ..."] + kept[-(lines - 4):]
+    return "\n".join(kept)
