@@ -126,7 +126,10 @@ def ensure_venv(venv_dir: Path, release: str, say: Callable[[str], None]) -> tup
     if python.exists() and marker.exists():
         return python, None
     venv = python.parent.parent
-    say(f"torch {release}: building {venv} (a CUDA build of torch is several GB; this is done once)")
+    if python.exists():
+        say(f"torch {release}: checking torch=={release} in {venv}")
+    else:
+        say(f"torch {release}: building {venv} (a CUDA build of torch is several GB; this is done once)")
     uv = shutil.which("uv")
     try:
         if uv:

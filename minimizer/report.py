@@ -95,12 +95,13 @@ def issue_body(
         plain = run_plain(text, repro.name, str(repro.parent), Limits(timeout=600), python=python)
     expected, actual = _EXPECTED.get(header.oracle, ("The script runs as it does without `torch.compile`.", ""))
     if plain.fails:
-        observed = _error_tail(plain.stderr_tail)
-        actual_line = f"{actual + ': ' if actual else ''}`python repro.py` fails with `{plain.describe()}`."
+        # The run was in a temporary folder: the traceback names the file as the reader will have it.
+        observed = re.sub(r'File "[^"]*/' + re.escape(repro.name) + '"', f'File "{repro.name}"', _error_tail(plain.stderr_tail))
+        actual_line = f"{actual + ': ' if actual else ''}`python {repro.name}` fails with `{plain.describe()}`."
     elif plain.timed_out:
         observed, actual_line = "(no output: the run was stopped at its time limit)", f"{actual or 'It hangs'}."
     else:
-        observed = "(python repro.py exited 0 here: the failure did not reproduce on this machine)"
+        observed = f"(python {repro.name} exited 0 here: the failure did not reproduce on this machine)"
         actual_line = "It did not fail on this machine; see the bisect table for where it does."
     parts = [
         f"# {title_of(header, plain)}",

@@ -98,6 +98,7 @@ def test_the_issue_body_has_what_a_maintainer_needs(tmp_path):
     assert body.startswith("# [torch.compile] numerical: float32 value\n")
     assert "```python\nimport torch\n" in body and "# Minimized by" not in body
     assert "AssertionError: Tensor-likes are not close!" in body  # what plain python printed, run here
+    assert 'File "repro.py", line' in body  # not the temporary folder it ran in
     assert "**Expected:**" in body and "**Actual:**" in body
     assert "| 2.6.0 | passes |" in body and "fixed in 2.6.0" in body
     assert "PyTorch version: 2.5.1" in body and "`minimizer reduce train.py`" in body
