@@ -29,6 +29,8 @@ _EXPECTED = {
     "hang": ("The compiled call finishes, as the eager one does.", "The compiled call never finishes"),
 }
 _COLLECT_ENV_TIMEOUT = 180.0
+_HOW = {"value": "wrong values", "nan": "NaN where eager has none", "inf": "inf where eager has none",
+        "shape": "wrong shape", "dtype": "wrong dtype"}
 
 
 @dataclass
@@ -62,9 +64,18 @@ def title_of(header: Header, plain: PlainRun) -> str:
     what = header.signature or plain.describe()
     what = re.sub(r"\s*\[(only under|also without) torch\.compile\]", "", what)
     what = re.sub(r"\s*\[kernels: [^\]]*\]", "", what)
-    if header.oracle in _EXPECTED and not header.signature.startswith(header.oracle + ": "):
-        what = f"{header.oracle}: {what}"
-    return f"[torch.compile] {what[:120]}"
+    kind = re.match(r"(numerical|gradient): (?:(input|parameter) )?(\S+) (\S+)", what)
+    if kind:
+        side, dtype, how = kind.group(2), kind.group(3), _HOW.get(kind.group(4), kind.group(4))
+        subject = "outputs" if kind.group(1) == "numerical" else f"gradients of {side or 'inputs'}"
+        what = f"compiled {subject} differ from eager ({how}, {dtype})"
+    elif what.startswith("crash: "):
+        what = what[len("crash: "):].replace("eager raised:", "compiled call runs where eager raises:", 1)
+    elif what.startswith("requires-grad: "):
+        what = f"compiled output's requires_grad differs from eager ({what[len('requires-grad: '):]})"
+    elif what.startswith("inplace: "):
+        what = f"a tensor saved for backward by {what[len('inplace: '):]} is modified in place (silently wrong gradients)"
+    return f"[torch.compile] {what[:140]}"
 
 
 def collect_env(python: str = sys.executable) -> str:

@@ -95,7 +95,7 @@ def test_the_issue_body_has_what_a_maintainer_needs(tmp_path):
     table = Bisection([ReleaseResult("2.5.1", FAILS, "AssertionError: Tensor-likes are not close!", 1, 1),
                        ReleaseResult("2.6.0", PASSES, None, 1, 0)])
     body = issue_body(repro, bisection=table, command="minimizer reduce train.py", environment="PyTorch version: 2.5.1")
-    assert body.startswith("# [torch.compile] numerical: float32 value\n")
+    assert body.startswith("# [torch.compile] compiled outputs differ from eager (wrong values, float32)\n")
     assert "```python\nimport torch\n" in body and "# Minimized by" not in body
     assert "AssertionError: Tensor-likes are not close!" in body  # what plain python printed, run here
     assert 'File "repro.py", line' in body  # not the temporary folder it ran in
