@@ -7,6 +7,7 @@ scheduler orders passes by what they removed in the previous round.
 
 from minimizer.source.passes.arguments import delete_arguments
 from minimizer.source.passes.bypass import bypass_attributes, bypass_operators, remove_layers
+from minimizer.source.passes.configs import inline_config_defaults
 from minimizer.source.passes.constants import remove_prints_and_logging, simplify_float_constants
 from minimizer.source.passes.dead_code import (
     keep_effects_of_unused_assignments,
@@ -36,6 +37,7 @@ SOURCE_PASSES = [
     remove_layers,
     bypass_operators,
     bypass_attributes,
+    inline_config_defaults,
     remove_unused_parameters,
     delete_arguments,
     inline_single_use_variables,
