@@ -17,7 +17,6 @@ from minimizer.source.cst_utils import distinct_candidates, replace_node, replac
 
 __all__ = ["unwrap_compound_statements"]
 
-_NO_ARGUMENT_CALL_LINE = m.SimpleStatementLine(body=[m.Expr(value=m.Call(func=m.Name(), args=[]))])
 
 
 def unwrap_compound_statements(module: cst.Module) -> Iterator[cst.Module]:
@@ -26,7 +25,8 @@ def unwrap_compound_statements(module: cst.Module) -> Iterator[cst.Module]:
     Per statement: an `if` by its body, then by its `else` body (or by its `elif` chain); a `with` by its body
     unless the body reads an `as` name; a `for` by its body unless the body reads the loop variable; a `try` by
     its body (handlers, `else` and `finally` go). A module-level function without parameters or decorators that is
-    referenced exactly once, by a `name()` statement at module level, is inlined there and its `def` removed.
+    referenced exactly once, by a `name(...)` statement at module level, is inlined there and its `def` removed
+    (its parameters bound first, `p1, p2 = a1, a2`; not when it returns anything).
     `while` loops stay. A `for` whose body reads the loop variable is replaced by its only iteration (`x, =
     data`, then the body), and `for i, x in enumerate(data)` that never reads `i` by `for x in data`.
     """
@@ -138,24 +138,71 @@ def _inlinable_functions(module: cst.Module) -> dict[cst.FunctionDef, cst.Simple
     parents = wrapper.resolve(ParentNodeProvider)
     found = {}
     for function in module.body:
-        if not m.matches(function, m.FunctionDef(decorators=[], asynchronous=None)) or _has_parameters(function):
+        if not m.matches(function, m.FunctionDef(decorators=[], asynchronous=None)) or _has_star_parameters(function):
             continue
         assignments = list(scopes[function].assignments[function.name.value])
         if len(assignments) != 1 or len(assignments[0].references) != 1:
             continue
         reference = next(iter(assignments[0].references)).node
         line = parents.get(parents.get(parents.get(reference)))
-        if m.matches(line, _NO_ARGUMENT_CALL_LINE) and line.body[0].value.func is reference:
-            if isinstance(scopes[line], GlobalScope):
+        if m.matches(line, _CALL_LINE) and line.body[0].value.func is reference:
+            if isinstance(scopes[line], GlobalScope) and _bindable(function, line.body[0].value) and not _returns(function):
                 found[function] = line
     return found
 
 
-def _has_parameters(function: cst.FunctionDef) -> bool:
+_CALL_LINE = m.SimpleStatementLine(body=[m.Expr(value=m.Call(func=m.Name()))])
+
+
+def _has_star_parameters(function: cst.FunctionDef) -> bool:
     params = function.params
-    positional = params.params or params.posonly_params or params.kwonly_params
-    return bool(positional) or not isinstance(params.star_arg, cst.MaybeSentinel) or params.star_kwarg is not None
+    return bool(params.posonly_params or params.kwonly_params) or not isinstance(
+        params.star_arg, cst.MaybeSentinel
+    ) or params.star_kwarg is not None
+
+
+def _bindable(function: cst.FunctionDef, call: cst.Call) -> bool:
+    """The call passes every parameter without a default, positionally, and nothing else."""
+
+    params = function.params.params
+    if any(arg.keyword is not None or arg.star for arg in call.args) or len(call.args) > len(params):
+        return False
+    return all(param.default is not None for param in params[len(call.args):])
+
+
+def _returns(function: cst.FunctionDef) -> bool:
+    """A `return` of the function itself (not of a function or lambda nested in it)."""
+
+    class Finder(cst.CSTVisitor):
+        found = False
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is function
+
+        def visit_Return(self, node: cst.Return) -> None:
+            self.found = True
+
+    finder = Finder()
+    function.visit(finder)
+    return finder.found
+
+
+def _parameter_binding(function: cst.FunctionDef, call: cst.Call) -> list[cst.SimpleStatementLine]:
+    """`p1, p2 = a1, a2` for the call's arguments (defaults for the rest); nothing for a function without
+    parameters."""
+
+    params = function.params.params
+    if not params:
+        return []
+    values = [arg.value for arg in call.args] + [param.default for param in params[len(call.args):]]
+    if len(params) == 1:
+        target, value = cst.Name(params[0].name.value), values[0]
+    else:
+        target = cst.Tuple([cst.Element(cst.Name(p.name.value)) for p in params], lpar=[], rpar=[])
+        value = cst.Tuple([cst.Element(v) for v in values], lpar=[], rpar=[])
+    return [cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(target=target)], value=value)])]
 
 
 def _inline_function(module: cst.Module, function: cst.FunctionDef, call_line: cst.SimpleStatementLine) -> cst.Module:
-    return replace_nodes(module, {function: cst.RemovalSentinel.REMOVE, call_line: _flattened(call_line, function.body)})
+    body = cst.IndentedBlock(body=[*_parameter_binding(function, call_line.body[0].value), *_statements(function.body)])  # type: ignore[attr-defined]
+    return replace_nodes(module, {function: cst.RemovalSentinel.REMOVE, call_line: _flattened(call_line, body)})
