@@ -180,6 +180,48 @@ def check(
         console.print(f"not reducible as it is: {problem}", highlight=False, markup=False)
 
 
+@app.command("triage")
+def triage_command(
+    folder: Path = typer.Argument(..., help="A folder of failing scripts (e.g. a fuzzer's output)."),
+    out: Path = typer.Option(..., "-o", "--out", help="Where index.json, index.md and the repros go."),
+    jobs: int = typer.Option(2, "-j", "--jobs", min=1, help="Scripts checked at once; candidates at once when minimizing."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds per run of a script."),
+    confirm: int = typer.Option(2, "--confirm", help="Runs per script."),
+    quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress output."),
+) -> None:
+    """Check every script in FOLDER, group the bugs by oracle and signature, minimize one script per bug."""
+
+    from minimizer.triage import Triage
+
+    if not folder.is_dir():
+        _fail(f"not a folder: {folder}")
+    console = Console(stderr=True)
+    say = (lambda _: None) if quiet else (lambda line: console.print(line, highlight=False, markup=False))
+
+    def minimize(script: Path, target: Path, oracle_spec: str) -> tuple[int, str]:
+        options = Options(script=script, output=target, oracle=oracle_spec, jobs=jobs, confirm=confirm, timeout=timeout)
+        session = Session(options, QuietProgress())
+        try:
+            outcome = session.reduce()
+        finally:
+            session.close()
+        return outcome.after.tokens, outcome.signature
+
+    _interrupt_on_termination()
+    try:
+        index = Triage(folder, out, jobs=jobs, timeout=timeout, confirm=confirm, say=say).run(minimize)
+    except KeyboardInterrupt:
+        kill_all_candidates()
+        Console(stderr=True).print(f"interrupted; what is done is in {out} (run again to go on)")
+        raise typer.Exit(EXIT_INTERRUPTED)
+    if not quiet:
+        Console().print(
+            f"{len(index['bugs'])} bugs, {len(index['passing'])} passing, {len(index['invalid'])} invalid, "
+            f"{len(index['flaky'])} flaky: {out / 'index.md'}",
+            highlight=False,
+        )
+
+
 @app.command("bisect")
 def bisect_command(
     repro: Path = typer.Argument(..., help="The repro to run on each release (under plain python)."),
