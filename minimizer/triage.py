@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import time
 import tokenize
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
@@ -106,6 +107,7 @@ class Triage:
         todo = [p for p in self.scripts() if self._known(p) is None]
         done = len(self.scripts()) - len(todo)
         self.say(f"{len(self.scripts())} scripts, {done} known from an earlier run, {len(todo)} to check")
+        started = time.monotonic()
         with ThreadPoolExecutor(max_workers=max(1, self.jobs)) as pool:
             futures = {pool.submit(classify, p, self.folder, timeout=self.timeout, confirm=self.confirm): p for p in todo}
             for count, future in enumerate(as_completed(futures), start=1):
@@ -114,6 +116,8 @@ class Triage:
                 self._save()
                 what = f"{verdict.oracle}: {verdict.signature}" if verdict.kind == BUG else (verdict.error or verdict.kind)
                 self.say(f"[{count}/{len(todo)}] {verdict.script}: {verdict.kind} ({what[:120]})")
+        self.timing = {"scripts_checked": len(todo), "check_seconds": round(time.monotonic() - started, 1)}
+        started = time.monotonic()
         groups = self.groups()
         for number, group in enumerate(groups, start=1):
             key = _group_key(group)
@@ -135,7 +139,8 @@ class Triage:
             group.repro = str(target.relative_to(self.out))
             self.repros[key] = {"repro": group.repro, "tokens": group.repro_tokens}
             self._save()
-        index = self.index(groups)
+        self.timing["minimize_seconds"] = round(time.monotonic() - started, 1)
+        index = {**self.index(groups), "timing": self.timing}
         write_atomic(self.out / "index.json", json.dumps(index, indent=2) + "\n")
         write_atomic(self.out / "index.md", self.markdown(groups))
         return index
