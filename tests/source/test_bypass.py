@@ -154,3 +154,10 @@ def test_greedy_attribute_bypass_keeps_the_needed_attribute():
     code = "z = complex(3, 4)\nresult = z.real.real + abs(z.conjugate().real)\n"
     reduced = greedy_reduce(code, bypass_attributes, runs_and(lambda namespace: namespace["result"] == 6.0))
     assert reduced == "z = complex(3, 4)\nresult = z.real + abs(z.conjugate().real)\n"
+
+
+def test_a_conditional_expression_becomes_either_branch():
+    import ast
+
+    found = [ast.dump(ast.parse(c.code)) for c in bypass_operators(cst.parse_module("y = x if torch.is_tensor(x) else 0\n"))]
+    assert found[:2] == [ast.dump(ast.parse("y = x\n")), ast.dump(ast.parse("y = 0\n"))]

@@ -42,10 +42,11 @@ _TENSOR_VIEW_ATTRIBUTES = m.Attribute(attr=m.Name("T") | m.Name("mT") | m.Name("
 
 
 def bypass_operators(module: cst.Module) -> Iterator[cst.Module]:
-    """Yield `module` with one call or binary operation replaced by one of its operands.
+    """Yield `module` with one call, binary operation or conditional expression replaced by one of its operands.
 
     Operations come outer first in source order; per operation: a method call's receiver (`x.f(a)` -> `x`), then
-    positional arguments, then keyword argument values; for `a + b`, `a` then `b`. Literal operands, the receiver of
+    positional arguments, then keyword argument values; for `a + b`, `a` then `b`; for `a if c else b`, `a` then
+    `b` (a literal too). Literal operands, the receiver of
     a module function (`torch.relu`, `F.relu`: the root name is an import), `torch.compile(...)` and calls inside
     decorators are skipped.
     """
@@ -59,17 +60,20 @@ def _bypasses(module: cst.Module, imported: set[str]) -> Iterator[cst.Module | N
             yield try_build(lambda: replace_node(module, node, substitute_expression(node, operand)))
 
 
-def _operations(node: cst.CSTNode) -> Iterator[cst.Call | cst.BinaryOperation]:
-    """Calls and binary operations in pre-order (outer first), not descending into decorators or imports."""
+def _operations(node: cst.CSTNode) -> Iterator[cst.Call | cst.BinaryOperation | cst.IfExp]:
+    """Calls, binary operations and conditional expressions in pre-order (outer first), not descending into decorators or imports."""
     if m.matches(node, m.Decorator() | m.Import() | m.ImportFrom()):
         return
-    if m.matches(node, m.BinaryOperation()) or (m.matches(node, m.Call()) and not m.matches(node, _COMPILE_CALL)):
+    if m.matches(node, m.BinaryOperation() | m.IfExp()) or (m.matches(node, m.Call()) and not m.matches(node, _COMPILE_CALL)):
         yield node
     for child in node.children:
         yield from _operations(child)
 
 
-def _operands(node: cst.Call | cst.BinaryOperation, imported: set[str]) -> list[cst.BaseExpression]:
+def _operands(node: cst.Call | cst.BinaryOperation | cst.IfExp, imported: set[str]) -> list[cst.BaseExpression]:
+    if isinstance(node, cst.IfExp):
+        # A condition the repro does not need is constant for it: either branch, a literal one included.
+        return [node.body, node.orelse]
     if m.matches(node, m.BinaryOperation()):
         candidates = [node.left, node.right]
     else:
