@@ -76,6 +76,9 @@ def reduce(
     ),
     reducer: Reducer = typer.Option(Reducer.auto, "--reducer", help="source, graph, or auto (source, then graph when the model lives outside the script)."),
     issue: Optional[Path] = typer.Option(None, "--issue", help="Also write an issue body for the PyTorch tracker here (Markdown)."),
+    ray: Optional[str] = typer.Option(
+        None, "--ray", envvar="MINIMIZER_RAY", help="Run candidates as Ray tasks: 'local' starts a Ray cluster here, else an address (or 'auto': RAY_ADDRESS)."
+    ),
 ) -> None:
     """Minimize SCRIPT: write the smallest script that still shows the same bug."""
 
@@ -92,6 +95,7 @@ def reduce(
         cold=cold,
         reducer=reducer.value,
         share_verdicts=share_verdicts,
+        ray=ray,
     )
     progress = make_progress(quiet)
     session = None
@@ -188,6 +192,9 @@ def triage_command(
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds per run of a script."),
     confirm: int = typer.Option(2, "--confirm", help="Runs per script."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress output."),
+    ray: Optional[str] = typer.Option(
+        None, "--ray", envvar="MINIMIZER_RAY", help="Checks and candidates as Ray tasks: 'local', an address, or 'auto' (RAY_ADDRESS)."
+    ),
 ) -> None:
     """Check every script in FOLDER, group the bugs by oracle and signature, minimize one script per bug."""
 
@@ -198,8 +205,20 @@ def triage_command(
     console = Console(stderr=True)
     say = (lambda _: None) if quiet else (lambda line: console.print(line, highlight=False, markup=False))
 
+    backend = None
+    if ray:
+        from minimizer.runner.ray_backend import RayBackend
+
+        try:
+            backend = RayBackend(ray)
+        except MinimizerError as exc:
+            _fail(str(exc))
+        jobs = max(jobs, backend.slots)
+
     def minimize(script: Path, target: Path, oracle_spec: str) -> tuple[int, str]:
-        options = Options(script=script, output=target, oracle=oracle_spec, jobs=jobs, confirm=confirm, timeout=timeout)
+        options = Options(
+            script=script, output=target, oracle=oracle_spec, jobs=jobs, confirm=confirm, timeout=timeout, ray=ray
+        )
         session = Session(options, QuietProgress())
         try:
             outcome = session.reduce()
@@ -209,11 +228,14 @@ def triage_command(
 
     _interrupt_on_termination()
     try:
-        index = Triage(folder, out, jobs=jobs, timeout=timeout, confirm=confirm, say=say).run(minimize)
+        index = Triage(folder, out, jobs=jobs, timeout=timeout, confirm=confirm, say=say, ray=backend).run(minimize)
     except KeyboardInterrupt:
         kill_all_candidates()
         Console(stderr=True).print(f"interrupted; what is done is in {out} (run again to go on)")
         raise typer.Exit(EXIT_INTERRUPTED)
+    finally:
+        if backend is not None:
+            backend.close()
     if not quiet:
         Console().print(
             f"{len(index['bugs'])} bugs, {len(index['passing'])} passing, {len(index['invalid'])} invalid, "

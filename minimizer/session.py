@@ -65,6 +65,7 @@ class Options:
     cold: bool = False  # a fresh interpreter per candidate instead of forks of a warm server
     reducer: str = "auto"  # "source", "graph", or "auto": source, then graph where the model lives elsewhere
     share_verdicts: bool = True  # candidates whose compiled calls will be the same share a verdict
+    ray: str | None = None  # run candidates as Ray tasks: "local", an address, or "auto" (RAY_ADDRESS)
 
     @property
     def output_path(self) -> Path:
@@ -98,6 +99,8 @@ class Outcome:
     parent_cpu_seconds: float = 0.0
     # The repro under plain python: whether every run failed as the oracles' runs did, and the runs.
     python: dict = field(default_factory=dict)
+    # Where candidates ran: {"backend": "local"} or Ray's {"backend": "ray", "nodes", "cpus", "gpus"}.
+    backend: dict = field(default_factory=lambda: {"backend": "local"})
 
     def to_json(self) -> dict:
         return {
@@ -121,6 +124,7 @@ class Outcome:
             "gpus": self.gpus,
             "sharing": self.sharing,
             "parent_cpu_seconds": round(self.parent_cpu_seconds, 2),
+            **self.backend,
             "python": self.python,
         }
 
@@ -152,10 +156,16 @@ class Session:
         self.workspace = Workspace(
             Path(self.origin_dir), leave_out={options.script.name, self.options.output_path.name}
         )
-        self.launcher: Launcher | None = None if options.cold else ForkServerLauncher()
-        self.gpus = GpuPool(visible_gpus())
+        self.ray = None
+        if options.ray:
+            from minimizer.runner.ray_backend import RayBackend
+
+            self.ray = RayBackend(options.ray)
+        self.launcher: Launcher | None = None if options.cold or self.ray else ForkServerLauncher()
+        self.gpus = GpuPool([] if self.ray else visible_gpus())
         if options.jobs is None:
-            self.options = dataclasses.replace(options, jobs=default_jobs(os.cpu_count(), len(self.gpus.gpus)))
+            jobs = self.ray.slots if self.ray else default_jobs(os.cpu_count(), len(self.gpus.gpus))
+            self.options = dataclasses.replace(options, jobs=jobs)
         self._compile_cache_dir = tempfile.TemporaryDirectory(prefix="minimizer-compile-cache-")
         self.compile_cache = CompileCacheStats()
         self.sharing = SharingPayoff(enabled=options.share_verdicts)
@@ -166,6 +176,8 @@ class Session:
 
         if isinstance(self.launcher, ForkServerLauncher):
             self.launcher.close()
+        if self.ray is not None:
+            self.ray.close()
         self.workspace.close()
         self._compile_cache_dir.cleanup()
 
@@ -305,6 +317,7 @@ class Session:
             gpus=len(self.gpus.gpus),
             sharing=self.sharing.to_json(),
             python={"fails_as_claimed": python_fails, "failure": expected, "runs": [r.to_json() for r in plain]},
+            backend=self.ray.describe() if self.ray is not None else {"backend": "local"},
         )
         if self.options.report:
             write_atomic(self.options.report, json.dumps(outcome.to_json(), indent=2) + "\n")
@@ -511,7 +524,10 @@ class Session:
         return run_plain(source, self.options.script.name, str(self.workspace.folder), limits)
 
     def _run(self, source: str, settings: RunSettings, cancel: threading.Event | None = None) -> RunResult:
-        result = run_candidate(source, settings, launcher=self.launcher, cancel=cancel, gpus=self.gpus)
+        if self.ray is not None:
+            result = self.ray.run(source, settings, cancel)
+        else:
+            result = run_candidate(source, settings, launcher=self.launcher, cancel=cancel, gpus=self.gpus)
         with self._stats_lock:
             self.compile_cache.add(result.compile_cache)
         return result

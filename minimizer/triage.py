@@ -18,7 +18,7 @@ import tokenize
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from minimizer.check import diagnose
 from minimizer.errors import MinimizerError
@@ -90,8 +90,9 @@ class Group:
 
 class Triage:
     def __init__(self, folder: Path, out: Path, *, jobs: int = 2, timeout: float | None = None, confirm: int = 2,
-                 say: Callable[[str], None] = lambda _: None):
+                 say: Callable[[str], None] = lambda _: None, ray: Any = None):
         self.folder, self.out, self.jobs, self.timeout, self.confirm, self.say = folder, out, jobs, timeout, confirm, say
+        self.ray = ray  # a RayBackend: each check is a Ray task
         self.state_path = out / "state.json"
         state = json.loads(self.state_path.read_text()) if self.state_path.exists() else {}
         self.classified: dict[str, Classified] = {k: Classified(**v) for k, v in state.get("scripts", {}).items()}
@@ -109,7 +110,7 @@ class Triage:
         self.say(f"{len(self.scripts())} scripts, {done} known from an earlier run, {len(todo)} to check")
         started = time.monotonic()
         with ThreadPoolExecutor(max_workers=max(1, self.jobs)) as pool:
-            futures = {pool.submit(classify, p, self.folder, timeout=self.timeout, confirm=self.confirm): p for p in todo}
+            futures = {pool.submit(self._classify, p): p for p in todo}
             for count, future in enumerate(as_completed(futures), start=1):
                 verdict = future.result()
                 self.classified[verdict.script] = verdict
@@ -144,6 +145,11 @@ class Triage:
         write_atomic(self.out / "index.json", json.dumps(index, indent=2) + "\n")
         write_atomic(self.out / "index.md", self.markdown(groups))
         return index
+
+    def _classify(self, path: Path) -> Classified:
+        if self.ray is not None:
+            return self.ray.call(classify, path, self.folder, timeout=self.timeout, confirm=self.confirm)
+        return classify(path, self.folder, timeout=self.timeout, confirm=self.confirm)
 
     def groups(self) -> list[Group]:
         grouped: dict[tuple[str, str], list[str]] = {}
