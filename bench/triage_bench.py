@@ -7,7 +7,7 @@ none (passing), or is broken (syntax error, a missing module). Then runs ``minim
 prints precision and recall of the grouping (pairs of scripts put together that hold the same bug), scripts
 checked per second, the time to all repros, and whether every repro fails under plain python:
 
-    python bench/triage_bench.py [--scripts 56] [-j 2] [--seed 0]
+    python bench/triage_bench.py [--scripts 56] [-j 2] [--seed 0] [--ray local]
 
 Writes ``bench/results/<date>-triage-<host>.json``.
 """
@@ -116,6 +116,7 @@ def main() -> None:
     parser.add_argument("--scripts", type=int, default=56)
     parser.add_argument("-j", "--jobs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--ray", default="", help="passed to minimizer triage --ray (e.g. local)")
     parser.add_argument("--json-out", default="")
     args = parser.parse_args()
 
@@ -124,8 +125,8 @@ def main() -> None:
     folder.mkdir()
     truth = generate(folder, args.scripts, args.seed)
     started = time.monotonic()
-    subprocess.run([sys.executable, "-m", "minimizer", "triage", str(folder), "-o", str(out), "-j", str(args.jobs)],
-                   check=True)
+    command = [sys.executable, "-m", "minimizer", "triage", str(folder), "-o", str(out), "-j", str(args.jobs)]
+    subprocess.run(command + (["--ray", args.ray] if args.ray else []), check=True)
     seconds = time.monotonic() - started
     index = json.loads((out / "index.json").read_text())
     found = {script: f"{bug['oracle']}|{bug['signature']}" for bug in index["bugs"] for script in bug["scripts"]}
@@ -145,6 +146,7 @@ def main() -> None:
         "scripts": args.scripts,
         "planted_bugs": len(BUGS),
         "jobs": args.jobs,
+        "backend": f"ray {args.ray}" if args.ray else "local",
         "groups_found": len(index["bugs"]),
         "precision": round(precision, 3),
         "recall": round(recall, 3),
@@ -157,7 +159,7 @@ def main() -> None:
     }
     print(json.dumps(result, indent=2))
     target = Path(args.json_out) if args.json_out else (
-        REPO / "bench" / "results" / f"{dt.date.today().isoformat()}-triage-{socket.gethostname()}.json"
+        REPO / "bench" / "results" / f"{dt.date.today().isoformat()}-triage-{'ray-' if args.ray else ''}{socket.gethostname()}.json"
     )
     target.write_text(json.dumps(result, indent=2) + "\n")
     print(f"wrote {target}")
