@@ -87,3 +87,16 @@ def test_planted_bugs_are_labelled():
 
 def test_custom_oracle_parses():
     ast.parse((EXAMPLES / "custom_oracle.py").read_text())
+
+
+def test_the_gpu_example_says_what_it_needs_where_it_cannot_run():
+    import subprocess
+    import sys
+
+    import torch
+
+    done = subprocess.run([sys.executable, str(EXAMPLES / "liger_distill.py")], capture_output=True, text=True,
+                          timeout=300)
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is here: the example runs for real (bench/liger_gpu.sh)")
+    assert done.returncode == 0 and "needs CUDA" in done.stdout and "skipped" in done.stdout

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The liger-kernel example on the GPU machine: plain python, check, and a reduction at -j 8 (device tool:
+# run from the repository root; results land in $OUT). Usage: bash bench/liger_gpu.sh [MAX_TIME]
+set -uo pipefail
+MAX_TIME=${1:-420}
+python3 -m pip install -q --no-index --no-deps --target /tmp/site ../shared/wheels/*.whl
+export PYTHONPATH=/tmp/site:$PWD
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+nvidia-smi --query-gpu=name --format=csv,noheader | tee "$OUT/gpu.txt"
+python3 -c "import torch, triton, liger_kernel; print(torch.__version__, triton.__version__)" | tee -a "$OUT/gpu.txt"
+cp examples/liger_distill.py /tmp/liger_distill.py
+( cd /tmp && timeout 120 python3 liger_distill.py ) > "$OUT/plain.txt" 2>&1; echo "plain rc=$?" >> "$OUT/plain.txt"
+( cd examples/hand_minimal && timeout 120 python3 liger_distill.py ) > "$OUT/hand.txt" 2>&1; echo "hand rc=$?" >> "$OUT/hand.txt"
+timeout 200 python3 -m minimizer check /tmp/liger_distill.py --json > "$OUT/check.json" 2> "$OUT/check.err"
+timeout $((MAX_TIME + 120)) python3 -m minimizer reduce /tmp/liger_distill.py -j 8 \
+  --max-time "$MAX_TIME" -o "$OUT/liger_distill.min.py" --report "$OUT/report.json" > "$OUT/reduce.txt" 2>&1
+echo "reduce rc=$?" >> "$OUT/reduce.txt"
+tail -5 "$OUT/plain.txt" "$OUT/hand.txt" "$OUT/check.err" "$OUT/reduce.txt"
