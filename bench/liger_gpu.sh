@@ -3,7 +3,8 @@
 # run from the repository root; results land in $OUT). Usage: bash bench/liger_gpu.sh [MAX_TIME]
 set -uo pipefail
 MAX_TIME=${1:-420}
-python3 -m pip install -q --no-index --no-deps --target /tmp/site ../shared/wheels/*.whl
+WHEELS=$(ls -d ../shared/wheels shared/wheels 2>/dev/null | head -1)
+python3 -m pip install -q --no-index --no-deps --target /tmp/site "$WHEELS"/*.whl
 export PYTHONPATH=/tmp/site:$PWD
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -16,4 +17,4 @@ timeout 200 python3 -m minimizer check /tmp/liger_distill.py --json > "$OUT/chec
 timeout $((MAX_TIME + 120)) python3 -m minimizer reduce /tmp/liger_distill.py -j 8 \
   --max-time "$MAX_TIME" -o "$OUT/liger_distill.min.py" --report "$OUT/report.json" > "$OUT/reduce.txt" 2>&1
 echo "reduce rc=$?" >> "$OUT/reduce.txt"
-tail -5 "$OUT/plain.txt" "$OUT/hand.txt" "$OUT/check.err" "$OUT/reduce.txt"
+for f in plain.txt hand.txt check.err reduce.txt; do echo "== $f"; tail -n 5 "$OUT/$f"; done
