@@ -3,7 +3,7 @@
 # run from the repository root; results land in $OUT). Usage: bash bench/liger_gpu.sh [MAX_TIME]
 set -uo pipefail
 MAX_TIME=${1:-420}
-WHEELS=$(ls -d ../shared/wheels shared/wheels 2>/dev/null | head -1)
+WHEELS=$(ls -d .wheels ../shared/wheels shared/wheels 2>/dev/null | head -1)
 python3 -m pip install -q --no-index --no-deps --target /tmp/site "$WHEELS"/*.whl
 export PYTHONPATH=/tmp/site:$PWD
 OUT=${OUT:-/tmp/out}
