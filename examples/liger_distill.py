@@ -116,8 +116,9 @@ def main():
     reference_loss, reference = gradients(student, tokens, teacher_labels, config, torch_cross_entropy)
     loss, fused = gradients(student, tokens, teacher_labels, config, liger_cross_entropy)
     log.warning("loss torch %.4f liger %.4f (log vocab %.2f)", reference_loss, loss, math.log(config.vocab))
-    worst = max((fused[n] - reference[n]).abs().max().item() for n in reference)
-    assert worst < 1e-3, f"liger gradients differ from torch's by {worst:.3g}"
+    # Relative to each gradient's own size: these gradients are small (probabilities over a 512-word vocabulary).
+    worst = max(((fused[n] - reference[n]).norm() / reference[n].norm().clamp_min(1e-12)).item() for n in reference)
+    assert worst < 1e-3, f"liger gradients differ from torch's (relative error {worst:.3g})"
 
 
 if __name__ == "__main__":
