@@ -38,6 +38,54 @@ def _preload() -> None:
             pass
 
 
+def _preimport_script_modules() -> list[str]:
+    """Import the script's installed libraries (``PREIMPORT_VARIABLE``, set from its leading imports) once, so
+    that candidates fork with them loaded. A library that initializes CUDA at import would leave forks unable
+    to use the GPU, so a forked trial imports them first and the server follows only if CUDA stayed
+    uninitialized and the imports succeeded. Their output goes nowhere (stdout is our protocol channel)."""
+
+    from minimizer.runner.prelude import PREIMPORT_VARIABLE
+
+    names = [n for n in os.environ.pop(PREIMPORT_VARIABLE, "").split(",") if n]
+    if not names:
+        return []
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            _quietly_import(names)
+            import torch
+
+            code = 3 if torch.cuda.is_initialized() else 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
+        return []
+    _quietly_import(names)
+    return names
+
+
+def _quietly_import(names: list[str]) -> None:
+    import importlib
+
+    sys.stdout.flush()
+    saved = os.dup(1)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    try:
+        for name in names:
+            try:
+                importlib.import_module(name)
+            except BaseException:  # noqa: BLE001 - the candidate imports it again and shows what goes wrong
+                pass
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
+
+
 def _fork_candidate(job: dict) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
@@ -86,6 +134,7 @@ def serve() -> None:
     parent = os.getppid()
     apply_sys_path()  # the script's prelude, before torch is imported
     _preload()
+    _preimport_script_modules()
     out = sys.stdout
     out.write(json.dumps({"ready": True}) + "\n")
     out.flush()

@@ -29,6 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SYS_PATH_VARIABLE = "MINIMIZER_PRELUDE_SYS_PATH"
+# Modules the warm server imports once before forking candidates (see ``preimports``).
+PREIMPORT_VARIABLE = "MINIMIZER_PREIMPORT"
+# Imported by every warm server anyway, or never worth it.
+_ALWAYS_LOADED = frozenset({"torch", "triton", "__future__", "os", "sys"})
 PROBE_TIMEOUT = 60.0
 # Words without which a block cannot change the environment or sys.path (cheap test before probing).
 _ENVIRONMENT_WORDS = ("environ", "putenv", "unsetenv", "sys.path")
@@ -66,6 +70,42 @@ def apply_sys_path() -> None:
 
     entries = json.loads(os.environ.pop(SYS_PATH_VARIABLE, "[]") or "[]")
     sys.path[0:0] = [p for p in entries if p not in sys.path[: len(entries)]]
+
+
+def preimports(source: str, beside: str | None) -> list[str]:
+    """Modules of the script's leading block of imports that live outside its folder (installed libraries such
+    as transformers or liger_kernel), in order: a warm server imports them once, so each candidate forks with
+    them loaded instead of importing them again. Modules beside the script are left to the candidate: their
+    import-time effects (prints, random draws) belong to its run."""
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    lines = source.splitlines(keepends=True)
+    names: list[str] = []
+    for statement in tree.body:
+        if not _is_setup(statement, lines):
+            break
+        if isinstance(statement, ast.Import):
+            found = [alias.name for alias in statement.names]
+        elif isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
+            found = [statement.module]
+        else:
+            continue
+        for name in found:
+            root = name.split(".")[0]
+            if root in _ALWAYS_LOADED or name in names or _beside(root, beside):
+                continue
+            names.append(name)
+    return names
+
+
+def _beside(root: str, beside: str | None) -> bool:
+    if not beside:
+        return False
+    folder = Path(beside)
+    return (folder / f"{root}.py").exists() or (folder / root).is_dir()
 
 
 def setup_block(source: str) -> tuple[str, str] | None:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Protocol
 
 from minimizer.runner.gpus import NO_GPUS, GpuPool
-from minimizer.runner.prelude import PRELUDES
+from minimizer.runner.prelude import PREIMPORT_VARIABLE, PRELUDES, preimports
 from minimizer.runner.workspace import populate
 from oracles.api import ExceptionInfo, Verdict
 from oracles.hang import verdict_of_timeout
@@ -255,7 +255,11 @@ def prepare_run_folder(source: str, settings: RunSettings, work: Path) -> tuple[
     populate(beside, work)
     base_env = child_env(settings)
     prelude = PRELUDES.prelude_of(source, settings.filename, beside, base_env)
-    return script, own, prelude.apply(base_env), {name for name, _ in prelude.env}
+    start_env = prelude.apply(base_env)
+    modules = preimports(source, beside)
+    if modules:
+        start_env[PREIMPORT_VARIABLE] = ",".join(modules)
+    return script, own, start_env, {name for name, _ in prelude.env}
 
 
 def child_env(settings: RunSettings) -> dict[str, str]:

@@ -153,3 +153,27 @@ def test_a_cache_folder_torch_wrote_into_our_environment_does_not_replace_the_ru
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "/tmp/torchinductor_someone")
     env = job_env(RunSettings("bug.py", str(tmp_path), ("script",), compile_cache=str(tmp_path / "cache")))
     assert env["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "cache" / "inductor")
+
+
+def test_the_scripts_installed_libraries_are_imported_once_per_warm_server(tmp_path, monkeypatch):
+    # A library outside the script's folder (as site-packages would be) that counts its imports.
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    counter = tmp_path / "imports.txt"
+    (lib / "heavylib.py").write_text(f"with open({str(counter)!r}, 'a') as f:\n    f.write('x')\nprint('noise')\n")
+    monkeypatch.setenv("PYTHONPATH", str(lib))
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    script = (
+        "import os\nimport heavylib\nimport torch\n"
+        "assert 'MINIMIZER_PREIMPORT' not in os.environ\n"
+        "raise ValueError('ran')\n"
+    )
+    launcher = ForkServerLauncher()
+    try:
+        results = [run_cold(script, RunSettings("bug.py", str(origin), ("script",)), launcher=launcher) for _ in range(3)]
+    finally:
+        launcher.close()
+    assert all(r.exception is not None and r.exception.type == "ValueError" for r in results)
+    # Once in the server's forked trial (does it touch CUDA?) and once in the server: not once per candidate.
+    assert counter.read_text() == "xx"
