@@ -71,6 +71,15 @@ class Bisection:
     def to_json(self) -> dict:
         return {"verdict": self.verdict, "releases": [r.to_json() for r in self.results]}
 
+    @classmethod
+    def from_json(cls, data: dict) -> Bisection:
+        """A table written by ``to_json`` (``minimizer bisect --json``)."""
+
+        return cls([
+            ReleaseResult(r["release"], r["status"], r.get("failure"), r.get("runs", 0), r.get("failed_runs", 0))
+            for r in data["releases"]
+        ])
+
     def markdown(self) -> str:
         lines = ["| torch | result | failure |", "| --- | --- | --- |"]
         for r in self.results:

@@ -16,6 +16,9 @@ from minimizer.runner.process import RunResult
 from oracles.api import Verdict
 from oracles.script import ALSO_WITHOUT_COMPILE
 
+# How the lines of ``diagnose`` that triage tells apart begin or read (minimizer.triage classifies by them).
+NOTHING_TO_MINIMIZE = "nothing to minimize"
+FLAKY = "fails differently from run to run"
 # Failures that mean the script cannot start on this machine, when they happen before any compiled call.
 _CANNOT_START = ("ModuleNotFoundError", "ImportError", "FileNotFoundError")
 
@@ -129,13 +132,13 @@ def diagnose(report: CheckReport, *, explicit_oracle: bool) -> str | None:
         failing = sum(f is not None for f in failures)
         seen = next(run.describe() for run in plain if run.fails)
         return (
-            f"the script fails differently from run to run under plain python ({seen} in {failing} of "
+            f"the script {FLAKY} under plain python ({seen} in {failing} of "
             f"{len(plain)} runs); if its failure depends on random numbers, seed them in the script"
         )
     escaped = {seed: run.failure for seed, run in zip(report.seeds, report.runs)}
     if len(set(escaped.values())) > 1:
         seen = ", ".join(f"{_short(failure) if failure else 'passes'} with seed {seed}" for seed, failure in escaped.items())
-        return f"the script fails differently from run to run under minimizer ({seen}): it depends on the random numbers"
+        return f"the script {FLAKY} under minimizer ({seen}): it depends on the random numbers"
     python_failure = report.plain_failure
     if python_failure is not None and not explicit_oracle:
         first = plain[0]
@@ -167,11 +170,11 @@ def diagnose(report: CheckReport, *, explicit_oracle: bool) -> str | None:
             else f"gave {kinds} different signatures in {len(f.verdicts)} runs"
         )
         seeds = f" with seeds {', '.join(map(str, report.seeds))}" if len(set(report.seeds)) > 1 else ""
-        return f"the script fails differently from run to run: oracle {f.spec} {why}{seeds}"
+        return f"the script {FLAKY}: oracle {f.spec} {why}{seeds}"
     names = ", ".join(f.spec for f in report.findings)
     if python_failure is not None:
         return f"no oracle ({names}) shows the failure plain python shows: {plain[0].describe()}"
-    return f"nothing to minimize: the script passes under plain python and no oracle fires ({names})"
+    return f"{NOTHING_TO_MINIMIZE}: the script passes under plain python and no oracle fires ({names})"
 
 
 def _first_mismatch(report: CheckReport) -> str | None:

@@ -313,7 +313,7 @@ def report_command(
 
 
 def _write_issue(repro: Path, output: Optional[Path], *, bisect_json: Optional[Path] = None, command: Optional[str] = None) -> None:
-    from minimizer.bisect import Bisection, ReleaseResult
+    from minimizer.bisect import Bisection
     from minimizer.output import write_atomic
     from minimizer.report import issue_body
 
@@ -321,7 +321,7 @@ def _write_issue(repro: Path, output: Optional[Path], *, bisect_json: Optional[P
     if bisect_json is not None:
         try:
             data = json.loads(bisect_json.read_text())
-            bisection = Bisection([ReleaseResult(r["release"], r["status"], r.get("failure"), r.get("runs", 0), r.get("failed_runs", 0)) for r in data["releases"]])
+            bisection = Bisection.from_json(data)
         except (OSError, ValueError, KeyError, TypeError) as error:
             _fail(f"cannot read the bisect table {bisect_json}: {error}")
     text = issue_body(repro, bisection=bisection, command=command)

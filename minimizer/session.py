@@ -292,8 +292,7 @@ class Session:
             settings = _stated_settings(settings, target)
         best_text, confirmations, plain = self._confirm(best_text, target, settings, stated)
         fired = sum(target.shown_by(r, stated=stated) for r in confirmations)
-        expected = confirmations[0].failure if confirmations else None
-        python_fails = expected is not None and all(run.failure == expected for run in plain)
+        expected, python_fails = _python_failure(confirmations, plain)
         written = state.write(best_text, final=True)
         outcome = Outcome(
             output=self.options.output_path,
@@ -550,15 +549,21 @@ class Session:
         return target.shown_by(result)
 
 
-def _confirmed(target: _Target, stated: bool, confirmations: list[RunResult], plain: list[PlainRun]) -> bool:
-    """Every oracle run showed the bug, and every plain run failed as the oracle runs did."""
+def _python_failure(confirmations: list[RunResult], plain: list[PlainRun]) -> tuple[str | None, bool]:
+    """The failure the first oracle run ended with, and whether every plain run failed with it."""
 
     expected = confirmations[0].failure if confirmations else None
+    return expected, expected is not None and all(run.failure == expected for run in plain)
+
+
+def _confirmed(target: _Target, stated: bool, confirmations: list[RunResult], plain: list[PlainRun]) -> bool:
+    """Every oracle run showed the bug with the same failure, and every plain run failed with it too."""
+
+    expected, python_fails = _python_failure(confirmations, plain)
     return (
-        all(target.shown_by(r, stated=stated) for r in confirmations)
-        and expected is not None
+        python_fails
+        and all(target.shown_by(r, stated=stated) for r in confirmations)
         and all(r.failure == expected for r in confirmations)
-        and all(run.failure == expected for run in plain)
     )
 
 

@@ -16,17 +16,17 @@ import re
 import time
 import tokenize
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from minimizer.check import diagnose
+from minimizer.check import FLAKY, NOTHING_TO_MINIMIZE, diagnose
 from minimizer.errors import MinimizerError
 from minimizer.metrics import count_tokens
 from minimizer.output import write_atomic
 from minimizer.progress import QuietProgress
 
-BUG, PASSING, INVALID, FLAKY = "bug", "passing", "invalid", "flaky"
+BUG, PASSING, INVALID, FLAKY_KIND = "bug", "passing", "invalid", "flaky"
 
 
 @dataclass
@@ -68,15 +68,13 @@ def classify(path: Path, folder: Path, *, timeout: float | None, confirm: int) -
             session.close()
     problem = diagnose(report, explicit_oracle=False)
     if problem is None and report.pinned is not None:
-        return Classified(relative, base.digest, BUG, report.pinned.spec, report.pinned.signature, tokens=base.tokens)
-    if problem.startswith("nothing to minimize"):
-        return Classified(relative, base.digest, PASSING, tokens=base.tokens)
-    if "differently from run to run" in problem:
+        return replace(base, kind=BUG, oracle=report.pinned.spec, signature=report.pinned.signature)
+    if problem.startswith(NOTHING_TO_MINIMIZE):
+        return replace(base, kind=PASSING)
+    if FLAKY in problem:
         rate = re.search(r"(\d+ of \d+ runs|\d+%)", problem)
-        return Classified(relative, base.digest, FLAKY, error=problem, rate=rate.group(1) if rate else "", tokens=base.tokens)
-    base.error = problem
-    return base
-
+        return replace(base, kind=FLAKY_KIND, error=problem, rate=rate.group(1) if rate else "")
+    return replace(base, error=problem)
 
 @dataclass
 class Group:
@@ -168,7 +166,7 @@ class Triage:
             ],
             "passing": sorted(v.script for v in live if v.kind == PASSING),
             "invalid": [{"script": v.script, "error": v.error} for v in sorted(live, key=lambda v: v.script) if v.kind == INVALID],
-            "flaky": [{"script": v.script, "rate": v.rate} for v in sorted(live, key=lambda v: v.script) if v.kind == FLAKY],
+            "flaky": [{"script": v.script, "rate": v.rate} for v in sorted(live, key=lambda v: v.script) if v.kind == FLAKY_KIND],
         }
 
     def markdown(self, groups: list[Group]) -> str:

@@ -109,3 +109,9 @@ def test_report_of_a_script_that_passes_here_says_so(tmp_path):
     repro.write_text("print('ok')\n")
     body = issue_body(repro, plain=PlainRun(returncode=0, seconds=0.1), environment="env")
     assert "did not fail on this machine" in body
+
+
+def test_a_table_read_back_from_json_is_the_same_table():
+    table = Bisection([ReleaseResult("2.5.1", FAILS, "AssertionError: x", 2, 2), ReleaseResult("2.6.0", PASSES, None, 2, 0)])
+    again = Bisection.from_json(json.loads(json.dumps(table.to_json())))
+    assert again.markdown() == table.markdown() and again.verdict == table.verdict

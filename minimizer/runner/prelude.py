@@ -19,6 +19,7 @@ This module is imported by the candidate's process before torch: it must stay li
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import os
 import subprocess
@@ -78,15 +79,9 @@ def preimports(source: str, beside: str | None) -> list[str]:
     them loaded instead of importing them again. Modules beside the script are left to the candidate: their
     import-time effects (prints, random draws) belong to its run."""
 
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return []
-    lines = source.splitlines(keepends=True)
+    statements, _ = _setup_statements(source)
     names: list[str] = []
-    for statement in tree.body:
-        if not _is_setup(statement, lines):
-            break
+    for statement in statements:
         if isinstance(statement, ast.Import):
             found = [alias.name for alias in statement.names]
         elif isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
@@ -114,16 +109,10 @@ def setup_block(source: str) -> tuple[str, str] | None:
     than imports, which alone decide what it sets (so candidates that differ only in imports share a probe).
     ``None`` when the block cannot change the environment at all, so no probe is needed."""
 
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return None
-    lines = source.splitlines(keepends=True)
+    statements, lines = _setup_statements(source)
     end = 0
     key: list[str] = []
-    for statement in tree.body:
-        if not _is_setup(statement, lines):
-            break
+    for statement in statements:
         end = statement.end_lineno or end
         docstring = isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
         if not (docstring or isinstance(statement, (ast.Import, ast.ImportFrom))):
@@ -132,6 +121,24 @@ def setup_block(source: str) -> tuple[str, str] | None:
     if not any(word in key_text for word in _ENVIRONMENT_WORDS):
         return None
     return "".join(lines[:end]), key_text
+
+
+@functools.lru_cache(maxsize=32)
+def _setup_statements(source: str) -> tuple[tuple[ast.stmt, ...], tuple[str, ...]]:
+    """The leading top-level statements that make up the setup block, and the source's lines (no statements
+    for a source that does not parse). Cached: every candidate asks twice, for its prelude and its imports."""
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return (), ()
+    lines = source.splitlines(keepends=True)
+    statements = []
+    for statement in tree.body:
+        if not _is_setup(statement, lines):
+            break
+        statements.append(statement)
+    return tuple(statements), tuple(lines)
 
 
 def _is_setup(statement: ast.stmt, lines: list[str]) -> bool:
@@ -146,7 +153,7 @@ def _is_setup(statement: ast.stmt, lines: list[str]) -> bool:
         return all(_is_setup(inner, lines) or isinstance(inner, ast.Pass) for body in bodies for inner in body)
     if isinstance(statement, (ast.Expr, ast.Assign, ast.AugAssign, ast.Delete)):
         text = "".join(lines[statement.lineno - 1 : statement.end_lineno])
-        return any(word in text for word in ("environ", "putenv", "unsetenv", "sys.path"))
+        return any(word in text for word in _ENVIRONMENT_WORDS)
     return False
 
 

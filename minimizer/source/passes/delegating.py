@@ -21,10 +21,9 @@ from typing import Iterator
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import MetadataWrapper, ScopeProvider
 
 from minimizer.source.cst_utils import distinct_candidates, try_build
-from minimizer.source.passes.modules import SUPER_INIT
+from minimizer.source.passes.modules import SUPER_INIT, top_level_classes
 
 __all__ = ["collapse_delegating_modules"]
 
@@ -46,17 +45,11 @@ def collapse_delegating_modules(module: cst.Module) -> Iterator[cst.Module]:
 
 
 def _collapses(module: cst.Module) -> Iterator[cst.Module | None]:
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    scopes = wrapper.resolve(ScopeProvider)
-    global_scope = scopes[module]
-    for statement in module.body:
-        if not isinstance(statement, cst.ClassDef):
-            continue
+    for statement, uses, _ in top_level_classes(module):
         found = _delegation(statement)
         if found is None:
             continue
         params, built = found
-        uses = [access.node for assignment in global_scope[statement.name.value] for access in assignment.references]
         calls = _constructions(module, uses)
         if calls is None:
             continue

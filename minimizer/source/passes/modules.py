@@ -28,18 +28,27 @@ def module_classes_to_functions(module: cst.Module) -> Iterator[cst.Module]:
     return distinct_candidates(module, _conversions(module))
 
 
-def _conversions(module: cst.Module) -> Iterator[cst.Module | None]:
+def top_level_classes(module: cst.Module) -> Iterator[tuple[cst.ClassDef, list[cst.CSTNode], dict]]:
+    """Each module-level class with the nodes that refer to its name, and the module's scopes (shared with the
+    delegating-module pass)."""
+
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     scopes = wrapper.resolve(ScopeProvider)
     global_scope = scopes[module]
     for statement in module.body:
-        if not isinstance(statement, cst.ClassDef):
-            continue
+        if isinstance(statement, cst.ClassDef):
+            name = statement.name.value
+            uses = [access.node for assignment in global_scope[name] for access in assignment.references]
+            yield statement, uses, scopes
+
+
+def _conversions(module: cst.Module) -> Iterator[cst.Module | None]:
+    for statement, uses, scopes in top_level_classes(module):
         forward = _only_forward(statement)
         if forward is None or _reads_self(forward, scopes):
             continue
         name = statement.name.value
-        uses = [access.node for assignment in global_scope[name] for access in assignment.references]
+        global_scope = scopes[module]
         calls = _zero_argument_calls(module, uses)
         if calls is None:
             continue
