@@ -72,6 +72,8 @@ class Harness:
         self._tracing_only = False
         self._in_side = False  # running an eager or reference side: nested compiled calls run eagerly
         self._hooks_pushed = False
+        self._real_disable: Callable[..., Any] | None = None
+        self._real_enable: Callable[..., Any] | None = None
 
     # -- installation -------------------------------------------------------------------------------------
 
@@ -117,6 +119,7 @@ class Harness:
             # A context manager would pop the hooks when the block ends; the whole script must run under them.
             torch._C._autograd._push_saved_tensors_default_hooks(self._pack, self._unpack)
             self._hooks_pushed = True
+            self._step_aside_where_hooks_are_disabled()
 
     def uninstall(self) -> None:
         """Undo ``install``: restore ``torch.compile`` and pop the saved-tensor hooks."""
@@ -126,6 +129,10 @@ class Harness:
         if self._real_compile is not None:
             torch.compile = self._real_compile  # type: ignore[assignment]
             self._real_compile = None
+        if self._real_disable is not None:
+            torch._C._autograd._saved_tensors_hooks_disable, torch._C._autograd._saved_tensors_hooks_enable = (
+                self._real_disable, self._real_enable)
+            self._real_disable = self._real_enable = None
         if self._hooks_pushed:
             torch._C._autograd._pop_saved_tensors_default_hooks()
             self._hooks_pushed = False
@@ -136,6 +143,32 @@ class Harness:
 
             KernelInterface.__getitem__ = self._real_getitem
             self._real_getitem = None
+
+    def _step_aside_where_hooks_are_disabled(self) -> None:
+        """torch.func's grad/vjp/jacrev disable saved-tensor hooks for their body and raise when any are
+        pushed; under plain python none are. Our hooks leave the stack while hooks are disabled and come
+        back when they are enabled again, so such a transform runs as it does without us (unwatched)."""
+
+        import torch
+
+        autograd = torch._C._autograd
+        real_disable, real_enable = autograd._saved_tensors_hooks_disable, autograd._saved_tensors_hooks_enable
+        harness = self
+
+        def disable(message: str) -> None:
+            if harness._hooks_pushed:
+                autograd._pop_saved_tensors_default_hooks()
+                harness._hooks_pushed = False
+            real_disable(message)
+
+        def enable() -> None:
+            real_enable()
+            if not harness._hooks_pushed and harness._real_disable is not None:
+                autograd._push_saved_tensors_default_hooks(harness._pack, harness._unpack)
+                harness._hooks_pushed = True
+
+        self._real_disable, self._real_enable = real_disable, real_enable
+        autograd._saved_tensors_hooks_disable, autograd._saved_tensors_hooks_enable = disable, enable
 
     def clear(self) -> None:
         """Forget what was recorded so far (after the eager pre-check, before the real run)."""

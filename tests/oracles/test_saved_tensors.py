@@ -94,3 +94,18 @@ def test_compiled_functions_work_under_the_hooks(harness):
     (expected.sin() * 2).tanh().sum().backward()
     assert torch.allclose(x.grad, expected.grad)
     assert not verdict(harness).fires
+
+
+def test_torch_func_transforms_run_as_without_the_hooks(harness):
+    """torch.func.grad raises when saved-tensor hooks are pushed; plain python pushes none, so neither may we."""
+
+    def loss(w):
+        return (w.sin() * w).sum()
+
+    w = torch.randn(4)
+    assert torch.allclose(torch.func.grad(loss)(w), w.cos() * w + w.sin())
+    # the hooks are back afterwards: a later in-place corruption is still caught
+    x = torch.randn(5, requires_grad=True)
+    y = x.tanh()
+    _ScaleGrad.apply(y, y, True).sum().backward()
+    assert verdict(harness).signature == "inplace: TanhBackward0"
