@@ -77,6 +77,7 @@ class CaseResult:
     exit_code: int | None = None
     error: str | None = None
     checks: dict = field(default_factory=dict)
+    output: str | None = None  # the reduced program, to read what is left
 
     @property
     def same_bug(self) -> bool:
@@ -174,7 +175,7 @@ def run_case(name: str, pythons: dict[str, str], args: argparse.Namespace) -> Ca
         result.oracle, result.signature = data["oracle"], data["signature"]
         result.oracle_calls = data["oracle_calls"]
         output = (scratch / "out.py").read_text()
-        result.output_tokens = measure(output).tokens
+        result.output, result.output_tokens = output, measure(output).tokens
         result.ratio = round(result.output_tokens / result.hand_tokens, 2)
         shutil.copy(scratch / "out.py", work / "out.py")
         result.checks["fails"], _ = fails_like(python, work, "out.py", wanted_type)
@@ -217,7 +218,10 @@ def main() -> None:
             python = create_venv(version)
         if python is not None:
             pythons[version] = python
-    results = []
+    out = Path(args.json_out) if args.json_out else (
+        REPO / "bench" / "results" / f"{dt.date.today().isoformat()}-corpus-{socket.gethostname()}.json"
+    )
+    results: list[CaseResult] = []
     for name in names:
         print(f"{name}: reducing", flush=True)
         result = run_case(name, pythons, args)
@@ -228,7 +232,11 @@ def main() -> None:
             f"checks {result.checks}"
         )
         print(f"{name}: {status}", flush=True)
+        write_results(out, results, pythons, args)  # after each case: a long run stopped keeps what is done
+    print(f"wrote {out}")
 
+
+def write_results(out: Path, results: list[CaseResult], pythons: dict[str, str], args: argparse.Namespace) -> None:
     ratios = [r.ratio for r in results if r.ratio is not None]
     summary = {
         "cases": len(results),
@@ -237,20 +245,18 @@ def main() -> None:
         "median_ratio": statistics.median(ratios) if ratios else None,
         "max_ratio": max(ratios) if ratios else None,
     }
-    print(json.dumps(summary))
-    out = Path(args.json_out) if args.json_out else (
-        REPO / "bench" / "results" / f"{dt.date.today().isoformat()}-corpus-{socket.gethostname()}.json"
-    )
     out.parent.mkdir(parents=True, exist_ok=True)
     payload = {
         "date": dt.datetime.now().isoformat(timespec="seconds"),
+        "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip(),
         "options": {"jobs": args.jobs, "max_time": args.max_time},
         "pythons": pythons,
         "summary": summary,
         "results": [asdict(r) | {"same_bug": r.same_bug} for r in results],
     }
-    out.write_text(json.dumps(payload, indent=2) + "\n")
-    print(f"wrote {out}")
+    partial = out.with_suffix(".part")
+    partial.write_text(json.dumps(payload, indent=2) + "\n")
+    partial.replace(out)
 
 
 if __name__ == "__main__":
