@@ -17,13 +17,23 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from minimizer.runner.process import DID_NOT_FINISH, USER_ENV, Limits, _PopenHandle, _signal_name, _tail, supervise
+from minimizer.runner.process import (
+    _TAIL_CHARS,
+    DID_NOT_FINISH,
+    USER_ENV,
+    Limits,
+    _PopenHandle,
+    _signal_name,
+    _tail,
+    supervise,
+)
 from minimizer.runner.workspace import populate
 from oracles.api import ExceptionInfo
 from oracles.capture import assert_test_at
 from oracles.signature import exception_signature
 
 _TRACEBACK = "Traceback (most recent call last):"
+_TRACEBACK_SEARCH_CHARS = 1 << 20
 _FRAME = re.compile(r'^  File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
 
@@ -99,7 +109,8 @@ def run_plain(
             )
         timed_out, memory_exceeded, cancelled = supervise(_PopenHandle(proc), limits, cancel)
         seconds = time.monotonic() - started
-        stderr = _tail(stderr_path)
+        # Enough to reach back to the last traceback's first line past Inductor's long logged tracebacks.
+        stderr = _tail(stderr_path, _TRACEBACK_SEARCH_CHARS)
         stderr_path.unlink(missing_ok=True)
         stderr_path.parent.rmdir()
         run = PlainRun(
@@ -108,7 +119,7 @@ def run_plain(
             timed_out=timed_out,
             memory_exceeded=memory_exceeded,
             cancelled=cancelled,
-            stderr_tail=stderr,
+            stderr_tail=stderr[-_TAIL_CHARS:],
         )
         if timed_out:
             run.failure = DID_NOT_FINISH

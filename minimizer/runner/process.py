@@ -419,9 +419,11 @@ def _signal_name(returncode: int | None) -> str | None:
         return f"signal {-returncode}"
 
 
-def _tail(path: Path) -> str:
+def _tail(path: Path, chars: int = _TAIL_CHARS) -> str:
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as f:
+            f.seek(max(0, f.seek(0, os.SEEK_END) - chars))
+            data = f.read()
     except OSError:
         return ""
-    return data[-_TAIL_CHARS:].decode("utf-8", errors="replace")
+    return data.decode("utf-8", errors="replace")

@@ -124,6 +124,14 @@ def test_the_last_traceback_names_the_failure_and_the_assert(tmp_path):
     assert exception_from_stderr("some warning\n", script) is None
 
 
+def test_plain_run_names_a_failure_whose_traceback_is_long(tmp_path):
+    # Dynamo's errors carry pages of context after the traceback's first line; the verdict must still name them.
+    source = "import sys\nprint('log line\\n' * 2000, file=sys.stderr)\nraise RuntimeError('fake call\\n' + 'x' * 9000)\n"
+    run = run_plain(source, "s.py", str(tmp_path), Limits(timeout=60))
+    assert run.failure.startswith("RuntimeError") and run.message == "fake call"
+    assert len(run.stderr_tail) <= 4000
+
+
 def test_plain_run_sees_its_folder_and_main(tmp_path):
     beside = tmp_path / "beside"
     beside.mkdir()
