@@ -39,3 +39,46 @@ def test_a_config_built_with_other_values_or_assigned_stays():
     assigned = candidates(SCRIPT + "config.width = 3\n")
     assert all("config.width" in c for c in assigned)
     assert candidates(SCRIPT.replace("    name: str = \"run\"\n", "    name: str = make_name()\n")) == []
+
+
+ARGPARSE = '''import argparse
+
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--batch-size", type=int, default=4)
+parser.add_argument("--fp16", action="store_true")
+parser.add_argument("--name", type=str, default="8")
+args = parser.parse_args()
+x = torch.randn(args.batch_size, 2)
+if args.fp16:
+    x = x.half()
+print(parser.parse_args().batch_size, args.name)
+'''
+
+
+def test_command_line_options_become_their_defaults():
+    from minimizer.source.passes.configs import inline_argument_defaults
+
+    found = [c.code for c in inline_argument_defaults(cst.parse_module(ARGPARSE))]
+    assert "x = torch.randn(4, 2)\nif False:\n" in found[0] and "print(4, args.name)" in found[0]
+    assert len(found) == 3  # all at once, then each of the two options
+    # the string default with a type= is argparse's to convert: left alone; an assigned option too
+    assigned = ARGPARSE + "args.fp16 = True\n"
+    found = [c.code for c in inline_argument_defaults(cst.parse_module(assigned))]
+    assert all("if args.fp16" in code for code in found)
+
+
+def test_argument_defaults_compute_what_argparse_gives(tmp_path):
+    import subprocess
+    import sys
+
+    script = "import argparse\np = argparse.ArgumentParser()\np.add_argument('--k', default=3)\np.add_argument('-v', '--verbose', action='store_false')\na = p.parse_args()\nprint(a.k, a.verbose)\n"
+    from minimizer.source.passes.configs import inline_argument_defaults
+
+    (inlined, *_) = [c.code for c in inline_argument_defaults(cst.parse_module(script))]
+    outputs = []
+    for code in (script, inlined):
+        (tmp_path / "s.py").write_text(code)
+        outputs.append(subprocess.run([sys.executable, str(tmp_path / "s.py")], capture_output=True, text=True).stdout)
+    assert outputs[0] == outputs[1] == "3 True\n"

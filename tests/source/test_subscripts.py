@@ -16,13 +16,21 @@ def test_index_elements_are_dropped_last_first():
 
 
 def test_slices_lose_step_then_upper_then_lower_bound():
-    assert candidates("y = x[1:5:2]\n") == ["y = x[1:5]\n", "y = x[1::2]\n", "y = x[:5:2]\n"]
-    assert candidates("y = x[1:5]\n") == ["y = x[1:]\n", "y = x[:5]\n"]
-    assert candidates("y = x[3]\n") == []
+    assert candidates("y = x[1:5:2]\n") == ["y = x[1:5]\n", "y = x[1::2]\n", "y = x[:5:2]\n", "y = x\n"]
+    assert candidates("y = x[1:5]\n") == ["y = x[1:]\n", "y = x[:5]\n", "y = x\n"]
+
+
+def test_a_read_subscript_becomes_its_value_last_a_stored_one_never():
+    assert candidates("y = x[3]\n") == ["y = x\n"]
+    assert candidates("y = compiled[finite]\n") == ["y = compiled\n"]
+    assert candidates("x[3] = y\n") == []
+    assert candidates("x[3] += y\n") == []
 
 
 def test_outer_subscripts_first_and_annotations_skipped():
-    assert candidates("y = x[a, b][c:d]\n") == ["y = x[a, b][c:]\n", "y = x[a, b][:d]\n", "y = x[a][c:d]\n", "y = x[b][c:d]\n"]
+    assert candidates("y = x[a, b][c:d]\n") == [
+        "y = x[a, b][c:]\n", "y = x[a, b][:d]\n", "y = x[a, b]\n", "y = x[a][c:d]\n", "y = x[b][c:d]\n", "y = x[c:d]\n"
+    ]
     assert candidates("def f(a: Dict[str, int]):\n    pass\n") == []
 
 

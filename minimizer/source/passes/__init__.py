@@ -7,7 +7,7 @@ scheduler orders passes by what they removed in the previous round.
 
 from minimizer.source.passes.arguments import delete_arguments
 from minimizer.source.passes.bypass import bypass_attributes, bypass_operators, remove_layers
-from minimizer.source.passes.configs import inline_config_defaults
+from minimizer.source.passes.configs import inline_argument_defaults, inline_config_defaults
 from minimizer.source.passes.constants import remove_prints_and_logging, simplify_float_constants
 from minimizer.source.passes.dead_code import (
     keep_effects_of_unused_assignments,
@@ -18,6 +18,7 @@ from minimizer.source.passes.delegating import collapse_delegating_modules
 from minimizer.source.passes.delete_statements import delete_statements
 from minimizer.source.passes.dtypes import simplify_dtypes
 from minimizer.source.passes.inline import inline_single_use_variables
+from minimizer.source.passes.instances import single_instances_to_functions
 from minimizer.source.passes.modules import module_classes_to_functions
 from minimizer.source.passes.literals import shrink_int_literals, shrink_shapes
 from minimizer.source.passes.parameters import remove_unused_parameters
@@ -33,11 +34,13 @@ SOURCE_PASSES = [
     keep_effects_of_unused_assignments,
     bypass_wrapper_functions,
     module_classes_to_functions,
+    single_instances_to_functions,
     collapse_delegating_modules,
     remove_layers,
     bypass_operators,
     bypass_attributes,
     inline_config_defaults,
+    inline_argument_defaults,
     remove_unused_parameters,
     delete_arguments,
     inline_single_use_variables,

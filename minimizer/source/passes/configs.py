@@ -15,7 +15,7 @@ import libcst.matchers as m
 
 from minimizer.source.cst_utils import distinct_candidates, replace_nodes, try_build
 
-__all__ = ["inline_config_defaults"]
+__all__ = ["inline_argument_defaults", "inline_config_defaults"]
 
 _DATACLASS = m.Decorator(decorator=m.Name("dataclass") | m.Attribute(attr=m.Name("dataclass")))
 _LITERAL = m.Integer() | m.Float() | m.SimpleString() | m.Name("True") | m.Name("False") | m.Name("None") | m.Attribute()
@@ -90,3 +90,89 @@ def _holders(module: cst.Module, name: str) -> set[str]:
     for assign in m.findall(module, m.AnnAssign(target=m.Name(), annotation=m.Annotation(annotation=m.Name(name)))):
         holders.add(assign.target.value)  # type: ignore[union-attr]
     return holders
+
+
+def inline_argument_defaults(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with reads of command-line options replaced by their defaults: every option at once, then
+    one at a time. The repro runs as `python repro.py`, without arguments, so each option is its default.
+
+    An option is `P.add_argument("--name", ..., default=LITERAL)` (or a `store_true` / `store_false` flag,
+    False / True; an option without a default is None) where `P = argparse.ArgumentParser(...)`; a read is
+    `A.name` where `A = P.parse_args()`, or `P.parse_args().name`. A string default with a `type=` is left
+    alone (argparse converts it), as is an option whose name is ever assigned (`args.name = ...`).
+    """
+
+    return distinct_candidates(module, _argument_inlinings(module))
+
+
+_PARSER = m.Call(func=m.Attribute(value=m.Name("argparse"), attr=m.Name("ArgumentParser")) | m.Name("ArgumentParser"))
+
+
+def _argument_inlinings(module: cst.Module) -> Iterator[cst.Module | None]:
+    parsers = {
+        assign.targets[0].target.value  # type: ignore[union-attr]
+        for assign in m.findall(module, m.Assign(targets=[m.AssignTarget(target=m.Name())], value=_PARSER))
+    }
+    if not parsers:
+        return
+    defaults: dict[str, cst.BaseExpression] = {}
+    for call in m.findall(module, m.Call(func=m.Attribute(attr=m.Name("add_argument")))):
+        if m.matches(call.func.value, m.Name()) and call.func.value.value in parsers:  # type: ignore[union-attr]
+            option = _option_default(call)  # type: ignore[arg-type]
+            if option is not None:
+                defaults[option[0]] = option[1]
+    parse = m.Call(func=m.Attribute(value=m.OneOf(*(m.Name(p) for p in parsers)), attr=m.Name("parse_args")), args=[])
+    holders = {
+        assign.targets[0].target.value  # type: ignore[union-attr]
+        for assign in m.findall(module, m.Assign(targets=[m.AssignTarget(target=m.Name())], value=parse))
+    }
+    assigned = {
+        target.target.attr.value  # type: ignore[union-attr]
+        for target in m.findall(module, m.AssignTarget(target=m.Attribute(attr=m.Name())))
+    }
+    reads: dict[str, list[cst.Attribute]] = {}
+    for attribute in m.findall(module, m.Attribute(attr=m.Name())):
+        name = attribute.attr.value  # type: ignore[union-attr]
+        held = m.matches(attribute.value, m.Name()) and attribute.value.value in holders  # type: ignore[union-attr]
+        if (held or m.matches(attribute.value, parse)) and name in defaults and name not in assigned:
+            reads.setdefault(name, []).append(attribute)  # type: ignore[arg-type]
+    if not reads:
+        return
+    yield try_build(lambda: replace_nodes(module, {node: defaults[name] for name, nodes in reads.items() for node in nodes}))
+    if len(reads) > 1:
+        for name, nodes in reads.items():
+            yield try_build(lambda: replace_nodes(module, {node: defaults[name] for node in nodes}))
+
+
+def _option_default(call: cst.Call) -> tuple[str, cst.BaseExpression] | None:
+    """`(dest, default expression)` of an `add_argument` call, None when it cannot be told from the text."""
+
+    flags = [arg.value.evaluated_value for arg in call.args if arg.keyword is None and isinstance(arg.value, cst.SimpleString)]
+    keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+    if not flags or len(flags) != sum(arg.keyword is None for arg in call.args):
+        return None
+    if "dest" in keywords:
+        if not isinstance(keywords["dest"], cst.SimpleString):
+            return None
+        dest = keywords["dest"].evaluated_value
+    else:
+        longs = [f for f in flags if isinstance(f, str) and f.startswith("--")]
+        first = longs[0] if longs else flags[0]
+        if not isinstance(first, str):
+            return None
+        dest = first.lstrip("-").replace("-", "_")
+    if not isinstance(dest, str) or not dest.isidentifier():
+        return None
+    action = keywords.get("action")
+    if action is not None:
+        if m.matches(action, m.SimpleString()) and action.evaluated_value in ("store_true", "store_false"):  # type: ignore[union-attr]
+            store_true = action.evaluated_value == "store_true"  # type: ignore[union-attr]
+            default = keywords.get("default", cst.Name("False" if store_true else "True"))
+            return (dest, default) if m.matches(default, _LITERAL) else None
+        return None
+    default = keywords.get("default", cst.Name("None"))
+    if not m.matches(default, _LITERAL) or (isinstance(default, cst.SimpleString) and "type" in keywords):
+        return None
+    if "nargs" in keywords:
+        return None  # a list default, or a string argparse splits
+    return dest, default

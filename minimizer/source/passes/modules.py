@@ -52,7 +52,7 @@ def _conversions(module: cst.Module) -> Iterator[cst.Module | None]:
         calls = _zero_argument_calls(module, uses)
         if calls is None:
             continue
-        function_name = _snake_case(name)
+        function_name = snake_case(name)
         if function_name in global_scope:
             continue
         params = forward.params.with_changes(params=forward.params.params[1:])
@@ -111,6 +111,6 @@ class _CallFinder(cst.CSTVisitor):
         self.attribute_owners.add(id(node.value))
 
 
-def _snake_case(name: str) -> str:
+def snake_case(name: str) -> str:
     out = "".join(f"_{c.lower()}" if c.isupper() else c for c in name).lstrip("_")
     return out if out != name else f"{name}_fn"

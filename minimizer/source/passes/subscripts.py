@@ -22,13 +22,18 @@ def shrink_subscripts(module: cst.Module) -> Iterator[cst.Module]:
     Per subscript: each index element dropped, last first (only when there are several); then per slice element,
     its step dropped (`x[a:b:c]` -> `x[a:b]`), its upper bound (`x[a:b]` -> `x[a:]`), its lower bound (`x[:b]`).
     A slice never becomes a plain index (`x[a:b]` -> `x[a]` would change the rank); a subscript of whole slices
-    (`x[:]`) becomes its value. Subscripts inside type annotations are left alone.
+    (`x[:]`) becomes its value, and last, a subscript that is read (not stored into) becomes its value.
+    Subscripts inside type annotations are left alone.
     """
     return distinct_candidates(module, _shrinkings(module))
 
 
 def _shrinkings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
     annotated = {node for annotation in m.findall(module, m.Annotation()) for node in m.findall(annotation, m.Subscript())}
+    stored = {
+        target.target
+        for target in [*m.findall(module, m.AssignTarget()), *m.findall(module, m.AugAssign()), *m.findall(module, m.AnnAssign())]
+    }
     for subscript in m.findall(module, m.Subscript()):
         if subscript in annotated:
             continue
@@ -38,6 +43,9 @@ def _shrinkings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
             continue
         for elements in _smaller_element_lists(subscript.slice):
             yield try_build(lambda: replace_node(module, subscript, subscript.with_changes(slice=elements)))
+        if subscript not in stored:
+            # `compiled[finite]` -> `compiled`: a mask or a selection the bug does not need, read whole.
+            yield try_build(lambda: replace_node(module, subscript, subscript.value))
 
 
 def _whole_slice(subscript: cst.Subscript) -> bool:

@@ -1,0 +1,89 @@
+import libcst as cst
+from hypothesis import given, settings
+
+from minimizer.source.passes.instances import single_instances_to_functions
+from tests.source.helpers import check_candidates_are_valid_and_not_larger, module_classes, runs_and_computes
+
+AUTOENCODER = """import torch
+from torch import nn
+
+
+class AutoEncoder(nn.Module):
+    def __init__(self, channels=1):
+        super().__init__()
+        self.encoder = nn.Conv2d(channels, 1, 1)
+        self.decoder = nn.Conv2d(1, channels, 1)
+
+    def forward(self, x):
+        z = self.encoder(x)
+        return self.decoder(z), z
+
+
+out, z = torch.compile(AutoEncoder())(torch.randn(1, 1, 1))
+"""
+
+MONITOR = """import torch
+
+
+def probe(w):
+    return torch.linalg.cond(w)
+
+
+class Monitor:
+    def __init__(self):
+        self.probe = probe
+        self.compiled = torch.compile(probe)
+
+    def observe(self, weight):
+        return self.probe(weight), self.compiled(weight)
+
+
+pair = Monitor().observe(torch.ones(2, 2))
+"""
+
+
+def candidates(code: str) -> list[str]:
+    return [candidate.code for candidate in single_instances_to_functions(cst.parse_module(code))]
+
+
+def test_a_module_built_once_becomes_its_layers_and_a_function():
+    (converted,) = candidates(AUTOENCODER)
+    assert "class " not in converted
+    assert "encoder = nn.Conv2d(1, 1, 1)\ndecoder = nn.Conv2d(1, 1, 1)\nout, z = torch.compile(auto_encoder)(" in converted
+    assert "def auto_encoder(x):\n    z = encoder(x)\n    return decoder(z), z" in converted
+
+
+def test_a_named_method_becomes_a_function_of_that_name():
+    code = MONITOR.replace("        self.probe = probe\n", "").replace("self.probe(weight)", "probe(weight)")
+    (converted,) = candidates(code)
+    assert "def observe(weight):\n    return probe(weight), compiled(weight)" in converted
+
+
+def test_names_in_use_instances_with_state_and_other_uses_are_left_alone():
+    # `self.probe` would become `probe`, which the module already binds.
+    assert candidates(MONITOR) == []
+    stateful = AUTOENCODER.replace("z = self.encoder(x)", "self.last = x\n        z = self.encoder(x)")
+    assert candidates(stateful) == []
+    twice = AUTOENCODER + "again = AutoEncoder()\n"
+    assert candidates(twice) == []
+    used_as_object = AUTOENCODER.replace("torch.compile(AutoEncoder())", "torch.compile(AutoEncoder().eval())")
+    assert candidates(used_as_object) == []
+    argument = AUTOENCODER.replace("AutoEncoder())", "AutoEncoder(1))")
+    assert candidates(argument) == []
+
+
+def test_the_function_computes_what_the_method_did():
+    code = (
+        "class Scale:\n    def __init__(self, factor=3):\n        self.factor = factor * 2\n"
+        "    def __call__(self, x):\n        return x * self.factor\n"
+        "result = Scale()(7)\n"
+    )
+    (converted,) = candidates(code)
+    assert runs_and_computes("result", 42)(converted)
+    assert "factor = 3 * 2\nresult = scale(7)" in converted
+
+
+@settings(max_examples=40, deadline=None)
+@given(module_classes)
+def test_candidates_are_valid_and_never_larger(code):
+    check_candidates_are_valid_and_not_larger(code, single_instances_to_functions)
