@@ -78,6 +78,7 @@ class CaseResult:
     error: str | None = None
     checks: dict = field(default_factory=dict)
     output: str | None = None  # the reduced program, to read what is left
+    passes: list = field(default_factory=list)  # per pass: proposed, accepted, size removed, per proposal
 
     @property
     def same_bug(self) -> bool:
@@ -173,7 +174,7 @@ def run_case(name: str, pythons: dict[str, str], args: argparse.Namespace) -> Ca
             return result
         data = json.loads(report.read_text())
         result.oracle, result.signature = data["oracle"], data["signature"]
-        result.oracle_calls = data["oracle_calls"]
+        result.oracle_calls, result.passes = data["oracle_calls"], data.get("passes", [])
         output = (scratch / "out.py").read_text()
         result.output, result.output_tokens = output, measure(output).tokens
         result.ratio = round(result.output_tokens / result.hand_tokens, 2)

@@ -636,7 +636,16 @@ class _Work:
         self.oracle_calls, self.cache_hits = self.live_calls
         self.screened_out += sum(t.stats.screened_out for t, _ in self._testers)
         for _, passes in self._testers:
-            self.passes += [{"pass": p.name, "proposed": p.tried, "accepted": p.accepted} for p in passes]
+            self.passes += [
+                {
+                    "pass": p.name,
+                    "proposed": p.tried,
+                    "accepted": p.accepted,
+                    "size_removed": p.size_removed,
+                    "removed_per_proposal": round(p.payoff, 3),
+                }
+                for p in passes
+            ]
         self._testers.clear()
 
 

@@ -28,6 +28,12 @@ class Pass(Generic[T]):
     accepted: int = 0
     size_removed: int = 0
 
+    @property
+    def payoff(self) -> float:
+        """Size removed per proposal tried so far."""
+
+        return self.size_removed / self.tried if self.tried else 0.0
+
     @classmethod
     def of(cls, fn: Callable[[T], Iterator[T]]) -> Pass[T]:
         return cls(fn.__name__, fn)
@@ -58,8 +64,8 @@ class Reducer(Generic[T]):
 
     After a pass's candidate at index ``i`` is accepted, the pass runs again on the new candidate starting at
     index ``i``: the earlier proposals were just rejected on an almost identical candidate, so they are
-    unlikely to succeed now, and skipping them keeps ddmin-style passes at their current granularity. Passes
-    that removed most in the previous round go first.
+    unlikely to succeed now, and skipping them keeps ddmin-style passes at their current granularity. From the
+    second round on, passes that removed most per proposal so far go first.
 
     ``follow_up(before, after)``, if given, proposes one candidate right after each accepted step (the
     source reducer removes the definitions the step left unread), so that what a step makes pointless goes at
@@ -103,8 +109,9 @@ class Reducer(Generic[T]):
     def _ordered_passes(self, round_number: int) -> list[Pass[T]]:
         if round_number == 1:
             return self.passes
-        # Stable sort: on ties the declared order (cheap, coarse passes first) stands.
-        return sorted(self.passes, key=lambda p: -p.size_removed)
+        # Most removed per proposal first: a proposal costs an oracle call. Stable sort: on ties the declared
+        # order (structural, coarse passes first) stands.
+        return sorted(self.passes, key=lambda p: -p.payoff)
 
     def _run_round(self, passes: list[Pass[T]], current: T) -> T:
         """Each pass in turn, until its proposals run out: after a step, the same pass goes on from where it was.

@@ -7,11 +7,14 @@ Nodes are matched by identity (`is`), so callers must pass nodes taken from the 
 
 from __future__ import annotations
 
+import collections
 import functools
+import threading
 import tokenize
 from typing import Callable, Iterable, Iterator, Mapping, Optional, Union
 
 import libcst as cst
+from libcst.metadata import MetadataWrapper
 import libcst.matchers as m
 
 from minimizer.metrics import count_tokens
@@ -54,6 +57,40 @@ def compiles(code: str) -> bool:
     return _parse_if_compiles(code) is not None
 
 
+@functools.lru_cache(maxsize=8)
+def metadata(module: cst.Module) -> MetadataWrapper:
+    """The module's metadata wrapper, shared: every pass that asks for scopes or contexts of the same module
+    (the reducer's current best) gets them computed once. Its nodes are the module's own (no copy)."""
+
+    return MetadataWrapper(module, unsafe_skip_copy=True)
+
+
+_RENDERED: collections.OrderedDict[int, tuple[cst.Module, str]] = collections.OrderedDict()
+_RENDERED_LOCK = threading.Lock()
+
+
+def render(module: cst.Module) -> str:
+    """The module's code, remembered for the last few modules (by identity; the entry keeps its module alive):
+    a candidate's text is wanted when it is proposed, by the scheduler, the tester and the size measure."""
+
+    with _RENDERED_LOCK:
+        hit = _RENDERED.get(id(module))
+        if hit is not None and hit[0] is module:
+            _RENDERED.move_to_end(id(module))
+            return hit[1]
+    code = module.code
+    _remember_code(module, code)
+    return code
+
+
+def _remember_code(module: cst.Module, code: str) -> None:
+    with _RENDERED_LOCK:
+        _RENDERED[id(module)] = (module, code)
+        _RENDERED.move_to_end(id(module))
+        while len(_RENDERED) > 128:
+            _RENDERED.popitem(last=False)
+
+
 def _parse_if_compiles(code: str) -> Optional[cst.Module]:
     try:
         compile(code, "<candidate>", "exec", dont_inherit=True)
@@ -71,12 +108,12 @@ def distinct_candidates(
     candidate's, that do not compile (see `compiles`), or that have more tokens than the original (`code_size`). Yields the survivors in order, each
     re-parsed from its code so that its nodes are fresh and its round trip is known to hold.
     """
-    seen = {original.code}
+    seen = {render(original)}
     limit = code_size(original)
     for candidate in candidates:
         if candidate is None:
             continue
-        code = candidate.code
+        code = render(candidate)
         if code in seen:
             continue
         seen.add(code)
@@ -84,6 +121,7 @@ def distinct_candidates(
             continue
         parsed = _parse_if_compiles(code)
         if parsed is not None:
+            _remember_code(parsed, code)  # libcst round-trips: the parsed module renders to `code`
             yield parsed
 
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import libcst as cst
 
 from minimizer.metrics import count_tokens
+from minimizer.source.cst_utils import render
 from minimizer.reduce.scheduler import Pass
 
 
@@ -14,11 +13,8 @@ def parse_module(text: str) -> cst.Module:
     return cst.parse_module(text)
 
 
-@lru_cache(maxsize=32)
 def render_module(module: cst.Module) -> str:
-    # Remembered (nodes hash by identity): the scheduler, the tester and the size measure each ask for the
-    # same proposal's text in quick succession.
-    return module.code
+    return render(module)
 
 
 def source_size(module: cst.Module) -> int:

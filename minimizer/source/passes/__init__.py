@@ -1,8 +1,9 @@
 """The source passes, in first-round order.
 
-Cheap, coarse deletions that remove the most go first; value shrinking (literals, dtypes, constants), which
+Structural passes that take whole layers, classes and wrappers in a few proposals go first, statement ddmin
+(hundreds of proposals on a large script) after them; value shrinking (literals, dtypes, constants), which
 keeps the token count but makes the repro smaller to run and read, goes last. From the second round on the
-scheduler orders passes by what they removed in the previous round.
+scheduler orders passes by what they removed per proposal so far.
 """
 
 from minimizer.source.passes.arguments import delete_arguments
@@ -28,19 +29,19 @@ from minimizer.source.passes.wrappers import bypass_wrapper_functions
 
 SOURCE_PASSES = [
     remove_prints_and_logging,
-    delete_statements,
-    unwrap_compound_statements,
     remove_unused_definitions,
-    keep_effects_of_unused_assignments,
-    bypass_wrapper_functions,
+    unwrap_compound_statements,
+    remove_layers,
+    collapse_delegating_modules,
     module_classes_to_functions,
     single_instances_to_functions,
-    collapse_delegating_modules,
-    remove_layers,
-    bypass_operators,
-    bypass_attributes,
     inline_config_defaults,
     inline_argument_defaults,
+    delete_statements,
+    keep_effects_of_unused_assignments,
+    bypass_wrapper_functions,
+    bypass_operators,
+    bypass_attributes,
     remove_unused_parameters,
     delete_arguments,
     inline_single_use_variables,

@@ -11,11 +11,12 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from libcst.metadata import ExpressionContext, ExpressionContextProvider, MetadataWrapper
+from libcst.metadata import ExpressionContext, ExpressionContextProvider
 
 from minimizer.source.cst_utils import (
     RemovalRepairingTransformer,
     distinct_candidates,
+    metadata,
     remove_node,
     replace_node,
     substitute_expression,
@@ -118,7 +119,7 @@ def bypass_attributes(module: cst.Module) -> Iterator[cst.Module]:
 
 def _attribute_bypasses(module: cst.Module) -> Iterator[cst.Module | None]:
     imported = _imported_names(module)
-    contexts = MetadataWrapper(module, unsafe_skip_copy=True).resolve(ExpressionContextProvider)
+    contexts = metadata(module).resolve(ExpressionContextProvider)
     for node in m.findall(module, _TENSOR_VIEW_ATTRIBUTES):
         if contexts.get(node) == ExpressionContext.LOAD and _root_name(node.value) not in imported:
             yield try_build(lambda: replace_node(module, node, substitute_expression(node, node.value)))

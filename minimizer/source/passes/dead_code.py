@@ -29,7 +29,7 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from minimizer.source.cst_utils import distinct_candidates, remove_node, remove_nodes, replace_node, try_build
+from minimizer.source.cst_utils import distinct_candidates, metadata, remove_node, remove_nodes, replace_node, try_build
 
 _ROOT = "<live statements>"
 _DUNDER = re.compile(r"^__\w+__$")
@@ -54,7 +54,7 @@ def keep_effects_of_unused_assignments(module: cst.Module) -> Iterator[cst.Modul
     `remove_unused_definitions` drops such a statement whole; when its right-hand side does the work that
     shows the bug (`out = torch.compile(f)(x)`), only the name can go.
     """
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    wrapper = metadata(module)
     dead = [node for node in dead_definitions(wrapper) if _is_plain_assignment(node)]
     return distinct_candidates(module, (try_build(lambda: _keep_value(module, node)) for node in dead))
 
@@ -93,7 +93,7 @@ def _name_counts(text: str) -> Counter[str]:
 @lru_cache(maxsize=64)
 def _dead_definitions_of(module: cst.Module) -> tuple[cst.CSTNode, ...]:
     # One step's `after` is the next step's `before`, and speculation asks about many steps from one `before`.
-    return tuple(dead_definitions(MetadataWrapper(module, unsafe_skip_copy=True)))
+    return tuple(dead_definitions(metadata(module)))
 
 
 def _is_plain_assignment(node: cst.CSTNode) -> bool:
@@ -105,7 +105,7 @@ def _keep_value(module: cst.Module, assign: cst.Assign) -> cst.Module:
 
 
 def _removals(module: cst.Module) -> Iterator[cst.Module | None]:
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    wrapper = metadata(module)
     dead = dead_definitions(wrapper)
     if len(dead) > 1:
         yield try_build(lambda: remove_nodes(module, dead))

@@ -14,9 +14,9 @@ from typing import Iterator, Mapping
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import Assignment, FunctionScope, GlobalScope, MetadataWrapper, ParentNodeProvider, Scope, ScopeProvider
+from libcst.metadata import Assignment, FunctionScope, GlobalScope, ParentNodeProvider, Scope, ScopeProvider
 
-from minimizer.source.cst_utils import distinct_candidates, replace_nodes
+from minimizer.source.cst_utils import distinct_candidates, metadata, replace_nodes
 
 __all__ = ["inline_single_use_variables"]
 
@@ -58,7 +58,7 @@ def _inline_candidates(module: cst.Module) -> Iterator[cst.Module]:
 
 def _find_inlinings(module: cst.Module) -> list[_Inlining]:
     # unsafe_skip_copy keeps node identity, so the nodes found here can be replaced in `module` itself.
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    wrapper = metadata(module)
     scopes = wrapper.resolve(ScopeProvider)
     parents = wrapper.resolve(ParentNodeProvider)
     analysis = _Analysis(scopes, parents)

@@ -10,9 +10,9 @@ from typing import Iterator
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import MetadataWrapper, ScopeProvider
+from libcst.metadata import ScopeProvider
 
-from minimizer.source.cst_utils import distinct_candidates, replace_nodes, try_build
+from minimizer.source.cst_utils import distinct_candidates, metadata, replace_nodes, try_build
 
 # A line `super().__init__()` (shared with the delegating-module pass).
 SUPER_INIT = m.SimpleStatementLine(
@@ -32,7 +32,7 @@ def top_level_classes(module: cst.Module) -> Iterator[tuple[cst.ClassDef, list[c
     """Each module-level class with the nodes that refer to its name, and the module's scopes (shared with the
     delegating-module pass)."""
 
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    wrapper = metadata(module)
     scopes = wrapper.resolve(ScopeProvider)
     global_scope = scopes[module]
     for statement in module.body:

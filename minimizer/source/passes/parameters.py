@@ -16,9 +16,9 @@ from typing import Iterator, Optional, Sequence
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, ScopeProvider
+from libcst.metadata import ParentNodeProvider, ScopeProvider
 
-from minimizer.source.cst_utils import distinct_candidates, replace_nodes, try_build
+from minimizer.source.cst_utils import distinct_candidates, metadata, replace_nodes, try_build
 
 __all__ = ["remove_unused_parameters"]
 
@@ -52,7 +52,7 @@ def remove_unused_parameters(module: cst.Module) -> Iterator[cst.Module]:
 
 
 def _removals(module: cst.Module) -> Iterator[Optional[cst.Module]]:
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    wrapper = metadata(module)
     scopes = wrapper.resolve(ScopeProvider)
     parents = wrapper.resolve(ParentNodeProvider)
     for function, first_removable, call_sites in _functions(module, scopes, parents):

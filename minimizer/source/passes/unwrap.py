@@ -11,9 +11,9 @@ from typing import Iterator, Optional, Sequence
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import GlobalScope, MetadataWrapper, ParentNodeProvider, ScopeProvider
+from libcst.metadata import GlobalScope, ParentNodeProvider, ScopeProvider
 
-from minimizer.source.cst_utils import distinct_candidates, replace_node, replace_nodes, try_build
+from minimizer.source.cst_utils import distinct_candidates, metadata, replace_node, replace_nodes, try_build
 
 __all__ = ["unwrap_compound_statements"]
 
@@ -133,7 +133,7 @@ def _statements(suite: cst.BaseSuite) -> list[cst.BaseStatement]:
 
 def _inlinable_functions(module: cst.Module) -> dict[cst.FunctionDef, cst.SimpleStatementLine]:
     """Module-level `def name(): ...` statements referenced only by one `name()` statement in module scope."""
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    wrapper = metadata(module)
     scopes = wrapper.resolve(ScopeProvider)
     parents = wrapper.resolve(ParentNodeProvider)
     found = {}

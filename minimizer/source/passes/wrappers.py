@@ -10,9 +10,9 @@ from typing import Iterator, Optional
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import GlobalScope, MetadataWrapper, ScopeProvider
+from libcst.metadata import GlobalScope, ScopeProvider
 
-from minimizer.source.cst_utils import distinct_candidates, replace_nodes, try_build
+from minimizer.source.cst_utils import distinct_candidates, metadata, replace_nodes, try_build
 
 __all__ = ["bypass_wrapper_functions"]
 
@@ -32,7 +32,7 @@ def bypass_wrapper_functions(module: cst.Module) -> Iterator[cst.Module]:
 
 
 def _bypasses(module: cst.Module) -> Iterator[Optional[cst.Module]]:
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    wrapper = metadata(module)
     scopes = wrapper.resolve(ScopeProvider)
     for function in module.body:
         target = _forwarded_callable(function)
