@@ -11,13 +11,15 @@ import collections
 import functools
 import threading
 import tokenize
-from typing import Callable, Iterable, Iterator, Mapping, Optional, Union
+from typing import Callable, Iterable, Iterator, Mapping, Optional, TypeVar, Union
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 import libcst.matchers as m
 
 from minimizer.metrics import count_tokens
+
+NodeT = TypeVar("NodeT", bound=cst.CSTNode)
 
 __all__ = [
     "code_size",
@@ -155,6 +157,21 @@ def remove_node(module: cst.Module, target: cst.CSTNode) -> cst.Module:
 def remove_nodes(module: cst.Module, targets: Iterable[cst.CSTNode]) -> cst.Module:
     """Return `module` without any of `targets` (see `remove_node`)."""
     return replace_nodes(module, {t: cst.RemovalSentinel.REMOVE for t in targets})
+
+
+class _Swapper(cst.CSTTransformer):
+    def __init__(self, mapping: Mapping[cst.CSTNode, cst.CSTNode]) -> None:
+        self.mapping = mapping
+
+    def on_leave(self, original_node, updated_node):
+        return self.mapping.get(original_node, updated_node)
+
+
+def swap_nodes(node: NodeT, mapping: Mapping[cst.CSTNode, cst.CSTNode]) -> NodeT:
+    """`node` (any node, not only a module) with the nodes that are keys of `mapping` (by identity) swapped for
+    their values, without the removal repairs of `replace_nodes`."""
+
+    return node.visit(_Swapper(mapping)) if mapping else node  # type: ignore[return-value]
 
 
 def try_build(build: Callable[[], cst.Module]) -> Optional[cst.Module]:

@@ -87,3 +87,49 @@ def test_the_function_computes_what_the_method_did():
 @given(module_classes)
 def test_candidates_are_valid_and_never_larger(code):
     check_candidates_are_valid_and_not_larger(code, single_instances_to_functions)
+
+
+BANK = """import torch
+
+
+class FeatureBank(torch.nn.Module):
+    def __init__(self, rows, scale=2):
+        super().__init__()
+        self.features = torch.ones(rows) * scale
+        self.model = torch.nn.Linear(rows, rows)
+
+    def snapshot(self):
+        return self.features.clone()
+
+    def forward(self, x):
+        return self.model(x) + self.snapshot()
+
+
+bank = FeatureBank(3)
+before = bank.snapshot()
+out = torch.compile(bank.model)(bank.features)
+y = bank(before)
+"""
+
+
+def test_an_instance_bound_to_a_name_becomes_variables_and_functions():
+    (converted,) = candidates(BANK)
+    assert "class " not in converted and "bank." not in converted and "bank =" not in converted
+    assert "features = torch.ones(3) * 2\nmodel = torch.nn.Linear(3, 3)\nbefore = snapshot()" in converted
+    assert "def feature_bank(x):\n    return model(x) + snapshot()" in converted
+    assert "out = torch.compile(model)(features)\ny = feature_bank(before)" in converted
+
+
+def test_a_bound_instance_is_left_alone_when_used_as_an_object_or_rebound():
+    assert candidates(BANK + "bank.features = None\n") == []
+    assert candidates(BANK + "print(bank.training)\n") == []
+    assert candidates(BANK.replace("FeatureBank(3)", "FeatureBank(rows=3)")) == []
+
+
+def test_the_flattened_instance_computes_the_same():
+    code = BANK.replace("import torch", "import torch\ntorch.manual_seed(0)")
+    (converted,) = candidates(code)
+    namespace_a, namespace_b = {}, {}
+    exec(compile(code, "a", "exec"), namespace_a)
+    exec(compile(converted, "b", "exec"), namespace_b)
+    assert namespace_a["y"].tolist() == namespace_b["y"].tolist()

@@ -64,3 +64,15 @@ result = outer(3.5) + doubled(1.5)
 """
     reduced = greedy_reduce(code, bypass_wrapper_functions, runs_and_computes("result", 5))
     assert reduced == "import math\ndef doubled(v):\n    return 2 * math.floor(v)\nresult = math.floor(3.5) + doubled(1.5)\n"
+
+
+def test_a_helper_that_returns_an_expression_is_inlined_at_its_one_call():
+    from minimizer.source.passes.wrappers import inline_expression_functions
+
+    code = "import torch\n\n\ndef load(n=32):\n    '''Load.'''\n    return torch.randn(n, n)\n\n\nx = f(load())\n"
+    found = [c.code for c in inline_expression_functions(cst.parse_module(code))]
+    assert found == ["import torch\n\n\nx = f(torch.randn(32, 32))\n"]
+    assert [c.code for c in inline_expression_functions(cst.parse_module(code + "y = load()\n"))] == []
+    assert [c.code for c in inline_expression_functions(cst.parse_module(code.replace("load())", "load(4))")))] == []
+    generator = "def batches():\n    return (yield 1)\n\n\nx = batches()\n"
+    assert [c.code for c in inline_expression_functions(cst.parse_module(generator))] == []

@@ -25,7 +25,7 @@ from minimizer.source.passes.literals import shrink_int_literals, shrink_shapes
 from minimizer.source.passes.parameters import remove_unused_parameters
 from minimizer.source.passes.subscripts import shrink_subscripts
 from minimizer.source.passes.unwrap import unwrap_compound_statements
-from minimizer.source.passes.wrappers import bypass_wrapper_functions
+from minimizer.source.passes.wrappers import bypass_wrapper_functions, inline_expression_functions
 
 SOURCE_PASSES = [
     remove_prints_and_logging,
@@ -35,6 +35,7 @@ SOURCE_PASSES = [
     collapse_delegating_modules,
     module_classes_to_functions,
     single_instances_to_functions,
+    inline_expression_functions,
     inline_config_defaults,
     inline_argument_defaults,
     delete_statements,

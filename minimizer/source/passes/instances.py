@@ -8,16 +8,20 @@ variables and the method a function, `self.weight` -> `weight`, `PenaltyLoss()` 
 
 from __future__ import annotations
 
+import itertools
 from typing import Iterator
 
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates, try_build
+from libcst.metadata import ParentNodeProvider, ScopeProvider
+
+from minimizer.source.cst_utils import distinct_candidates, metadata, swap_nodes, try_build
 from minimizer.source.passes.modules import SUPER_INIT, snake_case, top_level_classes
 
 __all__ = ["single_instances_to_functions"]
 
+_SIMPLE_VALUE = m.Name() | m.Integer() | m.Float() | m.SimpleString()
 # Methods that calling the instance runs: `Cls()(x)` becomes `cls(x)`.
 _CALLED = ("forward", "__call__")
 
@@ -32,9 +36,14 @@ def single_instances_to_functions(module: cst.Module) -> Iterator[cst.Module]:
     case); another method `run`: `Cls().run` becomes `run`. The attributes become module-level variables of
     the same names, assigned just before the statement that built the instance (where the class's `__init__`
     ran). Names already bound in the module are never reused.
+
+    An instance bound to a name (`bank = FeatureBank(rows)`, assigned once at module level) may have several
+    methods and constructor arguments (names or literals, bound to the parameters) when every use of the name
+    reads a member: `bank.features` -> `features`, `bank.snapshot()` -> `snapshot()`, `bank(x)` -> the called
+    method's function; the assignment becomes the attributes' assignments.
     """
 
-    return distinct_candidates(module, _conversions(module))
+    return distinct_candidates(module, itertools.chain(_conversions(module), _bound_conversions(module)))
 
 
 def _conversions(module: cst.Module) -> Iterator[cst.Module | None]:
@@ -64,7 +73,7 @@ def _conversions(module: cst.Module) -> Iterator[cst.Module | None]:
         statement = _top_level_statement(module, built)
         if statement is None or statement is cls:
             continue
-        body = _swap(method.body, {node: cst.Name(name) for node, name in reads.items()})
+        body = swap_nodes(method.body, {node: cst.Name(name) for node, name in reads.items()})
         function = method.with_changes(
             name=cst.Name(function_name),
             params=method.params.with_changes(params=method.params.params[1:]),
@@ -90,7 +99,7 @@ def _rebuild(module, cls, function, statement, assignments, replaced, function_n
         if item is statement:
             assignments[0] = assignments[0].with_changes(leading_lines=item.leading_lines)
             body.extend(assignments)
-            item = _swap(item, {replaced: cst.Name(function_name)}).with_changes(leading_lines=())
+            item = swap_nodes(item, {replaced: cst.Name(function_name)}).with_changes(leading_lines=())
         body.append(item)
     return module.with_changes(body=body)
 
@@ -119,23 +128,29 @@ def _init_and_method(cls: cst.ClassDef) -> tuple[cst.FunctionDef | None, cst.Fun
     return init, methods[0]
 
 
-def _attributes(init: cst.FunctionDef | None) -> dict[str, cst.BaseExpression] | None:
-    """`{name: expression}` of `self.name = expression` lines, the parameters' defaults put in; None when the
-    `__init__` does anything else or a parameter has no default."""
+def _attributes(init: cst.FunctionDef | None, args: tuple[cst.Arg, ...] = ()) -> dict[str, cst.BaseExpression] | None:
+    """`{name: expression}` of `self.name = expression` lines, the parameters bound (to `args`, positional names
+    or literals, else their defaults) put in; None when the `__init__` does anything else or a parameter is
+    left without a value."""
 
     if init is None:
-        return {}
+        return None if args else {}
+    if any(arg.keyword is not None or arg.star or not m.matches(arg.value, _SIMPLE_VALUE) for arg in args):
+        return None
     params = init.params
     if params.star_arg is not cst.MaybeSentinel.DEFAULT or params.star_kwarg is not None or params.kwonly_params:
         return None
     if not params.params:
         return None
     self_name = params.params[0].name.value
+    if len(args) > len(params.params) - 1:
+        return None
     defaults: dict[str, cst.BaseExpression] = {}
-    for param in params.params[1:]:
-        if param.default is None:
+    for i, param in enumerate(params.params[1:]):
+        value = args[i].value if i < len(args) else param.default
+        if value is None:
             return None
-        defaults[param.name.value] = param.default
+        defaults[param.name.value] = value
     attributes: dict[str, cst.BaseExpression] = {}
     for line in init.body.body:
         if m.matches(line, SUPER_INIT) or m.matches(line, m.SimpleStatementLine(body=[m.Expr(value=m.SimpleString())])):
@@ -150,7 +165,7 @@ def _attributes(init: cst.FunctionDef | None) -> dict[str, cst.BaseExpression] |
         if m.findall(value, m.Name(self_name)) or m.findall(value, m.Lambda() | m.GeneratorExp() | m.ListComp()):
             return None  # reads the instance, or binds names of its own that a substitution could capture
         names = {n: defaults[n.value] for n in m.findall(value, m.Name()) if n.value in defaults}  # type: ignore[union-attr]
-        value = _swap(value, names)
+        value = swap_nodes(value, names)
         name = assign.targets[0].target.attr.value
         if name in attributes:
             return None
@@ -198,20 +213,6 @@ def _top_level_statement(module: cst.Module, node: cst.CSTNode) -> cst.CSTNode |
     return None
 
 
-class _Swapper(cst.CSTTransformer):
-    def __init__(self, mapping: dict) -> None:
-        self.mapping = mapping
-
-    def on_leave(self, original_node, updated_node):
-        return self.mapping.get(original_node, updated_node)
-
-
-def _swap(node, mapping: dict):
-    """`node` with the nodes that are keys of `mapping` (by identity) swapped for their values."""
-
-    return node.visit(_Swapper(mapping)) if mapping else node
-
-
 class _NameCollector(cst.CSTVisitor):
     """Every identifier the module uses as a variable (not the `attr` of `a.attr`, not a keyword name)."""
 
@@ -234,3 +235,115 @@ def _names_in_use(node: cst.CSTNode) -> set[str]:
     collector = _NameCollector()
     node.visit(collector)
     return collector.names
+
+
+def _bound_conversions(module: cst.Module) -> Iterator[cst.Module | None]:
+    wrapper = metadata(module)
+    scopes, parents = wrapper.resolve(ScopeProvider), wrapper.resolve(ParentNodeProvider)
+    global_scope = scopes[module]
+    for cls, uses, _ in top_level_classes(module):
+        methods = _init_and_methods(cls)
+        if methods is None or len(uses) != 1:
+            continue
+        init, members = methods
+        statement = _binding_statement(module, uses[0])
+        if statement is None:
+            continue
+        assign = statement.body[0]
+        variable = assign.targets[0].target.value
+        attributes = _attributes(init, assign.value.args)
+        if not attributes or len(global_scope[variable]) != 1:
+            continue
+        names = {name: (snake_case(cls.name.value) if name in _CALLED else name) for name in members}
+        called = [names[name] for name in members if name in _CALLED]
+        replacements: dict[cst.CSTNode, cst.CSTNode] = {}
+        stored = _stored_targets(module)
+        for access in (a.node for assignment in global_scope[variable] for a in assignment.references):
+            parent = parents.get(access)
+            if parent in stored:
+                break  # `bank.features = ...`: the instance is state the script changes
+            if isinstance(parent, cst.Attribute) and parent.value is access and parent.attr.value in {*attributes, *names}:
+                replacements[parent] = cst.Name(names.get(parent.attr.value, parent.attr.value))
+            elif called and not isinstance(parent, cst.Attribute):
+                replacements[access] = cst.Name(called[0])
+            else:
+                break
+        else:
+            functions = _as_functions(cls, members, names, attributes)
+            outside = set().union(*(_names_in_use(item) for item in module.body if item is not cls)) - {variable}
+            inside = set().union(*(_names_in_use(method.params) | _names_in_use(method.body) for method in members.values()))
+            new_names = [*attributes, *names.values()]
+            if functions is None or len(set(new_names)) != len(new_names) or set(new_names) & (outside | inside):
+                continue
+            assignments = [
+                cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], value)])
+                for name, value in attributes.items()
+            ]
+            assignments[0] = assignments[0].with_changes(leading_lines=statement.leading_lines)
+            yield try_build(lambda: _rebuild_bound(module, cls, functions, statement, assignments, replacements))
+
+
+def _init_and_methods(cls: cst.ClassDef) -> tuple[cst.FunctionDef | None, dict[str, cst.FunctionDef]] | None:
+    """The class's `__init__` (or None) and its other methods by name; None for a body with anything else."""
+
+    if cls.decorators or any(arg.keyword is not None for arg in cls.bases):
+        return None
+    init, methods = None, {}
+    for item in cls.body.body:
+        if isinstance(item, cst.FunctionDef):
+            params = item.params
+            if item.decorators or not params.params or params.star_arg is not cst.MaybeSentinel.DEFAULT:
+                return None
+            if item.name.value == "__init__":
+                init = item
+            else:
+                methods[item.name.value] = item
+        elif not m.matches(item, m.SimpleStatementLine(body=[m.Pass() | m.Expr(value=m.SimpleString())])):
+            return None
+    return (init, methods) if methods else None
+
+
+def _binding_statement(module: cst.Module, use: cst.CSTNode) -> cst.SimpleStatementLine | None:
+    """The module-level `name = Cls(...)` whose call is the class's one use."""
+
+    pattern = m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(target=m.Name())], value=m.Call())])
+    for statement in module.body:
+        if m.matches(statement, pattern) and statement.body[0].value.func is use:  # type: ignore[union-attr]
+            return statement  # type: ignore[return-value]
+    return None
+
+
+def _as_functions(cls, members, names, attributes) -> list[cst.FunctionDef] | None:
+    functions = []
+    for method in members.values():
+        self_name = method.params.params[0].name.value
+        reads = _self_reads(method, self_name)
+        if reads is None or not set(reads.values()) <= {*attributes, *names}:
+            return None
+        body = swap_nodes(method.body, {node: cst.Name(names.get(name, name)) for node, name in reads.items()})
+        functions.append(
+            method.with_changes(
+                name=cst.Name(names[method.name.value]),
+                params=method.params.with_changes(params=method.params.params[1:]),
+                body=body,
+                leading_lines=cls.leading_lines if not functions else (cst.EmptyLine(), cst.EmptyLine()),
+            )
+        )
+    return functions
+
+
+def _rebuild_bound(module, cls, functions, statement, assignments, replacements) -> cst.Module:
+    body = []
+    for item in module.body:
+        if item is cls:
+            body.extend(functions)
+        elif item is statement:
+            body.extend(assignments)
+        else:
+            body.append(swap_nodes(item, replacements))
+    return module.with_changes(body=body)
+
+
+def _stored_targets(module: cst.Module) -> set[cst.CSTNode]:
+    targets = {t.target for t in m.findall(module, m.AssignTarget() | m.AugAssign() | m.AnnAssign())}  # type: ignore[union-attr]
+    return targets | {t.target for t in m.findall(module, m.Del())}  # type: ignore[union-attr]

@@ -12,9 +12,9 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import GlobalScope, ScopeProvider
 
-from minimizer.source.cst_utils import distinct_candidates, metadata, replace_nodes, try_build
+from minimizer.source.cst_utils import distinct_candidates, metadata, replace_nodes, swap_nodes, try_build
 
-__all__ = ["bypass_wrapper_functions"]
+__all__ = ["bypass_wrapper_functions", "inline_expression_functions"]
 
 _DOTTED_NAME = m.Name() | m.Attribute(value=m.MatchIfTrue(lambda value: m.matches(value, _DOTTED_NAME)))
 _DOCSTRING_LINE = m.SimpleStatementLine(body=[m.Expr(value=m.SimpleString() | m.ConcatenatedString())])
@@ -91,3 +91,54 @@ def _binds_locally(scope, name: str) -> bool:
             return True
         scope = scope.parent
     return False
+
+
+def inline_expression_functions(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with one helper that only returns an expression replaced, at its one call, by that
+    expression: `def load_batch(): return torch.randn(32, 32)` used as `x = load_batch()` becomes
+    `x = torch.randn(32, 32)`.
+
+    The helper is a module-level, undecorated function whose body (after a docstring) is `return EXPR`, whose
+    parameters all have defaults (they become the defaults), and whose name is referenced exactly once, by a
+    call without arguments. The definition goes with it.
+    """
+
+    return distinct_candidates(module, _expression_inlinings(module))
+
+
+def _expression_inlinings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
+    scopes = metadata(module).resolve(ScopeProvider)
+    global_scope = scopes[module]
+    for statement in module.body:
+        if not isinstance(statement, cst.FunctionDef) or statement.decorators or statement.asynchronous:
+            continue
+        expression = _returned_expression(statement)
+        params = statement.params
+        if expression is None or params.star_arg is not cst.MaybeSentinel.DEFAULT or params.star_kwarg is not None:
+            continue
+        defaults = {p.name.value: p.default for p in [*params.params, *params.kwonly_params]}
+        if any(default is None for default in defaults.values()):
+            continue
+        references = [access.node for assignment in global_scope[statement.name.value] for access in assignment.references]
+        if len(references) != 1 or len(global_scope[statement.name.value]) != 1:
+            continue
+        calls = [c for c in m.findall(module, m.Call(args=[])) if c.func is references[0]]  # type: ignore[union-attr]
+        if len(calls) != 1:
+            continue
+        names = {n: defaults[n.value] for n in m.findall(expression, m.Name()) if n.value in defaults}  # type: ignore[union-attr]
+        if names and m.findall(expression, m.Lambda() | m.GeneratorExp() | m.ListComp() | m.DictComp() | m.SetComp()):
+            continue  # a default substituted under a binding of its own name would change meaning
+        value = swap_nodes(expression, names)
+        replacements = {calls[0]: value, statement: cst.RemovalSentinel.REMOVE}
+        yield try_build(lambda: replace_nodes(module, replacements))
+
+
+def _returned_expression(function: cst.FunctionDef) -> Optional[cst.BaseExpression]:
+    lines = [line for line in function.body.body if not m.matches(line, _DOCSTRING_LINE)]
+    if len(lines) != 1 or not m.matches(lines[0], m.SimpleStatementLine(body=[m.Return(value=m.DoNotCare())])):
+        return None
+    value = lines[0].body[0].value  # type: ignore[union-attr]
+    if value is None or m.findall(value, m.Yield() | m.Await()):
+        return None
+    return value
+
