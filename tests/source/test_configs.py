@@ -35,7 +35,8 @@ def test_every_field_read_becomes_its_default_then_one_field_at_a_time():
 
 
 def test_a_config_built_with_other_values_or_assigned_stays():
-    assert candidates(SCRIPT.replace("config = TrainConfig()", "config = TrainConfig(width=8)")) == []
+    built_twice = SCRIPT.replace("config = TrainConfig()", "config = TrainConfig(width=8)\nother = TrainConfig(width=9)")
+    assert candidates(built_twice) == []
     assigned = candidates(SCRIPT + "config.width = 3\n")
     assert all("config.width" in c for c in assigned)
     assert candidates(SCRIPT.replace("    name: str = \"run\"\n", "    name: str = make_name()\n")) == []
@@ -82,3 +83,13 @@ def test_argument_defaults_compute_what_argparse_gives(tmp_path):
         (tmp_path / "s.py").write_text(code)
         outputs.append(subprocess.run([sys.executable, str(tmp_path / "s.py")], capture_output=True, text=True).stdout)
     assert outputs[0] == outputs[1] == "3 True\n"
+
+
+def test_a_config_built_once_with_literal_keywords_reads_as_built():
+    code = SCRIPT.replace("config = TrainConfig()", "config = TrainConfig(width=8)")
+    (everything, *_) = candidates(code)
+    assert "self.w = 8 * 2" in everything and 'print("run", 8)' in everything
+    twice = code + "other = TrainConfig()\n"
+    assert candidates(twice) == []
+    computed = SCRIPT.replace("config = TrainConfig()", "config = TrainConfig(width=n)")
+    assert candidates(computed) == []

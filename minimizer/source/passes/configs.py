@@ -26,7 +26,8 @@ def inline_config_defaults(module: cst.Module) -> Iterator[cst.Module]:
     every field of a class at once, then one field at a time.
 
     A config class is a module-level `@dataclass` whose fields all have a literal (or dotted-name) default and
-    that is only ever constructed without arguments (`Cfg()`); a read is `NAME.field` where `NAME` is bound to
+    that is only ever constructed without arguments (`Cfg()`), or once with literal keyword arguments
+    (`Cfg(steps=1)`: those fields read as the values given); a read is `NAME.field` where `NAME` is bound to
     `Cfg()` or is a parameter annotated `Cfg`. Nothing is replaced for a field that is ever assigned
     (`cfg.width = 8`) anywhere in the script.
     """
@@ -38,8 +39,8 @@ def _inlinings(module: cst.Module) -> Iterator[cst.Module | None]:
     for cls in module.body:
         if not (isinstance(cls, cst.ClassDef) and any(m.matches(d, _DATACLASS) for d in cls.decorators)):
             continue
-        defaults = _literal_defaults(cls)
-        if not defaults or not _only_built_plainly(module, cls.name.value):
+        defaults = _values_as_built(module, cls.name.value, _literal_defaults(cls))
+        if not defaults:
             continue
         holders = _holders(module, cls.name.value)
         assigned = {
@@ -72,11 +73,22 @@ def _literal_defaults(cls: cst.ClassDef) -> dict[str, cst.BaseExpression]:
     return defaults
 
 
-def _only_built_plainly(module: cst.Module, name: str) -> bool:
-    """Every call of the class passes no argument (a config built with other values is not its defaults)."""
+def _values_as_built(module: cst.Module, name: str, defaults: dict[str, cst.BaseExpression]) -> dict[str, cst.BaseExpression]:
+    """The fields' values: the defaults when every call of the class passes no argument; when the class is
+    built once with literal keyword arguments (`TrainConfig(steps=1)`), those for the fields they name; else
+    nothing (a config built twice with other values has no single value per field)."""
 
     calls = m.findall(module, m.Call(func=m.Name(name)))
-    return all(not call.args for call in calls)  # type: ignore[union-attr]
+    if all(not call.args for call in calls):  # type: ignore[union-attr]
+        return defaults
+    if len(calls) != 1 or not defaults:
+        return {}
+    values = dict(defaults)
+    for arg in calls[0].args:  # type: ignore[union-attr]
+        if arg.keyword is None or arg.keyword.value not in values or not m.matches(arg.value, _LITERAL):
+            return {}
+        values[arg.keyword.value] = arg.value
+    return values
 
 
 def _holders(module: cst.Module, name: str) -> set[str]:

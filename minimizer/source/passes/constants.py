@@ -48,10 +48,11 @@ def _with_float_value(module: cst.Module, nodes: Sequence[cst.Float], value: str
 
 
 def remove_prints_and_logging(module: cst.Module) -> Iterator[cst.Module]:
-    """Yield `module` without statements that only produce output.
+    """Yield `module` without statements that only produce output, or nothing.
 
     Such statements are calls to `print`, to `logging.*`, `logger.*`, `log.*` (also through
-    `logging.getLogger(...)`), to `warnings.warn`, and expression statements that are a bare f-string. The first
+    `logging.getLogger(...)`), to `warnings.warn`, and expression statements that are a bare string (docstrings)
+    or f-string. The first
     candidate removes all of them, then each is removed alone, in source order. Emptied blocks get `pass`.
     """
     return distinct_candidates(module, _output_candidates(module))
@@ -67,7 +68,7 @@ def _output_candidates(module: cst.Module) -> Iterator[cst.Module]:
 
 _PRINT = m.Call(func=m.Name("print"))
 _WARN = m.Call(func=m.Attribute(value=m.Name("warnings"), attr=m.Name("warn")))
-_FSTRING = m.FormattedString()
+_FSTRING = m.FormattedString() | m.SimpleString() | m.ConcatenatedString()
 
 
 def _only_produces_output(expression: cst.BaseExpression) -> bool:
