@@ -7,6 +7,7 @@ import io
 import tokenize
 from dataclasses import asdict, dataclass
 from functools import lru_cache
+from minimizer.syntax import parse_python
 
 _NON_CODE_TOKENS = {
     tokenize.COMMENT,
@@ -57,7 +58,7 @@ def count_torch_ops(source: str) -> int:
     ``nn`` layers included) plus calls of tensor methods (``x.relu()``, ``x.view(...)``: a method name of
     ``torch.Tensor`` called on something that is not a module)."""
 
-    tree = ast.parse(source)
+    tree = parse_python(source)
     aliases = _torch_aliases(tree)
     methods = _tensor_method_names()
     count = 0

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 from minimizer.errors import MinimizerError
+from minimizer.syntax import parse_python
 
 
 def read_script(path: Path) -> str:
@@ -22,7 +22,7 @@ def read_script(path: Path) -> str:
     except UnicodeDecodeError:
         raise MinimizerError(f"not a Python file (not valid UTF-8 text): {path}") from None
     try:
-        ast.parse(text, filename=str(path))
+        parse_python(text, filename=str(path))
     except SyntaxError as exc:
         raise MinimizerError(f"syntax error in {path}, line {exc.lineno}: {exc.msg}") from None
     return text

@@ -20,6 +20,7 @@ import torch
 import torch.fx as fx
 
 from minimizer.graph.case import GraphCase, InputSpec
+from minimizer.syntax import parse_python
 
 # Literal values are written out up to this many elements; larger exact tensors fall back to random ones.
 MAX_LITERAL_ELEMENTS = 64
@@ -399,7 +400,7 @@ def _prelude_names(prelude: str) -> set[str]:
     """Names the prelude binds (imports, assignments), so generated names never shadow them."""
 
     try:
-        tree = ast.parse(prelude)
+        tree = parse_python(prelude)
     except SyntaxError:
         return set()
     names: set[str] = set()
@@ -428,7 +429,7 @@ def prelude_from_script(source: str) -> str:
     """
 
     try:
-        tree = ast.parse(source)
+        tree = parse_python(source)
     except SyntaxError:
         return ""
     imported_names: set[str] = set()

@@ -29,6 +29,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from minimizer.syntax import parse_python
+
 SYS_PATH_VARIABLE = "MINIMIZER_PRELUDE_SYS_PATH"
 # Modules the warm server imports once before forking candidates (see ``preimports``).
 PREIMPORT_VARIABLE = "MINIMIZER_PREIMPORT"
@@ -129,7 +131,7 @@ def _setup_statements(source: str) -> tuple[tuple[ast.stmt, ...], tuple[str, ...
     for a source that does not parse). Cached: every candidate asks twice, for its prelude and its imports."""
 
     try:
-        tree = ast.parse(source)
+        tree = parse_python(source)
     except SyntaxError:
         return (), ()
     lines = source.splitlines(keepends=True)

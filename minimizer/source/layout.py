@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 
 import libcst as cst
+from minimizer.syntax import parse_python
 
 
 def format_source(text: str) -> str:
@@ -29,7 +30,7 @@ def format_source(text: str) -> str:
 
 def _same_ast(a: str, b: str) -> bool:
     try:
-        return ast.dump(ast.parse(a)) == ast.dump(ast.parse(b))
+        return ast.dump(parse_python(a)) == ast.dump(parse_python(b))
     except SyntaxError:
         return False
 
@@ -47,7 +48,7 @@ class _ParenthesisStripper(cst.CSTTransformer):
 
 
 def _drop_redundant_parentheses(module: cst.Module) -> cst.Module:
-    reference = ast.dump(ast.parse(module.code))
+    reference = ast.dump(parse_python(module.code))
     finder = _ParenthesisStripper()
     module.visit(finder)
     for node in finder.candidates:
@@ -55,7 +56,7 @@ def _drop_redundant_parentheses(module: cst.Module) -> cst.Module:
         if not isinstance(trial, cst.Module):
             continue
         try:
-            same = ast.dump(ast.parse(trial.code)) == reference
+            same = ast.dump(parse_python(trial.code)) == reference
         except SyntaxError:
             same = False
         if same:

@@ -21,6 +21,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from minimizer.metrics import code_tokens
+from minimizer.syntax import parse_python
 
 # What a module can read without binding it.
 _ALWAYS_BOUND = frozenset(dir(builtins)) | {
@@ -33,7 +34,7 @@ def static_problems(text: str) -> frozenset[str]:
     """Unbound names the script reads, calls of its own functions and classes that cannot bind, and ``self``
     attributes its classes read but never set. Raises ``SyntaxError`` for a script that does not parse."""
 
-    tree = ast.parse(text)
+    tree = parse_python(text)
     table = symtable.symtable(text, "<candidate>", "exec")
     problems = _unbound_reads(tree, table) | _locals_read_before_assignment(tree)
     problems.update(_calls_that_cannot_bind(tree))
