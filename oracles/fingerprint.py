@@ -250,6 +250,15 @@ def _describe_params(params: list[tuple[str, Any]]) -> str:
 def _describe_compile_options(kwargs: dict[str, Any]) -> str:
     parts = []
     for name, value in sorted(kwargs.items()):
+        if name == "backend" and isinstance(value, str):
+            # A name stands for whatever is registered under it now: an import that registers it (a module
+            # beside the script) may be what a candidate removed, and then the call fails where the other ran.
+            from torch._dynamo.backends.registry import lookup_backend
+
+            try:
+                value = lookup_backend(value)
+            except Exception:  # noqa: BLE001 - InvalidBackend: the compile will fail; nothing to share
+                raise Unhashable(f"no backend is registered as {kwargs['backend']!r}") from None
         if name == "backend" and callable(value):
             if getattr(value, "__module__", None) in _SCRIPT_MODULES:
                 raise Unhashable("the backend is defined in the script")

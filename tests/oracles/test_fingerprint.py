@@ -155,3 +155,23 @@ def test_aten_ops_in_a_graph_are_described_by_name():
     from oracles.fingerprint import _describe_callable
 
     assert _describe_callable(torch.ops.aten.sin.default) == "aten.sin.default"
+
+
+def test_a_backend_named_is_what_is_registered_under_the_name(run_compiled):
+    from torch._dynamo import register_backend
+
+    def lowering(gm, example_inputs):
+        return gm.forward
+
+    fingerprint = run_compiled(lambda compile: compile(sin_plus_one, backend="eager")(torch.arange(6.0)))
+    assert fingerprint.key() is not None
+    # a candidate that dropped the import registering its backend must not share the verdict of one that has it
+    def unregistered_call(compile):
+        with pytest.raises(Exception, match="fp_test_edge"):
+            compile(sin_plus_one, backend="fp_test_edge")(torch.arange(6.0))
+
+    unregistered = run_compiled(unregistered_call)
+    assert unregistered.key() is None and "no backend is registered as 'fp_test_edge'" in unregistered.why_not
+    register_backend(name="fp_test_edge", compiler_fn=lowering)
+    registered = run_compiled(lambda compile: compile(sin_plus_one, backend="fp_test_edge")(torch.arange(6.0)))
+    assert registered.key() is not None and registered.key() != fingerprint.key()
