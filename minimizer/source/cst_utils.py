@@ -174,6 +174,20 @@ def swap_nodes(node: NodeT, mapping: Mapping[cst.CSTNode, cst.CSTNode]) -> NodeT
     return node.visit(_Swapper(mapping)) if mapping else node  # type: ignore[return-value]
 
 
+_BINDS_NAMES = m.Lambda() | m.GeneratorExp() | m.ListComp() | m.DictComp() | m.SetComp()
+
+
+def bind_names(expression: NodeT, values: Mapping[str, cst.BaseExpression]) -> NodeT | None:
+    """`expression` with every name in `values` replaced by its value (parameters bound to arguments or
+    defaults); None when the expression binds names of its own (a lambda, a comprehension) and one would be
+    replaced, since the replacement could land under a binding of the same name."""
+
+    found = {node: values[node.value] for node in m.findall(expression, m.Name()) if node.value in values}  # type: ignore[union-attr]
+    if found and m.findall(expression, _BINDS_NAMES):
+        return None
+    return swap_nodes(expression, found)
+
+
 def try_build(build: Callable[[], cst.Module]) -> Optional[cst.Module]:
     """Call `build()` and return its module, or None when libcst refuses the edit (a node placed where it is
     not allowed, a removal the parent cannot absorb). Passes use it so that generation never raises.

@@ -43,10 +43,7 @@ def _inlinings(module: cst.Module) -> Iterator[cst.Module | None]:
         if not defaults:
             continue
         holders = _holders(module, cls.name.value)
-        assigned = {
-            target.target.attr.value  # type: ignore[union-attr]
-            for target in m.findall(module, m.AssignTarget(target=m.Attribute(attr=m.Name())))
-        }
+        assigned = _assigned_attribute_names(module)
         reads: dict[str, list[cst.Attribute]] = {}
         for attribute in m.findall(module, m.Attribute(value=m.Name(), attr=m.Name())):
             if attribute.value.value in holders and attribute.attr.value in defaults:  # type: ignore[union-attr]
@@ -54,11 +51,27 @@ def _inlinings(module: cst.Module) -> Iterator[cst.Module | None]:
                     reads.setdefault(attribute.attr.value, []).append(attribute)  # type: ignore[union-attr]
         if not reads:
             continue
-        everything = {node: defaults[name] for name, nodes in reads.items() for node in nodes}
-        yield try_build(lambda: replace_nodes(module, everything))
-        if len(reads) > 1:
-            for name, nodes in reads.items():
-                yield try_build(lambda: replace_nodes(module, {node: defaults[name] for node in nodes}))
+        yield from _all_reads_then_each(module, reads, defaults)
+
+
+def _all_reads_then_each(
+    module: cst.Module, reads: dict[str, list[cst.Attribute]], values: dict[str, cst.BaseExpression]
+) -> Iterator[cst.Module | None]:
+    """Every read replaced by its field's value at once, then (when there are several fields) one field at a time."""
+
+    yield try_build(lambda: replace_nodes(module, {node: values[name] for name, nodes in reads.items() for node in nodes}))
+    if len(reads) > 1:
+        for name, nodes in reads.items():
+            yield try_build(lambda: replace_nodes(module, {node: values[name] for node in nodes}))
+
+
+def _assigned_attribute_names(module: cst.Module) -> set[str]:
+    """Names assigned as an attribute anywhere (`x.name = ...`): such a field or option is not a constant."""
+
+    return {
+        target.target.attr.value  # type: ignore[union-attr]
+        for target in m.findall(module, m.AssignTarget(target=m.Attribute(attr=m.Name())))
+    }
 
 
 def _literal_defaults(cls: cst.ClassDef) -> dict[str, cst.BaseExpression]:
@@ -138,10 +151,7 @@ def _argument_inlinings(module: cst.Module) -> Iterator[cst.Module | None]:
         assign.targets[0].target.value  # type: ignore[union-attr]
         for assign in m.findall(module, m.Assign(targets=[m.AssignTarget(target=m.Name())], value=parse))
     }
-    assigned = {
-        target.target.attr.value  # type: ignore[union-attr]
-        for target in m.findall(module, m.AssignTarget(target=m.Attribute(attr=m.Name())))
-    }
+    assigned = _assigned_attribute_names(module)
     reads: dict[str, list[cst.Attribute]] = {}
     for attribute in m.findall(module, m.Attribute(attr=m.Name())):
         name = attribute.attr.value  # type: ignore[union-attr]
@@ -150,10 +160,7 @@ def _argument_inlinings(module: cst.Module) -> Iterator[cst.Module | None]:
             reads.setdefault(name, []).append(attribute)  # type: ignore[arg-type]
     if not reads:
         return
-    yield try_build(lambda: replace_nodes(module, {node: defaults[name] for name, nodes in reads.items() for node in nodes}))
-    if len(reads) > 1:
-        for name, nodes in reads.items():
-            yield try_build(lambda: replace_nodes(module, {node: defaults[name] for node in nodes}))
+    yield from _all_reads_then_each(module, reads, defaults)
 
 
 def _option_default(call: cst.Call) -> tuple[str, cst.BaseExpression] | None:

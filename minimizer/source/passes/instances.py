@@ -16,7 +16,7 @@ import libcst.matchers as m
 
 from libcst.metadata import ParentNodeProvider, ScopeProvider
 
-from minimizer.source.cst_utils import distinct_candidates, metadata, swap_nodes, try_build
+from minimizer.source.cst_utils import bind_names, distinct_candidates, metadata, swap_nodes, try_build
 from minimizer.source.passes.modules import SUPER_INIT, snake_case, top_level_classes
 
 __all__ = ["single_instances_to_functions"]
@@ -53,9 +53,9 @@ def _conversions(module: cst.Module) -> Iterator[cst.Module | None]:
             continue
         init, method = parts
         attributes = _attributes(init)
-        if attributes is None:
-            continue
-        self_name = method.params.params[0].name.value if method.params.params else None
+        if not attributes:
+            continue  # None: not a plain `__init__`; empty: a class without state (modules.py's conversion)
+        self_name = method.params.params[0].name.value
         reads = _self_reads(method, self_name)
         if reads is None or not set(reads.values()) <= set(attributes):
             continue
@@ -81,13 +81,17 @@ def _conversions(module: cst.Module) -> Iterator[cst.Module | None]:
             leading_lines=cls.leading_lines,
             decorators=(),
         )
-        assignments = [
-            cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], value)])
-            for name, value in attributes.items()
-        ]
-        if not assignments:
-            continue  # a class without state: modules.py's conversion
+        assignments = _assignments(attributes, statement.leading_lines)
         yield try_build(lambda: _rebuild(module, cls, function, statement, assignments, replaced, function_name))
+
+
+def _assignments(attributes: dict[str, cst.BaseExpression], leading_lines) -> list[cst.SimpleStatementLine]:
+    """`name = expression` per attribute, the first taking the place (and the blank lines) of the statement
+    that built the instance."""
+
+    lines = [cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(n))], v)]) for n, v in attributes.items()]
+    lines[0] = lines[0].with_changes(leading_lines=leading_lines)
+    return lines
 
 
 def _rebuild(module, cls, function, statement, assignments, replaced, function_name) -> cst.Module:
@@ -97,7 +101,6 @@ def _rebuild(module, cls, function, statement, assignments, replaced, function_n
             body.append(function)
             continue
         if item is statement:
-            assignments[0] = assignments[0].with_changes(leading_lines=item.leading_lines)
             body.extend(assignments)
             item = swap_nodes(item, {replaced: cst.Name(function_name)}).with_changes(leading_lines=())
         body.append(item)
@@ -105,27 +108,13 @@ def _rebuild(module, cls, function, statement, assignments, replaced, function_n
 
 
 def _init_and_method(cls: cst.ClassDef) -> tuple[cst.FunctionDef | None, cst.FunctionDef] | None:
-    """The class's `__init__` (or None) and its one other method; None for anything else in the body (class
-    attributes, decorators, bases other than a plain name or `nn.Module`-like attribute, a docstring is fine)."""
+    """The class's `__init__` (or None) and its one other method (see `_init_and_methods`)."""
 
-    if cls.decorators or any(arg.keyword is not None for arg in cls.bases):
+    parts = _init_and_methods(cls)
+    if parts is None or len(parts[1]) != 1:
         return None
-    init, methods = None, []
-    for item in cls.body.body:
-        if isinstance(item, cst.FunctionDef):
-            if item.decorators:
-                return None
-            if item.name.value == "__init__":
-                init = item
-            else:
-                methods.append(item)
-        elif not m.matches(item, m.SimpleStatementLine(body=[m.Pass() | m.Expr(value=m.SimpleString())])):
-            return None
-    if len(methods) != 1 or not methods[0].params.params:
-        return None
-    if methods[0].params.star_arg is not cst.MaybeSentinel.DEFAULT or methods[0].params.star_kwarg is not None:
-        return None
-    return init, methods[0]
+    init, methods = parts
+    return init, next(iter(methods.values()))
 
 
 def _attributes(init: cst.FunctionDef | None, args: tuple[cst.Arg, ...] = ()) -> dict[str, cst.BaseExpression] | None:
@@ -164,8 +153,9 @@ def _attributes(init: cst.FunctionDef | None, args: tuple[cst.Arg, ...] = ()) ->
         value = assign.value
         if m.findall(value, m.Name(self_name)) or m.findall(value, m.Lambda() | m.GeneratorExp() | m.ListComp()):
             return None  # reads the instance, or binds names of its own that a substitution could capture
-        names = {n: defaults[n.value] for n in m.findall(value, m.Name()) if n.value in defaults}  # type: ignore[union-attr]
-        value = swap_nodes(value, names)
+        value = bind_names(value, defaults)
+        if value is None:
+            return None
         name = assign.targets[0].target.attr.value
         if name in attributes:
             return None
@@ -173,22 +163,17 @@ def _attributes(init: cst.FunctionDef | None, args: tuple[cst.Arg, ...] = ()) ->
     return attributes
 
 
-def _self_reads(method: cst.FunctionDef, self_name: str | None) -> dict[cst.Attribute, str] | None:
+def _self_reads(method: cst.FunctionDef, self_name: str) -> dict[cst.Attribute, str] | None:
     """Each `self.NAME` read in the method with its name; None when `self` is used otherwise (stored into,
     passed on, a method of the instance called) or rebound."""
 
-    if self_name is None:
-        return None
     reads: dict[cst.Attribute, str] = {}
     self_nodes = m.findall(method.body, m.Name(self_name))
     for attribute in m.findall(method.body, m.Attribute(value=m.Name(self_name), attr=m.Name())):
         reads[attribute] = attribute.attr.value  # type: ignore[union-attr]
     if len(self_nodes) != len(reads):
         return None
-    stored = m.findall(method.body, m.AssignTarget(target=m.Attribute(value=m.Name(self_name))))
-    stored += m.findall(method.body, m.AugAssign(target=m.Attribute(value=m.Name(self_name))))
-    stored += m.findall(method.body, m.AnnAssign(target=m.Attribute(value=m.Name(self_name))))
-    return None if stored else reads
+    return None if _stored_targets(method.body) & set(reads) else reads
 
 
 def _construction(module: cst.Module, use: cst.CSTNode, method: str) -> tuple[cst.Call, cst.CSTNode] | None:
@@ -241,6 +226,7 @@ def _bound_conversions(module: cst.Module) -> Iterator[cst.Module | None]:
     wrapper = metadata(module)
     scopes, parents = wrapper.resolve(ScopeProvider), wrapper.resolve(ParentNodeProvider)
     global_scope = scopes[module]
+    stored = _stored_targets(module)
     for cls, uses, _ in top_level_classes(module):
         methods = _init_and_methods(cls)
         if methods is None or len(uses) != 1:
@@ -257,7 +243,6 @@ def _bound_conversions(module: cst.Module) -> Iterator[cst.Module | None]:
         names = {name: (snake_case(cls.name.value) if name in _CALLED else name) for name in members}
         called = [names[name] for name in members if name in _CALLED]
         replacements: dict[cst.CSTNode, cst.CSTNode] = {}
-        stored = _stored_targets(module)
         for access in (a.node for assignment in global_scope[variable] for a in assignment.references):
             parent = parents.get(access)
             if parent in stored:
@@ -275,16 +260,14 @@ def _bound_conversions(module: cst.Module) -> Iterator[cst.Module | None]:
             new_names = [*attributes, *names.values()]
             if functions is None or len(set(new_names)) != len(new_names) or set(new_names) & (outside | inside):
                 continue
-            assignments = [
-                cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], value)])
-                for name, value in attributes.items()
-            ]
-            assignments[0] = assignments[0].with_changes(leading_lines=statement.leading_lines)
+            assignments = _assignments(attributes, statement.leading_lines)
             yield try_build(lambda: _rebuild_bound(module, cls, functions, statement, assignments, replacements))
 
 
 def _init_and_methods(cls: cst.ClassDef) -> tuple[cst.FunctionDef | None, dict[str, cst.FunctionDef]] | None:
-    """The class's `__init__` (or None) and its other methods by name; None for a body with anything else."""
+    """The class's `__init__` (or None) and its other methods by name; None for a body with anything else
+    (class attributes, decorators, keyword bases; a docstring is fine) or a method that takes `*args` or
+    `**kwargs` or no `self`."""
 
     if cls.decorators or any(arg.keyword is not None for arg in cls.bases):
         return None
@@ -293,6 +276,8 @@ def _init_and_methods(cls: cst.ClassDef) -> tuple[cst.FunctionDef | None, dict[s
         if isinstance(item, cst.FunctionDef):
             params = item.params
             if item.decorators or not params.params or params.star_arg is not cst.MaybeSentinel.DEFAULT:
+                return None
+            if params.star_kwarg is not None:
                 return None
             if item.name.value == "__init__":
                 init = item
@@ -344,6 +329,8 @@ def _rebuild_bound(module, cls, functions, statement, assignments, replacements)
     return module.with_changes(body=body)
 
 
-def _stored_targets(module: cst.Module) -> set[cst.CSTNode]:
-    targets = {t.target for t in m.findall(module, m.AssignTarget() | m.AugAssign() | m.AnnAssign())}  # type: ignore[union-attr]
-    return targets | {t.target for t in m.findall(module, m.Del())}  # type: ignore[union-attr]
+def _stored_targets(node: cst.CSTNode) -> set[cst.CSTNode]:
+    """The expressions assigned to, augmented or deleted anywhere in `node`."""
+
+    targets = {t.target for t in m.findall(node, m.AssignTarget() | m.AugAssign() | m.AnnAssign())}  # type: ignore[union-attr]
+    return targets | {t.target for t in m.findall(node, m.Del())}  # type: ignore[union-attr]

@@ -12,7 +12,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import GlobalScope, ScopeProvider
 
-from minimizer.source.cst_utils import distinct_candidates, metadata, replace_nodes, swap_nodes, try_build
+from minimizer.source.cst_utils import bind_names, distinct_candidates, metadata, replace_nodes, try_build
 
 __all__ = ["bypass_wrapper_functions", "inline_expression_functions"]
 
@@ -52,14 +52,11 @@ def _bypasses(module: cst.Module) -> Iterator[Optional[cst.Module]]:
 
 def _forwarded_callable(function: cst.CSTNode) -> Optional[cst.BaseExpression]:
     """`g` when `function` is `def f(p1, ..., pn): return g(p1, ..., pk)` as described above, else None."""
-    if not m.matches(function, m.FunctionDef(decorators=[], body=m.IndentedBlock())):
+    if not m.matches(function, m.FunctionDef(decorators=[])):
         return None
-    body = list(function.body.body)
-    if len(body) == 2 and m.matches(body[0], _DOCSTRING_LINE):
-        body = body[1:]
-    if len(body) != 1 or not m.matches(body[0], m.SimpleStatementLine(body=[m.Return(value=m.Call(func=_DOTTED_NAME))])):
+    call = _returned_value(function)
+    if not m.matches(call, m.Call(func=_DOTTED_NAME)):
         return None
-    call = body[0].body[0].value
     params = function.params
     if params.posonly_params or params.kwonly_params or not isinstance(params.star_arg, cst.MaybeSentinel):
         return None
@@ -125,20 +122,29 @@ def _expression_inlinings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
         calls = [c for c in m.findall(module, m.Call(args=[])) if c.func is references[0]]  # type: ignore[union-attr]
         if len(calls) != 1:
             continue
-        names = {n: defaults[n.value] for n in m.findall(expression, m.Name()) if n.value in defaults}  # type: ignore[union-attr]
-        if names and m.findall(expression, m.Lambda() | m.GeneratorExp() | m.ListComp() | m.DictComp() | m.SetComp()):
-            continue  # a default substituted under a binding of its own name would change meaning
-        value = swap_nodes(expression, names)
+        value = bind_names(expression, defaults)
+        if value is None:
+            continue
         replacements = {calls[0]: value, statement: cst.RemovalSentinel.REMOVE}
         yield try_build(lambda: replace_nodes(module, replacements))
 
 
 def _returned_expression(function: cst.FunctionDef) -> Optional[cst.BaseExpression]:
-    lines = [line for line in function.body.body if not m.matches(line, _DOCSTRING_LINE)]
-    if len(lines) != 1 or not m.matches(lines[0], m.SimpleStatementLine(body=[m.Return(value=m.DoNotCare())])):
-        return None
-    value = lines[0].body[0].value  # type: ignore[union-attr]
+    value = _returned_value(function)
     if value is None or m.findall(value, m.Yield() | m.Await()):
         return None
     return value
+
+
+def _returned_value(function: cst.FunctionDef) -> Optional[cst.BaseExpression]:
+    """`EXPR` when the function's body (after a docstring) is only `return EXPR`, else None."""
+
+    if not isinstance(function.body, cst.IndentedBlock):
+        return None
+    body = list(function.body.body)
+    if len(body) == 2 and m.matches(body[0], _DOCSTRING_LINE):
+        body = body[1:]
+    if len(body) != 1 or not m.matches(body[0], m.SimpleStatementLine(body=[m.Return()])):
+        return None
+    return body[0].body[0].value  # type: ignore[union-attr]
 
