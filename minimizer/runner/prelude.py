@@ -76,17 +76,17 @@ def apply_sys_path() -> None:
 
 
 def preimports(source: str, beside: str | None) -> list[str]:
-    """Modules of the script's leading block of imports that live outside its folder (installed libraries such
-    as transformers or liger_kernel), in order: a warm server imports them once, so each candidate forks with
-    them loaded instead of importing them again. Modules beside the script are left to the candidate: their
-    import-time effects (prints, random draws) belong to its run."""
+    """Modules the script imports at top level that live outside its folder (installed libraries such as
+    transformers or liger_kernel), in order: a warm server imports them once, so each candidate forks with
+    them loaded instead of importing them again. Imports under a top-level ``if`` or ``try`` count (``try:
+    import liger_kernel`` after a CUDA check is a common shape); those inside functions do not. Modules beside
+    the script are left to the candidate: their import-time effects (prints, random draws) belong to its run."""
 
-    statements, _ = _setup_statements(source)
     names: list[str] = []
-    for statement in statements:
+    for statement in _top_level_imports(_parsed(source)):
         if isinstance(statement, ast.Import):
             found = [alias.name for alias in statement.names]
-        elif isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
+        elif statement.module and not statement.level:
             found = [statement.module]
         else:
             continue
@@ -96,6 +96,31 @@ def preimports(source: str, beside: str | None) -> list[str]:
                 continue
             names.append(name)
     return names
+
+
+@functools.lru_cache(maxsize=32)
+def _parsed(source: str) -> ast.Module | None:
+    try:
+        return parse_python(source)
+    except SyntaxError:
+        return None
+
+
+def _top_level_imports(tree: ast.Module | None) -> list[ast.Import | ast.ImportFrom]:
+    """Import statements of the module's top level, also inside top-level ``if``/``try``/``with`` blocks."""
+
+    found: list[ast.Import | ast.ImportFrom] = []
+    pending = list(tree.body) if tree else []
+    while pending:
+        statement = pending.pop(0)
+        if isinstance(statement, (ast.Import, ast.ImportFrom)):
+            found.append(statement)
+        elif isinstance(statement, (ast.If, ast.Try, ast.With)):
+            nested = [*statement.body, *getattr(statement, "orelse", []), *getattr(statement, "finalbody", [])]
+            for handler in getattr(statement, "handlers", []):
+                nested += handler.body
+            pending[0:0] = nested
+    return found
 
 
 def _beside(root: str, beside: str | None) -> bool:

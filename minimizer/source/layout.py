@@ -49,19 +49,22 @@ class _ParenthesisStripper(cst.CSTTransformer):
 
 def _drop_redundant_parentheses(module: cst.Module) -> cst.Module:
     reference = ast.dump(parse_python(module.code))
-    finder = _ParenthesisStripper()
-    module.visit(finder)
-    for node in finder.candidates:
-        trial = module.deep_replace(node, node.with_changes(lpar=[], rpar=[]))  # type: ignore[arg-type]
-        if not isinstance(trial, cst.Module):
-            continue
+    kept = 0  # candidates, in visiting order, whose parentheses must stay
+    while True:
+        finder = _ParenthesisStripper()
+        module.visit(finder)  # again after each change: a replaced subtree has new nodes
+        if kept >= len(finder.candidates):
+            return module
+        node = finder.candidates[kept]
         try:
-            same = ast.dump(parse_python(trial.code)) == reference
-        except SyntaxError:
+            trial = module.deep_replace(node, node.with_changes(lpar=[], rpar=[]))  # type: ignore[arg-type]
+            same = isinstance(trial, cst.Module) and ast.dump(parse_python(trial.code)) == reference
+        except (cst.CSTValidationError, SyntaxError):  # an empty tuple is its parentheses
             same = False
         if same:
-            module = trial
-    return module
+            module = trial  # type: ignore[assignment]
+        else:
+            kept += 1
 
 
 def _is_definition(statement: cst.CSTNode) -> bool:

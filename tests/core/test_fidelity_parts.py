@@ -8,7 +8,7 @@ import pytest
 
 from minimizer.check import CheckReport, OracleFinding, diagnose
 from minimizer.runner.plain import PlainRun, exception_from_stderr, run_plain
-from minimizer.runner.prelude import PreludeCache, Prelude, setup_block
+from minimizer.runner.prelude import PreludeCache, Prelude, preimports, setup_block
 from minimizer.runner.process import Limits, RunResult
 from minimizer.runner.workspace import Workspace
 from minimizer.source.statement import seed_like_the_harness
@@ -41,6 +41,19 @@ def test_setup_block_takes_if_and_try_made_of_setup():
     prefix, key = setup_block(source)
     assert prefix == source
     assert "setdefault" in key and "sys.path.insert" in key
+
+
+def test_preimports_take_installed_libraries_under_top_level_if_and_try(tmp_path):
+    # The liger example's shape: a CUDA check, then the library's import in a try, after the setup block.
+    (tmp_path / "helpers.py").write_text("")
+    source = (
+        "import sys\nimport torch\nimport helpers\n"
+        "if not torch.cuda.is_available():\n    sys.exit(0)\n"
+        "try:\n    from liger_kernel.transformers.functional import liger_cross_entropy\n"
+        "except ImportError:\n    import fallback_lib\n"
+        "def main():\n    import inside_function\n"
+    )
+    assert preimports(source, str(tmp_path)) == ["liger_kernel.transformers.functional", "fallback_lib"]
 
 
 def test_no_probe_when_the_block_cannot_set_anything():

@@ -1,0 +1,13 @@
+from minimizer.source.layout import format_source
+
+
+def test_redundant_parentheses_go_and_definitions_get_pep8_spacing():
+    text = "import torch\ndef f(x):\n    return (x + 1)\ny = (f(torch.ones(1)))\n"
+    assert format_source(text) == "import torch\n\n\ndef f(x):\n    return x + 1\n\n\ny = f(torch.ones(1))\n"
+
+
+def test_an_empty_tuple_keeps_its_parentheses():
+    # libcst refuses an empty tuple without them; the layout step must skip it, not fail the run.
+    text = "def f(x):\n    return x.new_empty(())\nshape = ()\n"
+    assert "new_empty(())" in format_source(text)
+    assert "shape = ()" in format_source(text)
