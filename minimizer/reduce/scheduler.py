@@ -122,8 +122,6 @@ class Reducer(Generic[T]):
 
         if not passes:
             return current
-        for reduction_pass in passes:
-            reduction_pass.size_removed = 0
         self.observer.pass_started(passes[0].name)
         where = _Where(0, 0)
         follow_up: T | None = None  # asked first after a step: the step's leftovers removed

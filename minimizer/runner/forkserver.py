@@ -17,6 +17,11 @@ import signal
 import sys
 
 
+# torch.cuda.is_available() / device_count() count devices through NVML when this is set, without starting
+# the CUDA runtime (which would leave every later fork unable to use the GPU).
+_NVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"
+
+
 def _preload() -> None:
     import torch  # noqa: F401
 
@@ -39,31 +44,52 @@ def _preload() -> None:
 
 
 def _preimport_script_modules() -> list[str]:
-    """Import the script's installed libraries (``PREIMPORT_VARIABLE``, set from its leading imports) once, so
-    that candidates fork with them loaded. A library that initializes CUDA at import would leave forks unable
-    to use the GPU, so a forked trial imports them first and the server follows only if CUDA stayed
-    uninitialized and the imports succeeded. Their output goes nowhere (stdout is our protocol channel)."""
+    """Import the script's installed libraries (``PREIMPORT_VARIABLE``, set from its top-level imports) once,
+    so that candidates fork with them loaded. A library may ask at import whether CUDA is there (liger-kernel
+    does); torch's runtime check would then make every fork unable to use the GPU, so the imports run with
+    torch's NVML-based check, which leaves the runtime alone. A forked trial imports them first and forks
+    once more: the server follows only if that grandchild can still use CUDA (or there is none) and the
+    imports succeeded. Their output goes nowhere (stdout is our protocol channel)."""
 
     from minimizer.runner.prelude import PREIMPORT_VARIABLE
 
     names = [n for n in os.environ.pop(PREIMPORT_VARIABLE, "").split(",") if n]
     if not names:
         return []
+    if _exit_status(lambda: _import_then(names, _cuda_usable_in_a_fork)) != 0:
+        return []
+    _quietly_import(names)
+    return names
+
+
+def _exit_status(body) -> int:
+    """Run ``body`` (returning an exit code) in a forked child; its exit code, or -1 if it did not exit."""
+
     pid = os.fork()
     if pid == 0:
         code = 1
         try:
-            _quietly_import(names)
-            import torch
-
-            code = 3 if torch.cuda.is_initialized() else 0
+            code = body()
         finally:
             os._exit(code)
     _, status = os.waitpid(pid, 0)
-    if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
-        return []
+    return os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
+
+
+def _import_then(names: list[str], check) -> int:
     _quietly_import(names)
-    return names
+    return check()
+
+
+def _cuda_usable_in_a_fork() -> int:
+    def use_cuda() -> int:
+        import torch
+
+        if not torch.cuda.is_available():
+            return 0
+        return 0 if (torch.ones(1, device="cuda") + 1).item() == 2 else 3
+
+    return _exit_status(use_cuda)
 
 
 def _quietly_import(names: list[str]) -> None:
@@ -73,6 +99,8 @@ def _quietly_import(names: list[str]) -> None:
     saved = os.dup(1)
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
+    nvml_check = os.environ.get(_NVML_CHECK)
+    os.environ[_NVML_CHECK] = "1"
     try:
         for name in names:
             try:
@@ -80,6 +108,10 @@ def _quietly_import(names: list[str]) -> None:
             except BaseException:  # noqa: BLE001 - the candidate imports it again and shows what goes wrong
                 pass
     finally:
+        if nvml_check is None:
+            os.environ.pop(_NVML_CHECK)
+        else:
+            os.environ[_NVML_CHECK] = nvml_check
         sys.stdout.flush()
         os.dup2(saved, 1)
         os.close(saved)

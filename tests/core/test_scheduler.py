@@ -89,6 +89,19 @@ def test_reduces_to_the_minimal_interesting_case():
     assert tester.stats.oracle_calls > 0 and observer.steps
 
 
+def test_each_pass_keeps_what_it_removed_over_all_rounds():
+    # The last round of a reduction removes nothing; the report must still show what each pass removed.
+    tester = Tester(repr, lambda text, cancel: 7 in eval(text))
+    size = lambda t: len(t) * 1000 + sum(t)  # noqa: E731
+    passes = [Pass.of(delete_one), Pass.of(halve_each)]
+    start = (9, 7, 30)
+    result = Reducer(passes, tester, size, Recorder()).reduce(start)
+    tester.close()
+    assert result == (7,)
+    assert sum(p.size_removed for p in passes) == size(start) - size(result)
+    assert passes[0].size_removed > 0 and passes[0].payoff == passes[0].size_removed / passes[0].tried
+
+
 def test_never_evaluates_a_candidate_twice():
     _, tester, _, calls = reduce([5, 9, 3, 8, 2], lambda t: sum(t) >= 10)
     assert len(calls) == len(set(calls))
