@@ -126,7 +126,11 @@ def _comparison(oracle: str, compiled: str, model: str, call_args: str, arg_name
 def _locate_compiled_call(
     module: cst.Module,
 ) -> tuple[int, cst.BaseExpression, list[cst.Arg], list[cst.Arg]] | None:
-    """The top-level statement index of the compiled call, the compiled callable, its args and compile kwargs."""
+    """The top-level statement index of the compiled call, the compiled callable, its args and compile kwargs.
+
+    The call is the statement's value (``torch.compile(m)(x)``, ``out = c(x)``) or lies inside it (``expected,
+    actual = x, torch.compile(m)(x)``): the stated comparison then takes the whole statement's place.
+    """
 
     compiled_names: dict[str, cst.Call] = {}
     for index, statement in enumerate(module.body):
@@ -141,21 +145,32 @@ def _locate_compiled_call(
             if isinstance(target, cst.Name):
                 compiled_names[target.value] = value  # type: ignore[assignment]
             continue
-        if not isinstance(value, cst.Call):
-            continue
-        compile_call = None
-        if m.matches(value.func, _COMPILE):
-            compile_call = value.func
-        elif isinstance(value.func, cst.Name) and value.func.value in compiled_names:
-            compile_call = compiled_names[value.func.value]
-        if compile_call is None or not compile_call.args or compile_call.args[0].keyword is not None:  # type: ignore[union-attr]
-            continue
-        args = _expand_literal_stars(value.args)
-        if args is None:
-            continue
-        model = compile_call.args[0].value  # type: ignore[union-attr]
-        return index, model, args, list(compile_call.args[1:])  # type: ignore[union-attr]
+        calls = [value] if isinstance(value, cst.Call) else []
+        calls += [c for c in m.findall(value, m.Call()) if c is not value]  # type: ignore[misc]
+        for call in calls:
+            located = _compiled_call_parts(call, compiled_names)  # type: ignore[arg-type]
+            if located is not None:
+                return (index, *located)
     return None
+
+
+def _compiled_call_parts(
+    call: cst.Call, compiled_names: dict[str, cst.Call]
+) -> tuple[cst.BaseExpression, list[cst.Arg], list[cst.Arg]] | None:
+    """For a call of a compiled callable: the callable given to ``torch.compile``, the call's args and the
+    compile kwargs; else ``None``."""
+
+    compile_call = None
+    if m.matches(call.func, _COMPILE):
+        compile_call = call.func
+    elif isinstance(call.func, cst.Name) and call.func.value in compiled_names:
+        compile_call = compiled_names[call.func.value]
+    if compile_call is None or not compile_call.args or compile_call.args[0].keyword is not None:  # type: ignore[union-attr]
+        return None
+    args = _expand_literal_stars(call.args)
+    if args is None:
+        return None
+    return compile_call.args[0].value, args, list(compile_call.args[1:])  # type: ignore[union-attr]
 
 
 def _expand_literal_stars(args: Sequence[cst.Arg]) -> list[cst.Arg] | None:

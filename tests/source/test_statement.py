@@ -36,6 +36,14 @@ def test_a_named_compiled_callable_is_found():
     assert last == 'assert torch.compile(f)(x).requires_grad == f(x).requires_grad, "compiled output\'s requires_grad differs from eager"'
 
 
+def test_a_compiled_call_inside_a_statement_is_found():
+    # What a reduction left of `expected, actual = model(x), torch.compile(model)(x)` once eager was bypassed.
+    source = "import torch\nx = torch.randn(1)\nexpected, actual = x, torch.compile(torch.nn.GELU())(x)\n"
+    lines = state_bug(source, "numerical")[0].strip().splitlines()
+    assert lines[-2:] == ["model = torch.nn.GELU()", "torch.testing.assert_close(torch.compile(model)(x), model(x))"]
+    assert not any(line.startswith("expected, actual") for line in lines)
+
+
 def test_gradient_statement_compares_autograd_grads():
     stated = state_bug(DIRECT, "gradient")[0]
     assert "torch.autograd.grad(out.sum()" in stated and "torch.autograd.grad(expected.sum()" in stated

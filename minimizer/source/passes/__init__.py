@@ -17,6 +17,7 @@ from minimizer.source.passes.dead_code import (
 )
 from minimizer.source.passes.delegating import collapse_delegating_modules
 from minimizer.source.passes.delete_statements import delete_statements
+from minimizer.source.passes.effectless import remove_effectless_statements, split_tuple_assignments
 from minimizer.source.passes.dtypes import simplify_dtypes
 from minimizer.source.passes.inline import inline_single_use_variables
 from minimizer.source.passes.instances import single_instances_to_functions
@@ -30,6 +31,7 @@ from minimizer.source.passes.wrappers import bypass_wrapper_functions, inline_ex
 SOURCE_PASSES = [
     remove_prints_and_logging,
     remove_unused_definitions,
+    remove_effectless_statements,
     unwrap_compound_statements,
     remove_layers,
     collapse_delegating_modules,
@@ -38,6 +40,7 @@ SOURCE_PASSES = [
     inline_expression_functions,
     inline_config_defaults,
     inline_argument_defaults,
+    split_tuple_assignments,
     delete_statements,
     keep_effects_of_unused_assignments,
     bypass_wrapper_functions,

@@ -1,0 +1,98 @@
+"""Statements a reduction leaves that do nothing, and tuple assignments that bind several names in one line.
+
+Bypassing an operator turns `x = block(x)` into `x`, deleting a loop's work leaves `for block in blocks: x`, and a
+script's `eager, compiled = model(x), opt(x)` keeps the unused half alive as long as the other half is needed.
+Statement ddmin finds each of these only one chunk at a time, after hundreds of proposals on a large script; these
+passes name them directly.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+import libcst.matchers as m
+
+from minimizer.source.cst_utils import distinct_candidates, remove_nodes, replace_node, try_build
+
+__all__ = ["remove_effectless_statements", "split_tuple_assignments"]
+
+# An expression statement of one of these does nothing but read a name (a docstring, a leftover `x`, `self.x`).
+_EFFECTLESS_VALUE = m.Name() | m.Attribute(value=m.Name()) | m.BaseString() | m.Integer() | m.Float() | m.Ellipsis()
+
+
+def remove_effectless_statements(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` without its statements that do nothing: all of them at once, then each alone.
+
+    A statement does nothing when it is an expression statement of a name, a `name.attribute`, or a constant, or a
+    `pass` in a block that has other statements; a `for` loop does nothing when its body (and `else`) does nothing
+    and it iterates over a name or attribute (so no call runs for it).
+    """
+
+    found = [node for node in _effectless(module)]
+    if not found:
+        return iter(())
+    singles = (try_build(lambda node=node: remove_nodes(module, [node])) for node in found)
+    both = [try_build(lambda: remove_nodes(module, found))] if len(found) > 1 else []
+    return distinct_candidates(module, iter([*both, *singles]))
+
+
+def _effectless(module: cst.Module) -> list[cst.CSTNode]:
+    found: list[cst.CSTNode] = []
+    for line in m.findall(module, m.SimpleStatementLine()):
+        if all(_does_nothing(small) for small in line.body):  # type: ignore[attr-defined]
+            found.append(line)
+    for loop in m.findall(module, m.For(iter=m.Name() | m.Attribute(value=m.Name()))):
+        blocks = [loop.body, *([loop.orelse.body] if loop.orelse else [])]  # type: ignore[attr-defined]
+        if all(_block_does_nothing(block) for block in blocks):
+            found.append(loop)
+    # A loop found both ways is removed once: drop the statements inside a loop that goes anyway.
+    loops = [node for node in found if isinstance(node, cst.For)]
+    inner = {n for loop in loops for n in m.findall(loop, m.SimpleStatementLine())}
+    return [node for node in found if node not in inner]
+
+
+def _does_nothing(small: cst.BaseSmallStatement) -> bool:
+    if isinstance(small, cst.Pass):
+        return True
+    return isinstance(small, cst.Expr) and m.matches(small.value, _EFFECTLESS_VALUE)
+
+
+def _block_does_nothing(block: cst.BaseSuite) -> bool:
+    if isinstance(block, cst.SimpleStatementSuite):
+        return all(_does_nothing(small) for small in block.body)
+    return all(
+        isinstance(statement, cst.SimpleStatementLine) and all(_does_nothing(s) for s in statement.body)
+        for statement in block.body  # type: ignore[attr-defined]
+    )
+
+
+def split_tuple_assignments(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with one `a, b = x, y` written as `a = x` then `b = y`, in source order.
+
+    Only where both sides are tuples of the same length without starred elements, every target is a plain name,
+    and no value reads a target's name (`a, b = b, a` swaps; it stays). Then what each half binds can go on its own.
+    """
+
+    return distinct_candidates(module, _splits(module))
+
+
+def _splits(module: cst.Module) -> Iterator[cst.Module | None]:
+    for line in m.findall(module, m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(target=m.Tuple())])])):
+        assign = line.body[0]  # type: ignore[attr-defined]
+        targets = assign.targets[0].target.elements
+        values = assign.value.elements if isinstance(assign.value, cst.Tuple) else None
+        if values is None or len(values) != len(targets) or len(targets) < 2:
+            continue
+        if not all(isinstance(t, cst.Element) and isinstance(t.value, cst.Name) for t in targets):
+            continue
+        if not all(isinstance(v, cst.Element) for v in values):
+            continue
+        names = {t.value.value for t in targets}
+        if any(n.value in names for v in values for n in m.findall(v.value, m.Name())):
+            continue
+        lines = [
+            line.with_changes(body=[cst.Assign(targets=[cst.AssignTarget(target=t.value)], value=v.value)])
+            for t, v in zip(targets, values)
+        ]
+        yield try_build(lambda line=line, lines=lines: replace_node(module, line, cst.FlattenSentinel(lines)))

@@ -1,0 +1,38 @@
+import libcst as cst
+
+from minimizer.source.passes.effectless import remove_effectless_statements, split_tuple_assignments
+
+
+def codes(reduction_pass, source):
+    return [candidate.code for candidate in reduction_pass(cst.parse_module(source))]
+
+
+LEFTOVERS = """import torch
+x = torch.ones(1)
+for block in blocks:
+    x
+target_net
+y = x * 2
+"""
+
+
+def test_leftover_reads_and_a_loop_that_does_nothing_go_at_once_first():
+    first, *singles = codes(remove_effectless_statements, LEFTOVERS)
+    assert first == "import torch\nx = torch.ones(1)\ny = x * 2\n"
+    assert "import torch\nx = torch.ones(1)\ntarget_net\ny = x * 2\n" in singles  # the loop alone
+    assert len(singles) == 2  # the loop's body goes with the loop, not as its own candidate
+
+
+def test_statements_with_effects_and_loops_over_calls_stay():
+    source = "import torch\nprint(x)\nx.add_(1)\nfor i in range(3):\n    pass\nfor b in make_blocks():\n    pass\n"
+    assert codes(remove_effectless_statements, source) == []
+
+
+def test_a_tuple_assignment_splits_into_one_per_name():
+    source = "online, target = make(), build(config)\n"
+    assert codes(split_tuple_assignments, source) == ["online = make()\ntarget = build(config)\n"]
+
+
+def test_swaps_starred_and_nested_targets_stay_whole():
+    for source in ["a, b = b, a\n", "a, *b = x, y, z\n", "(a, b), c = x, y\n", "a, b = pair\n", "a, b = x, y, z\n"]:
+        assert codes(split_tuple_assignments, source) == [], source
