@@ -59,9 +59,18 @@ def test_a_named_method_becomes_a_function_of_that_name():
     assert "def observe(weight):\n    return probe(weight), compiled(weight)" in converted
 
 
-def test_names_in_use_instances_with_state_and_other_uses_are_left_alone():
-    # `self.probe` would become `probe`, which the module already binds.
-    assert candidates(MONITOR) == []
+def test_an_attribute_that_aliases_a_name_reads_the_name_and_a_taken_name_gets_the_class_in_front():
+    (converted,) = candidates(MONITOR)
+    assert "def observe(weight):\n    return probe(weight), compiled(weight)" in converted
+    assert "compiled = torch.compile(probe)\npair = observe(" in converted
+    # `compiled` is taken at module level: the attribute's variable is named after the class.
+    taken = MONITOR.replace("self.compiled = torch.compile(probe)", "self.compiled = torch.compile(self.probe)")
+    (converted,) = candidates(taken.replace("pair =", "compiled = 1\npair ="))
+    assert "monitor_compiled = torch.compile(probe)" in converted
+    assert "return probe(weight), monitor_compiled(weight)" in converted
+
+
+def test_instances_with_state_and_other_uses_are_left_alone():
     stateful = AUTOENCODER.replace("z = self.encoder(x)", "self.last = x\n        z = self.encoder(x)")
     assert candidates(stateful) == []
     twice = AUTOENCODER + "again = AutoEncoder()\n"

@@ -59,21 +59,31 @@ def _conversions(module: cst.Module) -> Iterator[cst.Module | None]:
         reads = _self_reads(method, self_name)
         if reads is None or not set(reads.values()) <= set(attributes):
             continue
+        # `self.probe = probe`: reads of the attribute read the name itself, no variable needed.
+        aliases = {name: value.value for name, value in attributes.items() if isinstance(value, cst.Name)}
+        if set(aliases.values()) & (_names_in_use(method.params) | _stored_targets(method.body)):
+            continue  # the method binds the aliased name itself
+        attributes = {name: value for name, value in attributes.items() if name not in aliases}
         # Names the module binds or reads outside the class, and the method's own: an attribute may take none.
         outside = set().union(*(_names_in_use(statement) for statement in module.body if statement is not cls))
-        if set(attributes) & (outside | _names_in_use(method.params) | _names_in_use(method.body)):
+        taken = outside | _names_in_use(method.params) | _names_in_use(method.body) | set(aliases.values())
+        # A taken attribute name gets the class's name in front (`compiled` -> `monitor_compiled`).
+        renamed = {name: f"{snake_case(cls.name.value)}_{name}" if name in taken else name for name in attributes}
+        if set(renamed.values()) & taken or len(set(renamed.values())) != len(renamed):
             continue
+        aliases |= renamed
+        attributes = {renamed[name]: value for name, value in attributes.items()}
         use = _construction(module, uses[0], method.name.value)
         if use is None:
             continue
         built, replaced = use
         function_name = snake_case(cls.name.value) if method.name.value in _CALLED else method.name.value
-        if function_name in outside or function_name in attributes:
+        if function_name in outside or function_name in attributes or function_name in aliases.values():
             continue
         statement = _top_level_statement(module, built)
         if statement is None or statement is cls:
             continue
-        body = swap_nodes(method.body, {node: cst.Name(name) for node, name in reads.items()})
+        body = swap_nodes(method.body, {node: cst.Name(aliases.get(name, name)) for node, name in reads.items()})
         function = method.with_changes(
             name=cst.Name(function_name),
             params=method.params.with_changes(params=method.params.params[1:]),
@@ -81,7 +91,7 @@ def _conversions(module: cst.Module) -> Iterator[cst.Module | None]:
             leading_lines=cls.leading_lines,
             decorators=(),
         )
-        assignments = _assignments(attributes, statement.leading_lines)
+        assignments = _assignments(attributes, statement.leading_lines) if attributes else []
         yield try_build(lambda: _rebuild(module, cls, function, statement, assignments, replaced, function_name))
 
 
@@ -102,7 +112,8 @@ def _rebuild(module, cls, function, statement, assignments, replaced, function_n
             continue
         if item is statement:
             body.extend(assignments)
-            item = swap_nodes(item, {replaced: cst.Name(function_name)}).with_changes(leading_lines=())
+            item = swap_nodes(item, {replaced: cst.Name(function_name)})
+            item = item.with_changes(leading_lines=()) if assignments else item
         body.append(item)
     return module.with_changes(body=body)
 
@@ -151,8 +162,11 @@ def _attributes(init: cst.FunctionDef | None, args: tuple[cst.Arg, ...] = ()) ->
             return None
         assign = line.body[0]  # type: ignore[union-attr]
         value = assign.value
-        if m.findall(value, m.Name(self_name)) or m.findall(value, m.Lambda() | m.GeneratorExp() | m.ListComp()):
-            return None  # reads the instance, or binds names of its own that a substitution could capture
+        if m.findall(value, m.Lambda() | m.GeneratorExp() | m.ListComp()):
+            return None  # binds names of its own that a substitution could capture
+        value = _read_earlier_aliases(value, self_name, attributes)
+        if value is None:
+            return None  # reads the instance otherwise
         value = bind_names(value, defaults)
         if value is None:
             return None
@@ -161,6 +175,22 @@ def _attributes(init: cst.FunctionDef | None, args: tuple[cst.Arg, ...] = ()) ->
             return None
         attributes[name] = value
     return attributes
+
+
+def _read_earlier_aliases(
+    value: cst.BaseExpression, self_name: str, attributes: dict[str, cst.BaseExpression]
+) -> cst.BaseExpression | None:
+    """``value`` with ``self.NAME`` of an attribute assigned a plain name earlier read as that name
+    (``torch.compile(self.probe)`` after ``self.probe = probe``); None if it reads the instance otherwise."""
+
+    reads = {
+        attribute: attributes[attribute.attr.value]  # type: ignore[union-attr]
+        for attribute in m.findall(value, m.Attribute(value=m.Name(self_name), attr=m.Name()))
+        if isinstance(attributes.get(attribute.attr.value), cst.Name)  # type: ignore[union-attr]
+    }
+    if len(reads) != len(m.findall(value, m.Name(self_name))):
+        return None
+    return swap_nodes(value, reads) if reads else value
 
 
 def _self_reads(method: cst.FunctionDef, self_name: str) -> dict[cst.Attribute, str] | None:
