@@ -30,6 +30,12 @@ def test_a_forward_only_module_becomes_a_function():
     assert "out = torch.compile(classifier)(x)" in converted and "class " not in converted
 
 
+def test_a_plain_class_with_only_call_becomes_a_function():
+    code = "class PenaltyLoss:\n    def __call__(self, z, out):\n        return grad(out, z)\n\n\nPenaltyLoss()(z, out)\n"
+    (converted,) = candidates(module_classes_to_functions, code)
+    assert converted == "def penalty_loss(z, out):\n    return grad(out, z)\n\n\npenalty_loss(z, out)\n"
+
+
 def test_modules_with_state_or_arguments_are_left_alone():
     with_state = FORWARD_ONLY.replace("super().__init__()", "super().__init__()\n        self.w = 1")
     assert candidates(module_classes_to_functions, with_state) == []

@@ -21,7 +21,7 @@ SUPER_INIT = m.SimpleStatementLine(
 
 
 def module_classes_to_functions(module: cst.Module) -> Iterator[cst.Module]:
-    """Yield one candidate per top-level class whose body is only `forward` (plus an `__init__` that only calls
+    """Yield one candidate per top-level class whose body is only `forward` or `__call__` (plus an `__init__` that only calls
     `super().__init__()`), whose `forward` never reads `self`, and whose every use is a call with no arguments.
     The class becomes `def <name in snake case>(...)` and each `Cls()` becomes that name."""
 
@@ -65,7 +65,7 @@ def _conversions(module: cst.Module) -> Iterator[cst.Module | None]:
 def _only_forward(cls: cst.ClassDef) -> cst.FunctionDef | None:
     forward = None
     for item in cls.body.body:
-        if m.matches(item, m.FunctionDef(name=m.Name("forward"))):
+        if m.matches(item, m.FunctionDef(name=m.Name("forward") | m.Name("__call__"))) and forward is None:
             forward = item
         elif m.matches(item, m.FunctionDef(name=m.Name("__init__"))):
             if not all(m.matches(line, SUPER_INIT) for line in item.body.body):  # type: ignore[union-attr]
