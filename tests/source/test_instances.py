@@ -142,3 +142,14 @@ def test_the_flattened_instance_computes_the_same():
     exec(compile(code, "a", "exec"), namespace_a)
     exec(compile(converted, "b", "exec"), namespace_b)
     assert namespace_a["y"].tolist() == namespace_b["y"].tolist()
+
+
+def test_a_registered_buffer_is_an_attribute():
+    code = (
+        "import torch\n\n\nclass Offset(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        '        self.register_buffer("shift", torch.ones(1), persistent=False)\n\n'
+        "    def forward(self, x):\n        return x + self.shift\n\n\n"
+        "offset = Offset()\nresult = offset(torch.zeros(1))\n"
+    )
+    converted = candidates(code)
+    assert any("shift = torch.ones(1)\nresult = offset(torch.zeros(1))" in c and "return x + shift" in c for c in converted)

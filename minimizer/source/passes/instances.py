@@ -158,10 +158,14 @@ def _attributes(init: cst.FunctionDef | None, args: tuple[cst.Arg, ...] = ()) ->
         pattern = m.SimpleStatementLine(
             body=[m.Assign(targets=[m.AssignTarget(target=m.Attribute(value=m.Name(self_name), attr=m.Name()))])]
         )
-        if not m.matches(line, pattern):
+        buffer = _registered_buffer(line, self_name)
+        if buffer is not None:
+            name, value = buffer
+        elif m.matches(line, pattern):
+            assign = line.body[0]  # type: ignore[union-attr]
+            name, value = assign.targets[0].target.attr.value, assign.value
+        else:
             return None
-        assign = line.body[0]  # type: ignore[union-attr]
-        value = assign.value
         if m.findall(value, m.Lambda() | m.GeneratorExp() | m.ListComp()):
             return None  # binds names of its own that a substitution could capture
         value = _read_earlier_aliases(value, self_name, attributes)
@@ -170,11 +174,26 @@ def _attributes(init: cst.FunctionDef | None, args: tuple[cst.Arg, ...] = ()) ->
         value = bind_names(value, defaults)
         if value is None:
             return None
-        name = assign.targets[0].target.attr.value
         if name in attributes:
             return None
         attributes[name] = value
     return attributes
+
+
+def _registered_buffer(line: cst.CSTNode, self_name: str) -> tuple[str, cst.BaseExpression] | None:
+    """``(name, value)`` of ``self.register_buffer("name", value)`` (a buffer is read as ``self.name``)."""
+
+    pattern = m.SimpleStatementLine(
+        body=[m.Expr(value=m.Call(func=m.Attribute(value=m.Name(self_name), attr=m.Name("register_buffer"))))]
+    )
+    if not m.matches(line, pattern):
+        return None
+    args = line.body[0].value.args  # type: ignore[attr-defined]
+    if len(args) < 2 or any(arg.keyword is not None or arg.star for arg in args[:2]):
+        return None
+    if not isinstance(args[0].value, cst.SimpleString) or any(a.keyword is None for a in args[2:]):
+        return None
+    return args[0].value.evaluated_value, args[1].value  # type: ignore[return-value]
 
 
 def _read_earlier_aliases(
