@@ -39,11 +39,13 @@ from minimizer.runner.warm import ForkServerLauncher
 from minimizer.runner.workspace import Workspace
 from minimizer.script_input import read_script
 from minimizer.source.layout import format_source
-from minimizer.source.statement import seed_like_the_harness, state_bug
+from minimizer.source.statement import seed_like_the_harness, seeds_random_numbers, state_bug
 from oracles.api import NEEDS_CALLS, Verdict
 from oracles.script import ALSO_WITHOUT_COMPILE
 from oracles.registry import AUTO_PRIORITY, OracleNotFound, canonical_spec, load_oracle
 
+# Oracles whose failure can depend on the numbers drawn (a crash or a lost requires_grad rarely does).
+_VALUE_ORACLES = frozenset({"numerical", "gradient", "script"})
 # The original may compile for a long time; candidates get a limit derived from how long the original took.
 ORIGINAL_TIMEOUT = 600.0
 MIN_CANDIDATE_TIMEOUT = 30.0
@@ -338,14 +340,21 @@ class Session:
     ) -> tuple[str, list[RunResult], list[PlainRun]]:
         """Run the repro ``confirm`` times under the oracles (seeds varied) and under plain python. If either
         falls short, the repro gets the harness's seeds in its own text and is confirmed again under the fixed
-        seed, so plain python draws the numbers the oracles saw. Returns the text and both sets of runs."""
+        seed, so plain python draws the numbers the oracles saw. A script that seeded its generators gets a
+        seeded repro first. Returns the text and both sets of runs."""
 
         runs = max(1, self.options.confirm)
         self.progress.message(f"confirming the repro {runs} time(s) under the oracles and under plain python")
+        seeded = seed_like_the_harness(text, settings.seed)
+        if seeded != text and target.spec in _VALUE_ORACLES and seeds_random_numbers(self.source):
+            # The user's script was deterministic; a repro whose failure may depend on the draw must be too, and
+            # a few passing confirmations of an unseeded one would not show that it is.
+            seeded_runs, seeded_plain = self._confirm_runs(seeded, target, settings, [settings.seed] * runs)
+            if _confirmed(target, stated, seeded_runs, seeded_plain):
+                return seeded, seeded_runs, seeded_plain
         confirmations, plain = self._confirm_runs(text, target, settings, [settings.seed + i for i in range(runs)])
         if _confirmed(target, stated, confirmations, plain):
             return text, confirmations, plain
-        seeded = seed_like_the_harness(text, settings.seed)
         if seeded == text:
             return text, confirmations, plain
         self.progress.message("the repro did not confirm: trying it with the random numbers seeded as the oracles did")

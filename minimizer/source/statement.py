@@ -9,6 +9,7 @@ The session verifies the stated script before using it.
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 import libcst as cst
@@ -199,6 +200,15 @@ def _state_inplace(module: cst.Module) -> str:
             after_imports = index + 1
     check = cst.parse_module(_INPLACE_CHECK.format(message=_MESSAGES["inplace"])).body
     return module.with_changes(body=body[:after_imports] + list(check) + body[after_imports:]).code
+
+
+_SEEDING = re.compile(r"\b(manual_seed|seed|set_seed|default_rng)\s*\(")
+
+
+def seeds_random_numbers(source: str) -> bool:
+    """Whether the script seeds a random generator itself (``torch.manual_seed``, ``random.seed``, ...)."""
+
+    return bool(_SEEDING.search(source))
 
 
 def seed_like_the_harness(source: str, seed: int) -> str:

@@ -77,3 +77,11 @@ def test_a_reverse_crash_is_stated_by_calling_eager_after_the_compiled_call():
     assert stated.strip().splitlines()[-2:] == ["torch.compile(f)(x)", "f(x)"]
     # A crash of the compiled side is already code: the compiled call raises under python.
     assert state_bug(NAMED, "crash", "crash: compiled raised: RuntimeError: boom") == []
+
+
+def test_a_script_that_seeds_its_generators_is_recognized():
+    from minimizer.source.statement import seeds_random_numbers
+
+    assert seeds_random_numbers("import torch\ntorch.manual_seed(config.seed)\n")
+    assert seeds_random_numbers("import random\nrandom.seed(0)\n")
+    assert not seeds_random_numbers("import torch\nx = torch.randn(3)\nseeded = 1\n")
