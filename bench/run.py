@@ -1,4 +1,4 @@
-"""Benchmark minimizer against shrinkray on the examples, in one run, with the same interestingness test.
+"""Benchmark minimizer against shrinkray and pysource-minimize, in one run, with the same interestingness test.
 
 For each example: pin the bug with ``minimizer check`` (oracle and signature), reduce it with ``minimizer
 reduce`` and with shrinkray (driven by ``python -m minimizer.interestingness``, so both keep exactly the same
@@ -6,6 +6,8 @@ bug), then measure both results the same way. Run it with the project's Python (
 imports ``minimizer.metrics``):
 
     python bench/run.py [--jobs J] [--max-seconds S] [--examples a.py,b.py] [--tools minimizer,shrinkray]
+    python bench/run.py --examples corpus/cases/X/program.py,... --tools minimizer,shrinkray,pysource-minimize \
+        --parallel 15 --max-seconds 240     # every (case, tool) at once, on a machine with the cores for it
 
 See bench/README.md for what is measured and how the two tools differ.
 """
@@ -26,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -39,7 +42,9 @@ DEFAULT_EXAMPLES = (
     "examples/triton_inplace_grad.py",
     "examples/imported_model_miscompile.py",  # only if present
 )
-TOOLS = ("minimizer", "shrinkray")
+TOOLS = ("minimizer", "shrinkray", "pysource-minimize")
+DEFAULT_TOOLS = ("minimizer", "shrinkray")
+BASELINES = ("shrinkray", "pysource-minimize")
 # Per-call time limit, derived from the original's run time as `minimizer reduce` does by default.
 MIN_CALL_TIMEOUT = 30.0
 CALL_TIMEOUT_FACTOR = 3.0
@@ -129,7 +134,7 @@ def measure_into(row: Row, bug: Bug, result: Path) -> None:
 
 
 def run_minimizer(bug: Bug, jobs: int, max_seconds: float, scratch: Path) -> Row:
-    row = Row(str(bug.example.relative_to(REPO)), "minimizer")
+    row = Row(str(bug.example), "minimizer")
     output, report = scratch / bug.example.name, scratch / "report.json"
     command = [sys.executable, "-m", "minimizer", "reduce", str(bug.example), "-o", str(output)]
     command += ["--report", str(report), "--oracle", bug.oracle, "--jobs", str(jobs), "-q"]
@@ -153,7 +158,7 @@ def run_minimizer(bug: Bug, jobs: int, max_seconds: float, scratch: Path) -> Row
 def run_shrinkray(
     bug: Bug, jobs: int, max_seconds: float, scratch: Path, shrinkray: Path, extra_args: list[str]
 ) -> Row:
-    row = Row(str(bug.example.relative_to(REPO)), "shrinkray")
+    row = Row(str(bug.example), "shrinkray")
     # A copy in a folder of its own: shrinkray rewrites its input in place. The candidate is passed as a path;
     # the origin dir stays the example's folder, so `_planted` and `library_model` import as in the original.
     candidate = scratch / bug.example.name
@@ -188,6 +193,37 @@ def run_shrinkray(
             shutil.copy(latest, candidate)
     measure_into(row, bug, candidate)
     row.extra["output"] = candidate.read_text()
+    return row
+
+
+def run_pysource_minimize(bug: Bug, max_seconds: float, scratch: Path) -> Row:
+    """pysource-minimize through bench/pysource_driver.py (it has no time limit: stopped at the cap, its best
+    so far is on disk)."""
+
+    row = Row(str(bug.example), "pysource-minimize")
+    best, count_file, log = scratch / bug.example.name, scratch / "calls", scratch / "pysource.log"
+    command = [sys.executable, str(BENCH / "pysource_driver.py"), str(bug.example), str(best), str(count_file), "--"]
+    command += bug.interestingness_command()
+    started = time.monotonic()
+    with log.open("w") as out:
+        process = subprocess.Popen(command, cwd=scratch, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            process.wait(timeout=max_seconds)
+        except subprocess.TimeoutExpired:
+            row.capped = True
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    elapsed = time.monotonic() - started
+    row.wall_seconds = round(min(elapsed, max_seconds) if row.capped else elapsed, 1)
+    row.oracle_calls = len(count_file.read_text().splitlines()) if count_file.exists() else 0
+    row.extra = {"returncode": process.returncode, "log_tail": log.read_text()[-2000:]}
+    if not best.exists():
+        row.error = f"pysource-minimize wrote nothing: {log.read_text().strip()[-300:]}"
+        return row
+    if process.returncode not in (0, None) and not row.capped:
+        row.error = f"pysource-minimize exit {process.returncode}: {log.read_text().strip()[-300:]}"
+    measure_into(row, bug, best)
+    row.extra["output"] = best.read_text()
     return row
 
 
@@ -268,6 +304,15 @@ def shrinkray_version() -> str:
 # ---------------------------------------------------------------------------------------------------- reporting
 
 
+def _installed_version(distribution: str) -> str:
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+
+
 def machine_info() -> dict:
     import torch
 
@@ -291,6 +336,7 @@ def machine_info() -> dict:
         "torch": torch.__version__,
         "gpu": gpu,
         "shrinkray": shrinkray_version(),
+        "pysource_minimize": _installed_version("pysource-minimize"),
     }
 
 
@@ -348,25 +394,24 @@ def cost_to_reach(minimizer: Row, tokens: int) -> tuple[int, float] | None:
 
 
 def print_matched(rows: list[Row]) -> None:
-    """Both tools' cost at the same size: shrinkray's final size, and what minimizer spent to first reach it."""
+    """Each baseline's final size, with its calls and seconds, beside what minimizer spent to first reach it."""
 
-    table = [["example", "shrinkray tokens", "shrinkray calls", "shrinkray s", "minimizer calls", "minimizer s",
-              "calls ratio", "time ratio"]]
-    for theirs in (r for r in rows if r.tool == "shrinkray" and r.tokens is not None and r.same_bug):
-        ours = next((r for r in rows if r.tool == "minimizer" and r.example == theirs.example and r.same_bug), None)
-        reached = cost_to_reach(ours, theirs.tokens) if ours else None
-        if reached is None:
-            table.append([theirs.example, str(theirs.tokens), str(theirs.oracle_calls), f"{theirs.wall_seconds:.0f}",
-                          "not reached", "", "", ""])
-            continue
-        calls, seconds = reached
-        table.append([theirs.example, str(theirs.tokens), str(theirs.oracle_calls), f"{theirs.wall_seconds:.0f}",
-                      str(calls), f"{seconds:.0f}", f"{calls / max(1, theirs.oracle_calls):.2f}",
-                      f"{seconds / max(1e-9, theirs.wall_seconds):.2f}"])
-    if len(table) == 1:
-        return
-    print("\nAt shrinkray's final size: what minimizer spent to first get its repro that small")
-    print_aligned(table)
+    for baseline in BASELINES:
+        table = [["example", f"{baseline} tokens", "its calls", "its s", "minimizer calls", "minimizer s",
+                  "calls ratio", "time ratio"]]
+        for theirs in (r for r in rows if r.tool == baseline and r.tokens is not None and r.same_bug):
+            ours = next((r for r in rows if r.tool == "minimizer" and r.example == theirs.example and r.same_bug), None)
+            reached = cost_to_reach(ours, theirs.tokens) if ours else None
+            head = [theirs.example, str(theirs.tokens), str(theirs.oracle_calls), f"{theirs.wall_seconds:.0f}"]
+            if reached is None:
+                table.append(head + ["not reached", "", "", ""])
+                continue
+            calls, seconds = reached
+            table.append(head + [str(calls), f"{seconds:.0f}", f"{calls / max(1, theirs.oracle_calls):.2f}",
+                                 f"{seconds / max(1e-9, theirs.wall_seconds):.2f}"])
+        if len(table) > 1:
+            print(f"\nAt {baseline}'s final size: what minimizer spent to first get its repro that small")
+            print_aligned(table)
 
 
 # ---------------------------------------------------------------------------------------------------- main
@@ -377,7 +422,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--jobs", "-j", type=int, default=1, help="parallel candidates for both tools (default 1)")
     parser.add_argument("--max-seconds", type=float, default=1800.0, help="wall-time cap per tool and example")
     parser.add_argument("--examples", help="comma-separated example paths (default: the planted + Triton ones)")
-    parser.add_argument("--tools", default=",".join(TOOLS), help="comma-separated: minimizer,shrinkray")
+    parser.add_argument("--tools", default=",".join(DEFAULT_TOOLS), help=f"comma-separated, of: {','.join(TOOLS)}")
+    parser.add_argument("--parallel", type=int, default=1, help="(example, tool) runs at once (default 1)")
     parser.add_argument("--json-out", type=Path, help="default: bench/results/<date>-<host>.json")
     parser.add_argument("--shrinkray-python", help="a Python >= 3.12 for shrinkray's venv")
     parser.add_argument("--shrinkray-args", default="", help="extra shrinkray options, e.g. '--llm'")
@@ -411,7 +457,8 @@ def main(argv: list[str] | None = None) -> int:
     originals: dict[str, dict] = {}
     scratch_root = Path(tempfile.mkdtemp(prefix="minimizer-bench-"))
     out = args.json_out or BENCH / "results" / f"{dt.date.today().isoformat()}-{info['host']}.json"
-    settings = {"jobs": args.jobs, "max_seconds": args.max_seconds, "tools": tools, "shrinkray_args": args.shrinkray_args}
+    settings = {"jobs": args.jobs, "max_seconds": args.max_seconds, "tools": tools, "shrinkray_args": args.shrinkray_args,
+                "parallel": args.parallel}
 
     def save() -> None:
         # After every row: a long run that is stopped keeps what it measured.
@@ -420,18 +467,18 @@ def main(argv: list[str] | None = None) -> int:
         tmp = out.with_suffix(".tmp")
         tmp.write_text(json.dumps(result, indent=2) + "\n")
         tmp.replace(out)
-    for example in examples:
+    def pin(example: Path):
         name = str(example.relative_to(REPO)) if example.is_relative_to(REPO) else str(example)
         print(f"== {name}: pinning the bug", file=sys.stderr)
         try:
             bug, check = pin_bug(example)
         except BenchError as exc:
-            rows.append(Row(name, "(check)", error=str(exc)))
-            originals[name] = {"tokens": "-", "torch_ops": "-"}
-            continue
+            return name, None, str(exc)
         size = measure(example.read_text())
-        hand = example.parent / "hand_minimal" / example.name
-        hand_size = measure(hand.read_text()) if hand.exists() else None
+        # An example's hand-minimal repro is examples/hand_minimal/NAME; a corpus case's is hand.py beside it.
+        hand = next((h for h in (example.parent / "hand_minimal" / example.name, example.parent / "hand.py")
+                     if h.exists() and h != example), None)
+        hand_size = measure(hand.read_text()) if hand else None
         originals[name] = {
             **size.to_json(),
             "oracle": bug.oracle,
@@ -441,20 +488,34 @@ def main(argv: list[str] | None = None) -> int:
             "hand_minimal_tokens": hand_size.tokens if hand_size else None,
             "hand_minimal_torch_ops": hand_size.torch_ops if hand_size else None,
         }
-        for tool in tools:
-            print(f"== {name}: {tool} (oracle {bug.oracle}, jobs {args.jobs})", file=sys.stderr)
-            scratch = scratch_root / example.stem / tool
-            scratch.mkdir(parents=True)
-            if tool == "minimizer":
-                row = run_minimizer(bug, args.jobs, args.max_seconds, scratch)
-            else:
-                extra = shlex.split(args.shrinkray_args)
-                row = run_shrinkray(bug, args.jobs, args.max_seconds, scratch, shrinkray, extra)
-            row.example = name
-            rows.append(row)
+        return name, bug, ""
+
+    def reduce_with(name: str, bug: Bug, tool: str) -> Row:
+        print(f"== {name}: {tool} (oracle {bug.oracle}, jobs {args.jobs})", file=sys.stderr)
+        scratch = scratch_root / name.replace("/", "_") / tool
+        scratch.mkdir(parents=True)
+        if tool == "minimizer":
+            row = run_minimizer(bug, args.jobs, args.max_seconds, scratch)
+        elif tool == "shrinkray":
+            row = run_shrinkray(bug, args.jobs, args.max_seconds, scratch, shrinkray, shlex.split(args.shrinkray_args))
+        else:
+            row = run_pysource_minimize(bug, args.max_seconds, scratch)
+        row.example = name
+        print(f"   {name} {tool}: {row.oracle_calls} calls, {row.wall_seconds} s, {row.tokens} tokens, "
+              f"same bug {row.same_bug}", file=sys.stderr)
+        return row
+
+    # Every tool on a case runs under the same load: with --parallel, all (case, tool) runs go at once.
+    with ThreadPoolExecutor(max(1, args.parallel)) as pool:
+        pinned = list(pool.map(pin, examples))
+        for name, _, error in pinned:
+            if error:
+                rows.append(Row(name, "(check)", error=error))
+                originals[name] = {"tokens": "-", "torch_ops": "-"}
+        runs = [pool.submit(reduce_with, name, bug, tool) for name, bug, _ in pinned if bug for tool in tools]
+        for future in as_completed(runs):
+            rows.append(future.result())
             save()
-            print(f"   {row.oracle_calls} calls, {row.wall_seconds} s, {row.tokens} tokens, same bug {row.same_bug}",
-                  file=sys.stderr)
 
     print_table(rows, originals)
     print_matched(rows)
