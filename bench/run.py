@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import functools
 import glob
 import json
 import os
@@ -170,7 +171,8 @@ def run_shrinkray(
     command = [str(shrinkray), "--parallelism", str(jobs), "--timeout", str(bug.call_timeout + 30)]
     # --no-llm: the default LLM passes would download a 2.7 GB model and run it on the CPU; we compare the
     # classic (and Python-aware) passes. Extra arguments come last so that they can override these.
-    command += ["--input-type", "arg", "--ui", "basic", "--no-llm", *extra_args, str(test), str(candidate)]
+    no_llm = ["--no-llm"] if "--no-llm" in _shrinkray_help(shrinkray) else []  # releases before the LLM passes lack it
+    command += ["--input-type", "arg", "--ui", "basic", *no_llm, *extra_args, str(test), str(candidate)]
     log = scratch / "shrinkray.log"
     started = time.monotonic()
     with log.open("w") as out:
@@ -225,6 +227,11 @@ def run_pysource_minimize(bug: Bug, max_seconds: float, scratch: Path) -> Row:
     measure_into(row, bug, best)
     row.extra["output"] = best.read_text()
     return row
+
+
+@functools.lru_cache(maxsize=None)
+def _shrinkray_help(shrinkray: Path) -> str:
+    return subprocess.run([str(shrinkray), "--help"], capture_output=True, text=True).stdout
 
 
 def _latest_in_history(scratch: Path, name: str) -> Path | None:
