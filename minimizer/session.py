@@ -39,11 +39,13 @@ from minimizer.runner.warm import ForkServerLauncher
 from minimizer.runner.workspace import Workspace
 from minimizer.script_input import read_script
 from minimizer.source.layout import format_source
-from minimizer.source.statement import seed_like_the_harness, seeds_random_numbers, state_bug
+from minimizer.source.statement import can_be_stated, seed_like_the_harness, seeds_random_numbers, state_bug
 from oracles.api import NEEDS_CALLS, Verdict
 from oracles.script import ALSO_WITHOUT_COMPILE
 from oracles.registry import AUTO_PRIORITY, OracleNotFound, canonical_spec, load_oracle
 
+# How many earlier steps are tried (each a run) when the bug cannot be stated in the best repro.
+_EARLIER_STEPS_TO_STATE = 3
 # Oracles whose failure can depend on the numbers drawn (a crash or a lost requires_grad rarely does).
 _VALUE_ORACLES = frozenset({"numerical", "gradient", "script"})
 # The original may compile for a long time; candidates get a limit derived from how long the original took.
@@ -290,6 +292,8 @@ class Session:
         work.finish()
         unstated_tokens = count_tokens(format_source(best_text))
         best_text, stated = self._state_bug(best_text, target, settings)
+        if not stated and can_be_stated(target.spec, target.signature):
+            best_text, stated = self._state_an_earlier_step(state.history, best_text, target, settings)
         if stated:
             settings = _stated_settings(settings, target)
         best_text, confirmations, plain = self._confirm(best_text, target, settings, stated)
@@ -500,6 +504,26 @@ class Session:
             self.progress.message("could not state the bug as plain code; the repro shows it only under minimizer")
         return text, False
 
+    def _state_an_earlier_step(
+        self, history: list[str], best_text: str, target: _Target, settings: RunSettings
+    ) -> tuple[str, bool]:
+        """When the bug cannot be stated in the best repro (its compiled call now sits where no statement can
+        reach it), the latest of a few earlier steps where it can: a repro that plain python fails beats a
+        smaller one that needs minimizer to show its bug."""
+
+        tried = 0
+        for earlier in reversed(history[:-1]):
+            if tried == _EARLIER_STEPS_TO_STATE:
+                break
+            if earlier == best_text or not state_bug(earlier, target.spec, target.signature):
+                continue  # free: nothing to run where no statement can be written
+            tried += 1
+            text, stated = self._state_bug(earlier, target, settings)
+            if stated:
+                self.progress.message("stated the bug in an earlier, larger step: the last one had no place for it")
+                return text, True
+        return best_text, False
+
     # -- helpers ---------------------------------------------------------------------------------------
 
     def _settings(self, specs: tuple[str, ...], timeout: float) -> RunSettings:
@@ -673,6 +697,7 @@ class _BestSoFar:
         self.steps = 0
         self.work: _Work | None = None
         self.trajectory: list[dict] = [{"oracle_calls": 0, "seconds": 0.0, "tokens": before.tokens}]
+        self.history: list[str] = [session.source]  # every best so far, oldest first
 
     def message(self, text: str) -> None:
         self.session.progress.message(text)
@@ -695,6 +720,7 @@ class _BestSoFar:
                 seconds = round(time.monotonic() - self.started, 2)
                 self.trajectory.append({"oracle_calls": calls, "seconds": seconds, "tokens": tokens})
             self.best_text, self.best_tokens = text, tokens
+            self.history.append(text)
             self.write(text, final=False)
         self.session.progress.accepted(text, size, pass_name)
 

@@ -50,6 +50,12 @@ def stated_message(oracle: str) -> str:
 EAGER_RAISED = "crash: eager raised"
 
 
+def can_be_stated(oracle: str, signature: str = "") -> bool:
+    """Whether ``state_bug`` writes statements for this oracle at all (its failure is not already code)."""
+
+    return oracle in _MESSAGES or (oracle == "crash" and signature.startswith(EAGER_RAISED))
+
+
 def state_bug(source: str, oracle: str, signature: str = "") -> list[str]:
     """Versions of ``source`` with the bug of ``oracle`` stated as plain code; ``[]`` if we cannot. The caller
     keeps the first that still shows the bug.
@@ -64,7 +70,7 @@ def state_bug(source: str, oracle: str, signature: str = "") -> list[str]:
     """
 
     reverse_crash = oracle == "crash" and signature.startswith(EAGER_RAISED)
-    if oracle not in _MESSAGES and not reverse_crash:
+    if not can_be_stated(oracle, signature):
         return []
     module = cst.parse_module(source)
     if oracle == "inplace":

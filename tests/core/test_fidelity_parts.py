@@ -236,3 +236,23 @@ def test_diagnose_names_each_problem_in_one_line():
     half = OracleFinding("numerical", [Verdict(True, "numerical: float32 value"), Verdict(False)])
     unsteady = _report([_plain(None)] * 2, [_harness()] * 2, [half])
     assert "fired in 1 of 2 runs (50%)" in diagnose(unsteady, explicit_oracle=False)
+
+
+def test_an_earlier_step_is_stated_when_the_last_has_no_place_for_the_statement():
+    from types import SimpleNamespace
+
+    from minimizer.session import Session, _Target
+
+    stateable = "import torch\nx = torch.ones(1)\ntorch.compile(torch.sin)(x)\n"
+    hidden = "import torch\ndef main():\n    torch.compile(torch.sin)(torch.ones(1))\nmain()\n"
+    runs = []
+
+    def state(text, target, settings):
+        runs.append(text)
+        return text + "# stated\n", True
+
+    fake = SimpleNamespace(_state_bug=state, progress=SimpleNamespace(message=lambda _: None))
+    target = _Target("numerical", "numerical: float32 value")
+    text, stated = Session._state_an_earlier_step(fake, ["original", stateable, hidden], hidden, target, None)
+    assert stated and text == stateable + "# stated\n"
+    assert runs == [stateable]  # steps where no statement can be written cost no run
