@@ -1,0 +1,38 @@
+"""One corpus case end to end in CI, through the corpus bench's own run (bench/corpus.py `run_case`): the tool
+gets the program as a user would, and the output is checked as the same bug the way the bench checks it.
+
+triton_row_softmax (a Triton kernel under the interpreter that the script turns on in its prelude) is the
+cheapest case on this torch: no Inductor compile per candidate. Capped, so the suite stays short; the check is
+that the capped output is still the same bug and smaller, not how small (bench/results has the full runs).
+"""
+
+import argparse
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+REPO = Path(__file__).resolve().parents[2]
+CASE = "triton_row_softmax"
+pytestmark = pytest.mark.e2e
+
+spec = importlib.util.spec_from_file_location("bench_corpus", REPO / "bench" / "corpus.py")
+corpus = importlib.util.module_from_spec(spec)
+sys.modules[spec.name] = corpus  # its dataclasses look their module up
+spec.loader.exec_module(corpus)
+
+
+def test_a_corpus_case_reduces_to_the_same_bug():
+    pytest.importorskip("triton")
+    meta = json.loads((REPO / "corpus" / "cases" / CASE / "case.json").read_text())
+    if torch.__version__.split("+")[0] != meta["torch"]:
+        pytest.skip(f"{CASE} is pinned to torch {meta['torch']}")
+    args = argparse.Namespace(jobs=2, max_time=40.0, keep=False)
+    result = corpus.run_case(CASE, {meta["torch"]: sys.executable}, args)
+    assert not result.error, result.error
+    assert result.checks["fails"], result.output  # plain python fails as the original does
+    assert result.same_bug
+    assert result.output_tokens < result.original_tokens
