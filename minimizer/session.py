@@ -39,7 +39,13 @@ from minimizer.runner.warm import ForkServerLauncher
 from minimizer.runner.workspace import Workspace
 from minimizer.script_input import read_script
 from minimizer.source.layout import format_source
-from minimizer.source.statement import can_be_stated, seed_like_the_harness, seeds_random_numbers, state_bug
+from minimizer.source.statement import (
+    StatementPlace,
+    can_be_stated,
+    seed_like_the_harness,
+    seeds_random_numbers,
+    state_bug,
+)
 from oracles.api import NEEDS_CALLS, Verdict
 from oracles.script import ALSO_WITHOUT_COMPILE
 from oracles.registry import AUTO_PRIORITY, OracleNotFound, canonical_spec, load_oracle
@@ -386,13 +392,14 @@ class Session:
 
         compares_calls = NEEDS_CALLS in load_oracle(target.spec).needs
         viability = Viability.of(text, oracle_compares_compiled_calls=compares_calls)
+        place = StatementPlace(target.spec, target.signature)
         tester: Tester = Tester(
             render_module,
             lambda candidate, cancel: self._still_fails(
                 candidate, dataclasses.replace(settings, share_verdicts=self.sharing.enabled), target, cancel
             ),
             key=candidate_key,
-            screen=viability.why_not,
+            screen=lambda candidate: viability.why_not(candidate) or place.lost(state.best_text, candidate),
             jobs=self.options.jobs,
             on_result=lambda _text, interesting, cached: self.progress.tested(interesting, cached),
         )

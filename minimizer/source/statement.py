@@ -56,6 +56,40 @@ def can_be_stated(oracle: str, signature: str = "") -> bool:
     return oracle in _MESSAGES or (oracle == "crash" and signature.startswith(EAGER_RAISED))
 
 
+class StatementPlace:
+    """Keeps a reduction where the bug can be stated: once the best script has a compiled call that a statement
+    can reach, a candidate that has none is turned down (its repro could only show the bug under minimizer).
+
+    Passes move code around freely (a call into a helper, a loop, an attribute); without this, the reduction
+    ends wherever the oracle is still happy, and plain python may then see nothing.
+    """
+
+    def __init__(self, oracle: str, signature: str = "") -> None:
+        # The in-place check is installed after the imports: it has a place in every script.
+        self.applies = can_be_stated(oracle, signature) and oracle != "inplace"
+        self._best: tuple[str, bool] = ("", False)
+
+    def lost(self, best: str, candidate: str) -> str | None:
+        """Why ``candidate`` is turned down, or ``None``."""
+
+        if not self.applies:
+            return None
+        if self._best[0] != best:
+            self._best = (best, has_place(best))
+        if self._best[1] and not has_place(candidate):
+            return "no compiled call a statement of the bug can reach"
+        return None
+
+
+def has_place(source: str) -> bool:
+    """Whether ``state_bug`` finds a compiled call to state the bug at."""
+
+    try:
+        return _locate_compiled_call(cst.parse_module(source)) is not None
+    except cst.ParserSyntaxError:
+        return False
+
+
 def state_bug(source: str, oracle: str, signature: str = "") -> list[str]:
     """Versions of ``source`` with the bug of ``oracle`` stated as plain code; ``[]`` if we cannot. The caller
     keeps the first that still shows the bug.
@@ -147,11 +181,12 @@ def _locate_compiled_call(
         value = small.value if isinstance(small, (cst.Assign, cst.Expr)) else None
         if value is None:
             continue
-        if isinstance(small, cst.Assign) and m.matches(value, _COMPILE) and len(small.targets) == 1:
-            target = small.targets[0].target
-            if isinstance(target, cst.Name):
-                compiled_names[target.value] = value  # type: ignore[assignment]
-            continue
+        if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+            # `c = torch.compile(m)`, or an alias of such a name (`fn = c`).
+            compiled = value if m.matches(value, _COMPILE) else compiled_names.get(getattr(value, "value", None))
+            if isinstance(compiled, cst.Call):
+                compiled_names[small.targets[0].target.value] = compiled
+                continue
         calls = [value] if isinstance(value, cst.Call) else []
         calls += [c for c in m.findall(value, m.Call()) if c is not value]  # type: ignore[misc]
         for call in calls:

@@ -153,3 +153,30 @@ def test_a_registered_buffer_is_an_attribute():
     )
     converted = candidates(code)
     assert any("shift = torch.ones(1)\nresult = offset(torch.zeros(1))" in c and "return x + shift" in c for c in converted)
+
+
+SERVICE = """import torch
+
+
+class Service:
+    def __init__(self, config):
+        self.config = config
+        self.model = torch.nn.Linear(config.features, 1)
+        self.compiled = torch.compile(self.model)
+
+    def request(self, batch):
+        return torch.randn(batch, self.config.features)
+
+
+config = Config()
+compiled = None
+service = Service(config)
+out = service.compiled(service.request(2))
+"""
+
+
+def test_a_bound_instance_reads_an_earlier_attribute_and_its_taken_names_get_the_instance_in_front():
+    (converted,) = candidates(SERVICE)
+    assert "def request(batch):\n    return torch.randn(batch, config.features)" in converted
+    assert "model = torch.nn.Linear(config.features, 1)\nservice_compiled = torch.compile(model)\n" in converted
+    assert converted.endswith("out = service_compiled(request(2))\n")

@@ -85,3 +85,22 @@ def test_a_script_that_seeds_its_generators_is_recognized():
     assert seeds_random_numbers("import torch\ntorch.manual_seed(config.seed)\n")
     assert seeds_random_numbers("import random\nrandom.seed(0)\n")
     assert not seeds_random_numbers("import torch\nx = torch.randn(3)\nseeded = 1\n")
+
+
+def test_once_the_best_has_a_place_for_the_statement_candidates_must_keep_one():
+    from minimizer.source.statement import StatementPlace
+
+    best = "import torch\nf = torch.compile(g)\ny = f(x)\n"
+    hidden = "import torch\nf = torch.compile(g)\n\n\ndef run(x):\n    return f(x)\n\n\ny = run(x)\n"
+    place = StatementPlace("numerical")
+    assert place.lost(best, "import torch\ny = torch.compile(g)(x)\n") is None
+    assert place.lost(best, hidden) is not None
+    assert place.lost(hidden, "import torch\nf = torch.compile(g)\nfor x in xs:\n    f(x)\n") is None  # nothing to keep yet
+    assert StatementPlace("inplace").lost(best, hidden) is None  # its check goes after the imports, anywhere
+    assert StatementPlace("crash", "crash: compiled raised: X").lost(best, hidden) is None  # a crash states itself
+
+
+def test_a_call_through_an_alias_of_the_compiled_callable_is_stated():
+    source = "import torch\ncompiled = torch.compile(model)\nfn = compiled\nfn(x)\n"
+    (stated,) = state_bug(source, "crash", "crash: eager raised: RuntimeError: dtype")
+    assert stated.endswith("torch.compile(model)(x)\nmodel(x)\n")

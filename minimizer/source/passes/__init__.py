@@ -20,6 +20,7 @@ from minimizer.source.passes.delete_statements import delete_statements
 from minimizer.source.passes.effectless import remove_effectless_statements, split_tuple_assignments
 from minimizer.source.passes.dtypes import simplify_dtypes
 from minimizer.source.passes.inline import inline_single_use_variables
+from minimizer.source.passes.inline_calls import inline_single_call_functions
 from minimizer.source.passes.instances import single_instances_to_functions
 from minimizer.source.passes.modules import module_classes_to_functions
 from minimizer.source.passes.literals import shrink_int_literals, shrink_shapes
@@ -38,6 +39,7 @@ SOURCE_PASSES = [
     module_classes_to_functions,
     single_instances_to_functions,
     inline_expression_functions,
+    inline_single_call_functions,
     inline_config_defaults,
     inline_argument_defaults,
     split_tuple_assignments,

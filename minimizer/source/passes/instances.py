@@ -59,20 +59,11 @@ def _conversions(module: cst.Module) -> Iterator[cst.Module | None]:
         reads = _self_reads(method, self_name)
         if reads is None or not set(reads.values()) <= set(attributes):
             continue
-        # `self.probe = probe`: reads of the attribute read the name itself, no variable needed.
-        aliases = {name: value.value for name, value in attributes.items() if isinstance(value, cst.Name)}
-        if set(aliases.values()) & (_names_in_use(method.params) | _stored_targets(method.body)):
-            continue  # the method binds the aliased name itself
-        attributes = {name: value for name, value in attributes.items() if name not in aliases}
-        # Names the module binds or reads outside the class, and the method's own: an attribute may take none.
         outside = set().union(*(_names_in_use(statement) for statement in module.body if statement is not cls))
-        taken = outside | _names_in_use(method.params) | _names_in_use(method.body) | set(aliases.values())
-        # A taken attribute name gets the class's name in front (`compiled` -> `monitor_compiled`).
-        renamed = {name: f"{snake_case(cls.name.value)}_{name}" if name in taken else name for name in attributes}
-        if set(renamed.values()) & taken or len(set(renamed.values())) != len(renamed):
+        named = _variables_for(attributes, outside, [method], snake_case(cls.name.value), _self_name(init))
+        if named is None:
             continue
-        aliases |= renamed
-        attributes = {renamed[name]: value for name, value in attributes.items()}
+        aliases, attributes = named
         use = _construction(module, uses[0], method.name.value)
         if use is None:
             continue
@@ -93,6 +84,43 @@ def _conversions(module: cst.Module) -> Iterator[cst.Module | None]:
         )
         assignments = _assignments(attributes, statement.leading_lines) if attributes else []
         yield try_build(lambda: _rebuild(module, cls, function, statement, assignments, replaced, function_name))
+
+
+def _variables_for(
+    attributes: dict[str, cst.BaseExpression],
+    outside: set[str],
+    methods: list[cst.FunctionDef],
+    prefix: str,
+    self_name: str,
+) -> tuple[dict[str, str], dict[str, cst.BaseExpression]] | None:
+    """The name each attribute is read as once the instance is gone, and the variables to assign; None when no
+    names fit.
+
+    `self.probe = probe`: reads of the attribute read the name itself, no variable needed. Other attributes
+    become variables of their own names, unless the module (`outside`: what it binds or reads outside the class)
+    or a method uses that name: then the prefix goes in front (`compiled` -> `monitor_compiled`).
+    """
+
+    aliases = {name: value.value for name, value in attributes.items() if isinstance(value, cst.Name)}
+    own = set().union(*(_names_in_use(method.params) | _names_in_use(method.body) for method in methods))
+    if set(aliases.values()) & set().union(*(_names_in_use(m.params) | _stored_targets(m.body) for m in methods)):
+        return None  # a method binds the aliased name itself
+    rest = {name: value for name, value in attributes.items() if name not in aliases}
+    taken = outside | own | set(aliases.values())
+    renamed = {name: f"{prefix}_{name}" if name in taken else name for name in rest}
+    if set(renamed.values()) & taken or len(set(renamed.values())) != len(renamed):
+        return None
+    reads_as = aliases | renamed
+    earlier = m.Attribute(value=m.Name(self_name), attr=m.Name())
+    values = {
+        renamed[name]: swap_nodes(value, {a: cst.Name(reads_as[a.attr.value]) for a in m.findall(value, earlier)})  # type: ignore[union-attr]
+        for name, value in rest.items()
+    }
+    return reads_as, values
+
+
+def _self_name(init: cst.FunctionDef | None) -> str:
+    return init.params.params[0].name.value if init is not None else "self"
 
 
 def _assignments(attributes: dict[str, cst.BaseExpression], leading_lines) -> list[cst.SimpleStatementLine]:
@@ -200,15 +228,18 @@ def _read_earlier_aliases(
     value: cst.BaseExpression, self_name: str, attributes: dict[str, cst.BaseExpression]
 ) -> cst.BaseExpression | None:
     """``value`` with ``self.NAME`` of an attribute assigned a plain name earlier read as that name
-    (``torch.compile(self.probe)`` after ``self.probe = probe``); None if it reads the instance otherwise."""
+    (``torch.compile(self.probe)`` after ``self.probe = probe``); None if it reads the instance otherwise than
+    through attributes assigned earlier."""
 
-    reads = {
-        attribute: attributes[attribute.attr.value]  # type: ignore[union-attr]
+    earlier = [
+        attribute
         for attribute in m.findall(value, m.Attribute(value=m.Name(self_name), attr=m.Name()))
-        if isinstance(attributes.get(attribute.attr.value), cst.Name)  # type: ignore[union-attr]
-    }
-    if len(reads) != len(m.findall(value, m.Name(self_name))):
+        if attribute.attr.value in attributes  # type: ignore[union-attr]
+    ]
+    if len(earlier) != len(m.findall(value, m.Name(self_name))):
         return None
+    # Reads of other attributes stay `self.NAME` until the variables are named (see `_variables_for`).
+    reads = {a: attributes[a.attr.value] for a in earlier if isinstance(attributes[a.attr.value], cst.Name)}  # type: ignore[union-attr]
     return swap_nodes(value, reads) if reads else value
 
 
@@ -291,25 +322,30 @@ def _bound_conversions(module: cst.Module) -> Iterator[cst.Module | None]:
             continue
         names = {name: (snake_case(cls.name.value) if name in _CALLED else name) for name in members}
         called = [names[name] for name in members if name in _CALLED]
+        outside = set().union(*(_names_in_use(item) for item in module.body if item is not cls)) - {variable}
+        named = _variables_for(attributes, outside | set(names.values()), list(members.values()), variable, _self_name(init))
+        if named is None:
+            continue
+        aliases, attributes = named
+        reads_as = aliases | names
         replacements: dict[cst.CSTNode, cst.CSTNode] = {}
         for access in (a.node for assignment in global_scope[variable] for a in assignment.references):
             parent = parents.get(access)
             if parent in stored:
                 break  # `bank.features = ...`: the instance is state the script changes
-            if isinstance(parent, cst.Attribute) and parent.value is access and parent.attr.value in {*attributes, *names}:
-                replacements[parent] = cst.Name(names.get(parent.attr.value, parent.attr.value))
+            if isinstance(parent, cst.Attribute) and parent.value is access and parent.attr.value in reads_as:
+                replacements[parent] = cst.Name(reads_as[parent.attr.value])
             elif called and not isinstance(parent, cst.Attribute):
                 replacements[access] = cst.Name(called[0])
             else:
                 break
         else:
-            functions = _as_functions(cls, members, names, attributes)
-            outside = set().union(*(_names_in_use(item) for item in module.body if item is not cls)) - {variable}
+            functions = _as_functions(cls, members, reads_as)
             inside = set().union(*(_names_in_use(method.params) | _names_in_use(method.body) for method in members.values()))
-            new_names = [*attributes, *names.values()]
-            if functions is None or len(set(new_names)) != len(new_names) or set(new_names) & (outside | inside):
+            function_names = list(names.values())
+            if functions is None or len(set(function_names)) != len(function_names) or set(function_names) & (outside | inside | set(attributes)):
                 continue
-            assignments = _assignments(attributes, statement.leading_lines)
+            assignments = _assignments(attributes, statement.leading_lines) if attributes else []
             yield try_build(lambda: _rebuild_bound(module, cls, functions, statement, assignments, replacements))
 
 
@@ -347,17 +383,17 @@ def _binding_statement(module: cst.Module, use: cst.CSTNode) -> cst.SimpleStatem
     return None
 
 
-def _as_functions(cls, members, names, attributes) -> list[cst.FunctionDef] | None:
+def _as_functions(cls, members, reads_as) -> list[cst.FunctionDef] | None:
     functions = []
     for method in members.values():
         self_name = method.params.params[0].name.value
         reads = _self_reads(method, self_name)
-        if reads is None or not set(reads.values()) <= {*attributes, *names}:
+        if reads is None or not set(reads.values()) <= set(reads_as):
             return None
-        body = swap_nodes(method.body, {node: cst.Name(names.get(name, name)) for node, name in reads.items()})
+        body = swap_nodes(method.body, {node: cst.Name(reads_as[name]) for node, name in reads.items()})
         functions.append(
             method.with_changes(
-                name=cst.Name(names[method.name.value]),
+                name=cst.Name(reads_as[method.name.value]),
                 params=method.params.with_changes(params=method.params.params[1:]),
                 body=body,
                 leading_lines=cls.leading_lines if not functions else (cst.EmptyLine(), cst.EmptyLine()),

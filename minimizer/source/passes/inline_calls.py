@@ -1,0 +1,208 @@
+"""Inline a helper function at its one call: `loss = distill_loss(logits, targets, 2.0)` becomes the helper's body
+(its parameters bound to the arguments) followed by `loss = <what it returned>`.
+
+Programs keep their work in helpers (`observe(weight)`, `gradients(model, batch)`) that a repro needs only once.
+The call is one more level to read, and a compiled call inside a helper with parameters is out of reach of the
+statement that states the bug at the end of the repro; inlined, the helper's lines stand where they ran, and
+later passes (unused variables, tuple splitting) take what the caller did not need.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.metadata import ClassScope, ComprehensionScope, GlobalScope, ParentNodeProvider, Scope, ScopeProvider
+
+from minimizer.source.cst_utils import distinct_candidates, metadata, replace_nodes, swap_nodes, try_build
+
+__all__ = ["inline_single_call_functions"]
+
+_DOCSTRING_LINE = m.SimpleStatementLine(body=[m.Expr(value=m.SimpleString() | m.ConcatenatedString())])
+# Between the call and its statement: a node under which the call may run zero or many times, or later.
+_CONDITIONAL = (cst.Lambda, cst.GeneratorExp, cst.ListComp, cst.SetComp, cst.DictComp, cst.IfExp, cst.BooleanOperation)
+_CALLER_STATEMENTS = (cst.Expr, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return)
+
+
+def inline_single_call_functions(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with one helper inlined at its only call, in source order.
+
+    The helper is a module-level, undecorated, synchronous function with plain parameters (no `*args`,
+    `**kwargs` or positional-only ones), no `yield`, `global` or `nonlocal`, and at most one `return`, its last
+    statement. Its name is referenced exactly once, as the function of a call with no starred arguments, which is
+    part of a simple statement (`f(x)`, `y = f(x)`, `return f(x) * 2`) in a module or function body, and not under
+    a lambda, comprehension, conditional expression or `and`/`or`. Names the helper binds must be unused where it
+    is inlined (a parameter passed a name of its own spelling and never rebound is bound already); inside a
+    function, the globals it reads must not be local there.
+    """
+
+    return distinct_candidates(module, _inlinings(module))
+
+
+def _inlinings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
+    wrapper = metadata(module)
+    scopes = wrapper.resolve(ScopeProvider)
+    parents = wrapper.resolve(ParentNodeProvider)
+    global_scope = scopes[module]
+    for function in module.body:
+        if not _inlinable_definition(function):
+            continue
+        name = function.name.value  # type: ignore[attr-defined]
+        assignments = list(global_scope.assignments[name])
+        if len(assignments) != 1 or assignments[0].node is not function:
+            continue
+        references = [access.node for access in assignments[0].references]
+        if len(references) != 1:
+            continue
+        call = parents.get(references[0])
+        if not isinstance(call, cst.Call) or call.func is not references[0]:
+            continue
+        statement, small = _enclosing_statement(call, parents)
+        if statement is None or not isinstance(parents.get(statement), (cst.Module, cst.IndentedBlock)):
+            continue
+        bound = _bind_arguments(function, call)  # type: ignore[arg-type]
+        if bound is None:
+            continue
+        helper_scope = scopes[function.body.body[0]]  # type: ignore[attr-defined]
+        caller_scope = scopes[statement]
+        reassigned = _names_the_statement_rebinds(small, call)
+        if caller_scope is None or not _fits_scope(helper_scope, caller_scope, bound, reassigned):
+            continue
+        yield try_build(lambda f=function, c=call, s=statement, sm=small, b=bound: _inline(module, f, c, s, sm, b))
+
+
+def _inlinable_definition(node: cst.CSTNode) -> bool:
+    if not isinstance(node, cst.FunctionDef) or node.decorators or node.asynchronous:
+        return False
+    params = node.params
+    if params.posonly_params or params.star_kwarg is not None or not isinstance(params.star_arg, cst.MaybeSentinel):
+        return False
+    if not isinstance(node.body, cst.IndentedBlock) or m.findall(node, m.Yield() | m.Await() | m.Global() | m.Nonlocal()):
+        return False
+    returns = [r for r in _own_nodes(node.body, cst.Return)]
+    if not returns:
+        return True
+    last = node.body.body[-1]
+    return len(returns) == 1 and m.matches(last, m.SimpleStatementLine(body=[m.Return()])) and last.body[0] is returns[0]  # type: ignore[attr-defined]
+
+
+def _own_nodes(node: cst.CSTNode, kind: type) -> Iterator[cst.CSTNode]:
+    """The nodes of `kind` under `node`, not looking inside nested functions and classes."""
+
+    for child in node.children:
+        if isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(child, kind):
+            yield child
+        yield from _own_nodes(child, kind)
+
+
+def _enclosing_statement(call: cst.Call, parents) -> tuple[Optional[cst.SimpleStatementLine], Optional[cst.CSTNode]]:
+    node: cst.CSTNode = call
+    while True:
+        parent = parents.get(node)
+        if parent is None or isinstance(parent, _CONDITIONAL) or isinstance(parent, cst.BaseCompoundStatement):
+            return None, None
+        if isinstance(parent, _CALLER_STATEMENTS):
+            line = parents.get(parent)
+            if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
+                return line, parent
+            return None, None
+        node = parent
+
+
+def _bind_arguments(function: cst.FunctionDef, call: cst.Call) -> Optional[dict[str, cst.BaseExpression]]:
+    """Each parameter's value at this call (argument or default), or None if the call cannot bind."""
+
+    params = [*function.params.params, *function.params.kwonly_params]
+    positional = list(function.params.params)
+    bound: dict[str, cst.BaseExpression] = {}
+    for index, arg in enumerate(call.args):
+        if arg.star:
+            return None
+        if arg.keyword is None:
+            if index >= len(positional):
+                return None
+            bound[positional[index].name.value] = arg.value
+        else:
+            if arg.keyword.value in bound or arg.keyword.value not in {p.name.value for p in params}:
+                return None
+            bound[arg.keyword.value] = arg.value
+    for param in params:
+        if param.name.value not in bound:
+            if param.default is None:
+                return None
+            bound[param.name.value] = param.default
+    return bound
+
+
+def _names_the_statement_rebinds(small: cst.CSTNode, call: cst.Call) -> set[str]:
+    """The plain names `small` assigns whose old value it does not read outside `call`: whatever the inlined
+    body leaves in them is overwritten before anyone reads it (`eager, compiled = observe(w)` where `observe` has a
+    local `eager`)."""
+
+    if not isinstance(small, (cst.Assign, cst.AnnAssign)) or small.value is None:
+        return set()
+    targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+    names = set()
+    for target in targets:
+        parts = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+        names |= {part.value for part in parts if isinstance(part, cst.Name)}
+    outside = {n.value for n in m.findall(swap_nodes(small.value, {call: cst.Name("None")}), m.Name())}  # type: ignore[union-attr]
+    return names - outside
+
+
+def _fits_scope(helper: Scope, caller: Scope, bound: dict[str, cst.BaseExpression], reassigned: set[str]) -> bool:
+    if isinstance(caller, (ClassScope, ComprehensionScope)):
+        return False
+    helper_locals = {assignment.name for assignment in helper.assignments}
+    for name in helper_locals:
+        if _already_bound(name, bound, helper) or name in reassigned:
+            continue
+        if caller.assignments[name] or caller.accesses[name]:
+            return False
+    if isinstance(caller, GlobalScope):
+        return True
+    # Inside a function, a global the helper reads must not be shadowed by a local of the caller.
+    read = {access.node.value for access in helper.accesses if isinstance(access.node, cst.Name)}
+    return not any(caller.assignments[name] for name in read - helper_locals)
+
+
+def _already_bound(name: str, bound: dict[str, cst.BaseExpression], helper: Scope) -> bool:
+    """A parameter passed the caller's variable of the same name, and never rebound in the helper."""
+
+    value = bound.get(name)
+    return m.matches(value, m.Name(name)) and len(list(helper.assignments[name])) == 1
+
+
+def _inline(
+    module: cst.Module,
+    function: cst.FunctionDef,
+    call: cst.Call,
+    statement: cst.SimpleStatementLine,
+    small: cst.CSTNode,
+    bound: dict[str, cst.BaseExpression],
+) -> cst.Module:
+    body = list(function.body.body)  # type: ignore[attr-defined]
+    if body and m.matches(body[0], _DOCSTRING_LINE):
+        body = body[1:]
+    returned: cst.BaseExpression = cst.Name("None")
+    if body and m.matches(body[-1], m.SimpleStatementLine(body=[m.Return()])):
+        value = body.pop().body[0].value  # type: ignore[attr-defined]
+        returned = value if value is not None else returned
+    bindings = [
+        cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=value)])
+        for name, value in bound.items()
+        if not m.matches(value, m.Name(name))
+    ]
+    if isinstance(small, cst.Expr) and small.value is call:
+        # The call's value was dropped; what it returned goes too, unless it does something.
+        tail = [] if m.matches(returned, m.Name() | m.BaseString() | m.Integer() | m.Float()) else [statement.with_changes(body=[small.with_changes(value=returned)])]
+    else:
+        tail = [swap_nodes(statement, {call: returned})]
+    lines = [line.with_changes(leading_lines=()) for line in [*bindings, *body, *tail]]
+    if lines:  # the blank lines and comments above the call now stand above what replaces it
+        lines[0] = lines[0].with_changes(leading_lines=statement.leading_lines)
+    replacement = cst.FlattenSentinel(lines) if lines else cst.RemovalSentinel.REMOVE
+    return replace_nodes(module, {function: cst.RemovalSentinel.REMOVE, statement: replacement})

@@ -1,0 +1,57 @@
+import libcst as cst
+
+from minimizer.source.passes.inline_calls import inline_single_call_functions
+
+
+def codes(source):
+    # Blank lines the removed definition leaves are the layout's business (see minimizer.source.layout).
+    return [candidate.code.lstrip("\n") for candidate in inline_single_call_functions(cst.parse_module(source))]
+
+
+def test_a_helper_called_once_is_replaced_by_its_body_with_parameters_bound():
+    source = '''import torch
+
+
+def observe(weight, scale=2):
+    """Eager and compiled."""
+    eager = probe(weight)
+    return eager * scale, compiled_probe(weight)
+
+
+eager, compiled = observe(torch.ones(2))
+'''
+    assert codes(source) == [
+        "import torch\n\n\nweight = torch.ones(2)\nscale = 2\neager = probe(weight)\n"
+        "eager, compiled = eager * scale, compiled_probe(weight)\n"
+    ]
+
+
+def test_a_parameter_passed_its_own_name_needs_no_binding_and_a_dropped_result_goes():
+    source = "def step(model, x):\n    model(x).sum().backward()\n    return x\n\n\nstep(model, inputs)\n"
+    assert codes(source) == ["x = inputs\nmodel(x).sum().backward()\n"]
+
+
+def test_inlined_into_the_function_that_calls_it():
+    source = (
+        "def loss_of(logits, t):\n    probs = logits.softmax(-1)\n    return ce(probs, t)\n\n\n"
+        "def train(model, x, t):\n    loss = loss_of(model(x), t)\n    loss.backward()\n"
+    )
+    assert codes(source) == [
+        "def train(model, x, t):\n    logits = model(x)\n    probs = logits.softmax(-1)\n    loss = ce(probs, t)\n    loss.backward()\n"
+    ]
+
+
+def test_helpers_that_cannot_be_inlined_as_written_stay():
+    sources = [
+        "def f(x):\n    return x + 1\n\n\na = f(1)\nb = f(2)\n",  # called twice
+        "def f(x):\n    if x:\n        return 1\n    return 2\n\n\na = f(1)\n",  # two returns
+        "def f(x):\n    yield x\n\n\na = f(1)\n",  # a generator
+        "def f(*xs):\n    return xs\n\n\na = f(1)\n",  # star parameters
+        "def f(x):\n    y = x\n    return y\n\n\ny = 3\na = f(1)\nprint(y)\n",  # its local would clobber the caller's
+        "def f(x):\n    return x\n\n\na = c and f(1)\n",  # may not run
+        "def f(x):\n    return x\n\n\na = [f(i) for i in range(3)]\n",  # runs many times
+        "@cache\ndef f(x):\n    return x\n\n\na = f(1)\n",  # decorated
+        "def f(x):\n    return w * x\n\n\ndef g():\n    w = 2\n    return f(1)\n",  # its global is local there
+    ]
+    for source in sources:
+        assert codes(source) == [], source
