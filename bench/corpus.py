@@ -11,9 +11,12 @@ a venv of its torch release, with the project installed there:
 For each case it writes tokens, oracle calls and seconds, and the same-bug checks of the output, to
 ``bench/results/<date>-corpus-<host>.json``:
 
-- ``fails``: ``python out.py`` (beside the case's other files) fails as the original does (same exception type);
+- ``fails``: ``python out.py`` (beside the case's other files) fails as the original or the hand-minimal repro
+  does (same exception type);
 - ``identity_passes``: with ``torch.compile`` replaced by the identity, ``out.py`` exits 0 (cases whose bug is
   the compiler's; a Triton-kernel case has no compile);
+- ``identity_fails_earlier``: for a compiled call that runs where eager raises, the repro calls eager after it;
+  with the identity, the compiled call itself raises, on an earlier line;
 - ``passes_on``: ``out.py`` exits 0 on the release named in ``case.json`` (the fix, or before a regression).
 
 The tool is never told which case it runs: it gets the program, as a user would give it.
@@ -24,6 +27,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import re
 import shutil
 import socket
 import statistics
@@ -122,20 +126,31 @@ def create_venv(version: str) -> str:
     return str(python)
 
 
-def fails_like(python: str, folder: Path, script: str, wanted_type: str | None) -> tuple[bool, str | None]:
+def fails_like(python: str, folder: Path, script: str, wanted_types: set[str]) -> tuple[bool, str | None]:
     run = run_plain((folder / script).read_text(), script, str(folder), Limits(timeout=CHECK_TIMEOUT), python=python)
     failure_type = run.failure.split(":", 1)[0] if run.failure else None
-    return run.fails and (wanted_type is None or failure_type == wanted_type), run.failure
+    return run.fails and (not wanted_types or failure_type in wanted_types), run.failure
+
+
+def failing_line(python: str, folder: Path, script: str, identity: bool = False) -> int | None:
+    """The line of ``script`` where its run raised (the innermost frame in it), or None if it did not."""
+
+    run = _run(python, folder, script, identity)
+    frames = re.findall(rf'File "[^"]*{re.escape(script)}", line (\d+)', run.stderr_tail)
+    return int(frames[-1]) if run.fails and frames else None
 
 
 def exits_zero(python: str, folder: Path, script: str, identity: bool = False) -> bool:
+    return _run(python, folder, script, identity).returncode == 0
+
+
+def _run(python: str, folder: Path, script: str, identity: bool):
     source = (folder / script).read_text()
     if identity:
         name = "_identity_run.py"
         (folder / name).write_text(IDENTITY_WRAPPER.format(script=str(folder / script)))
         source, script = (folder / name).read_text(), name
-    run = run_plain(source, script, str(folder), Limits(timeout=CHECK_TIMEOUT), python=python)
-    return run.returncode == 0
+    return run_plain(source, script, str(folder), Limits(timeout=CHECK_TIMEOUT), python=python)
 
 
 def run_case(name: str, pythons: dict[str, str], args: argparse.Namespace) -> CaseResult:
@@ -158,8 +173,13 @@ def run_case(name: str, pythons: dict[str, str], args: argparse.Namespace) -> Ca
     try:
         work = scratch / "case"
         shutil.copytree(case_dir, work, ignore=shutil.ignore_patterns("hand.py", "case.json", "__pycache__"))
-        _, original_failure = fails_like(python, work, "program.py", None)
-        wanted_type = original_failure.split(":", 1)[0] if original_failure else None
+        # The output fails as the original does, or as the hand-minimal repro does (which states the bug directly
+        # where the program checks it in its own way, e.g. catches eager's error and asserts on the outcomes).
+        shutil.copy(case_dir / "hand.py", work / "hand.py")
+        wanted_types = set()
+        for script in ("program.py", "hand.py"):
+            _, failure = fails_like(python, work, script, set())
+            wanted_types |= {failure.split(":", 1)[0]} if failure else set()
         report = scratch / "report.json"
         command = [python, "-m", "minimizer", "reduce", "program.py", "-o", str(scratch / "out.py"), "-q"]
         command += ["--report", str(report), "-j", str(args.jobs)]
@@ -179,9 +199,14 @@ def run_case(name: str, pythons: dict[str, str], args: argparse.Namespace) -> Ca
         result.output, result.output_tokens = output, measure(output).tokens
         result.ratio = round(result.output_tokens / result.hand_tokens, 2)
         shutil.copy(scratch / "out.py", work / "out.py")
-        result.checks["fails"], _ = fails_like(python, work, "out.py", wanted_type)
+        result.checks["fails"], _ = fails_like(python, work, "out.py", wanted_types)
         if meta.get("identity_passes"):
             result.checks["identity_passes"] = exits_zero(python, work, "out.py", identity=True)
+        if meta.get("identity_fails_earlier"):
+            # Eager raises where the compiled call does not: with torch.compile as the identity, the compiled
+            # call itself raises, before the line that fails with the compiler.
+            compiled, identity = (failing_line(python, work, "out.py", identity=flag) for flag in (False, True))
+            result.checks["identity_fails_earlier"] = None not in (compiled, identity) and identity < compiled
         passes_on = meta.get("passes_on")
         if passes_on:
             other = pythons.get(passes_on)
