@@ -182,10 +182,19 @@ def bind_names(expression: NodeT, values: Mapping[str, cst.BaseExpression]) -> N
     defaults); None when the expression binds names of its own (a lambda, a comprehension) and one would be
     replaced, since the replacement could land under a binding of the same name."""
 
-    found = {node: values[node.value] for node in m.findall(expression, m.Name()) if node.value in values}  # type: ignore[union-attr]
+    found = {node: values[node.value] for node in _variable_names(expression) if node.value in values}
     if found and m.findall(expression, _BINDS_NAMES):
         return None
     return swap_nodes(expression, found)
+
+
+def _variable_names(node: cst.CSTNode) -> list[cst.Name]:
+    """The names in ``node`` that are variables: not the attribute of ``x.attr`` nor the keyword of ``f(k=v)``."""
+
+    not_variables = {a.attr for a in m.findall(node, m.Attribute())} | {
+        a.keyword for a in m.findall(node, m.Arg(keyword=m.Name()))  # type: ignore[union-attr]
+    }
+    return [name for name in m.findall(node, m.Name()) if name not in not_variables]  # type: ignore[misc]
 
 
 def try_build(build: Callable[[], cst.Module]) -> Optional[cst.Module]:

@@ -180,3 +180,12 @@ def test_a_bound_instance_reads_an_earlier_attribute_and_its_taken_names_get_the
     assert "def request(batch):\n    return torch.randn(batch, config.features)" in converted
     assert "model = torch.nn.Linear(config.features, 1)\nservice_compiled = torch.compile(model)\n" in converted
     assert converted.endswith("out = service_compiled(request(2))\n")
+
+
+def test_an_instance_built_to_read_one_attribute_becomes_that_attribute_value():
+    code = (
+        "import torch\n\n\nclass Batch:\n    def __init__(self, n):\n        self.n = n\n"
+        "        self.inputs = torch.randn(self.n) + 1\n\n\ny = Batch(3).inputs * 2\n"
+    )
+    converted = candidates(code)
+    assert any("class" not in c and c.endswith("y = (torch.randn(3) + 1) * 2\n") for c in converted), converted

@@ -6,6 +6,7 @@ keeps the token count but makes the repro smaller to run and read, goes last. Fr
 scheduler orders passes by what they removed per proposal so far.
 """
 
+from minimizer.source.passes.aliases import remove_name_aliases
 from minimizer.source.passes.arguments import delete_arguments
 from minimizer.source.passes.bypass import bypass_attributes, bypass_operators, remove_layers
 from minimizer.source.passes.configs import inline_argument_defaults, inline_config_defaults
@@ -43,6 +44,7 @@ SOURCE_PASSES = [
     inline_config_defaults,
     inline_argument_defaults,
     split_tuple_assignments,
+    remove_name_aliases,
     delete_statements,
     keep_effects_of_unused_assignments,
     bypass_wrapper_functions,

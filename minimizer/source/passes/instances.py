@@ -16,7 +16,7 @@ import libcst.matchers as m
 
 from libcst.metadata import ParentNodeProvider, ScopeProvider
 
-from minimizer.source.cst_utils import bind_names, distinct_candidates, metadata, swap_nodes, try_build
+from minimizer.source.cst_utils import bind_names, distinct_candidates, metadata, replace_nodes, swap_nodes, try_build
 from minimizer.source.passes.modules import SUPER_INIT, snake_case, top_level_classes
 
 __all__ = ["single_instances_to_functions"]
@@ -41,9 +41,13 @@ def single_instances_to_functions(module: cst.Module) -> Iterator[cst.Module]:
     methods and constructor arguments (names or literals, bound to the parameters) when every use of the name
     reads a member: `bank.features` -> `features`, `bank.snapshot()` -> `snapshot()`, `bank(x)` -> the called
     method's function; the assignment becomes the attributes' assignments.
+
+    A class with only an `__init__`, built once to read one attribute (`Batch(config).inputs`), becomes the
+    expression that attribute was assigned (the constructor's arguments bound in).
     """
 
-    return distinct_candidates(module, itertools.chain(_conversions(module), _bound_conversions(module)))
+    conversions = itertools.chain(_conversions(module), _bound_conversions(module), _temporary_reads(module))
+    return distinct_candidates(module, conversions)
 
 
 def _conversions(module: cst.Module) -> Iterator[cst.Module | None]:
@@ -117,6 +121,47 @@ def _variables_for(
         for name, value in rest.items()
     }
     return reads_as, values
+
+
+def _temporary_reads(module: cst.Module) -> Iterator[cst.Module | None]:
+    parents = metadata(module).resolve(ParentNodeProvider)
+    for cls, uses, _ in top_level_classes(module):
+        inits = [item for item in cls.body.body if isinstance(item, cst.FunctionDef)]
+        if len(uses) != 1 or len(inits) != 1 or inits[0].name.value != "__init__" or _init_and_methods(cls) is not None:
+            continue
+        if any(not isinstance(item, cst.FunctionDef) and not m.matches(item, _DOCSTRING_OR_PASS) for item in cls.body.body):
+            continue
+        call = parents.get(uses[0])
+        read = parents.get(call)
+        if not isinstance(call, cst.Call) or call.func is not uses[0] or not isinstance(read, cst.Attribute):
+            continue
+        if read.value is not call:
+            continue
+        attributes = _attributes(inits[0], call.args)
+        if not attributes or read.attr.value not in attributes:
+            continue
+        earlier = m.Attribute(value=m.Name(_self_name(inits[0])), attr=m.Name())
+        resolved: dict[str, cst.BaseExpression] = {}
+        for name, value in attributes.items():
+            reads = {a: resolved[a.attr.value] for a in m.findall(value, earlier)}  # type: ignore[union-attr]
+            resolved[name] = _parenthesized(swap_nodes(value, reads))
+        replacements = {read: resolved[read.attr.value], cls: cst.RemovalSentinel.REMOVE}
+        yield try_build(lambda r=replacements: replace_nodes(module, r))
+
+
+_DOCSTRING_OR_PASS = m.SimpleStatementLine(body=[m.Pass() | m.Expr(value=m.SimpleString())])
+_ATOM = (
+    m.Name() | m.Attribute() | m.Call() | m.Subscript() | m.Integer() | m.Float() | m.Imaginary() | m.SimpleString()
+    | m.List() | m.Dict()
+)
+
+
+def _parenthesized(value: cst.BaseExpression) -> cst.BaseExpression:
+    """``value``, in parentheses unless it is an atom (it replaces an attribute read, which binds tightest)."""
+
+    if m.matches(value, _ATOM) or value.lpar:
+        return value
+    return value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
 def _self_name(init: cst.FunctionDef | None) -> str:

@@ -1,0 +1,55 @@
+"""Remove a second name for the same thing: `model = phase_features` then `torch.compile(model)(x), model(x)`.
+
+Flattening classes and wrappers leaves such aliases behind (`fn = compiled`, `offset = global_offset`). A name
+read once is inlined by `inline_single_use_variables`; an alias read several times needs its reads renamed.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.metadata import GlobalScope, ScopeProvider
+
+from minimizer.source.cst_utils import distinct_candidates, metadata, replace_nodes, try_build
+
+__all__ = ["remove_name_aliases"]
+
+_ALIAS = m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(target=m.Name())], value=m.Name())])
+
+
+def remove_name_aliases(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with one module-level `A = B` removed and every read of `A` reading `B`, in source order.
+
+    Both names are bound exactly once at module level (so `B` is what it was when `A` was bound, everywhere `A`
+    is read), and no scope that reads `A` binds a `B` of its own.
+    """
+
+    return distinct_candidates(module, _removals(module))
+
+
+def _removals(module: cst.Module) -> Iterator[cst.Module | None]:
+    scopes = metadata(module).resolve(ScopeProvider)
+    global_scope = scopes[module]
+    for statement in module.body:
+        if not m.matches(statement, _ALIAS):
+            continue
+        assign = statement.body[0]  # type: ignore[attr-defined]
+        alias, original = assign.targets[0].target.value, assign.value.value
+        if alias == original or len(global_scope.assignments[alias]) != 1 or len(global_scope.assignments[original]) != 1:
+            continue
+        reads = [access.node for access in next(iter(global_scope.assignments[alias])).references]
+        if any(_binds_below_module(scopes[node], original) for node in reads):
+            continue
+        replacements: dict = {node: cst.Name(original) for node in reads}
+        replacements[statement] = cst.RemovalSentinel.REMOVE
+        yield try_build(lambda r=replacements: replace_nodes(module, r))
+
+
+def _binds_below_module(scope, name: str) -> bool:
+    while scope is not None and not isinstance(scope, GlobalScope):
+        if scope.assignments[name]:
+            return True
+        scope = scope.parent
+    return False

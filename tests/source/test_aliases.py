@@ -1,0 +1,22 @@
+import libcst as cst
+
+from minimizer.source.passes.aliases import remove_name_aliases
+
+
+def codes(source):
+    return [candidate.code for candidate in remove_name_aliases(cst.parse_module(source))]
+
+
+def test_an_alias_read_several_times_reads_the_original():
+    source = "def f(x):\n    return x\n\n\nmodel = f\ny = torch.compile(model)(1), model(1)\n"
+    (code,) = codes(source)
+    assert "model" not in code and code.endswith("y = torch.compile(f)(1), f(1)\n")  # blank lines: the layout's
+
+
+def test_aliases_of_rebound_or_shadowed_names_stay():
+    for source in [
+        "a = 1\nb = a\na = 2\nprint(b)\n",  # the original is rebound: b keeps the old value
+        "a = 1\nb = a\nb = 3\nprint(b)\n",  # the alias is rebound
+        "a = 1\nb = a\n\n\ndef g(a):\n    return b\n",  # read where `a` is a parameter
+    ]:
+        assert codes(source) == [], source
