@@ -17,7 +17,8 @@ class ExceptionInfo:
 
     ``type`` is the qualified class name (``RuntimeError``, ``torch._dynamo.exc.BackendCompilerFailed``),
     ``assert_text`` the source of the failing ``assert`` test when the exception is an assertion from the
-    script, ``stage`` the compiler stage it arose in when that can be told (see ``oracles.stages``).
+    script, ``stage`` the compiler stage it arose in when that can be told (see ``oracles.stages``),
+    ``operands`` what the assert's test read, where that names what failed.
     """
 
     type: str
@@ -25,6 +26,9 @@ class ExceptionInfo:
     assert_text: str | None = None
     stage: str | None = None
     traceback_tail: str = ""
+    # For a failed assert of the script: the names its test reads whose values say *what* failed (strings and
+    # collections of strings, such as the losses a parity check found mismatched), as ``name=value``.
+    operands: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -33,6 +37,7 @@ class ExceptionInfo:
             "assert_text": self.assert_text,
             "stage": self.stage,
             "traceback_tail": self.traceback_tail,
+            "operands": self.operands,
         }
 
     @classmethod

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import traceback
 from pathlib import Path
+from types import FrameType
 
 from oracles.api import ExceptionInfo
 from oracles.stages import stage_of
@@ -18,28 +19,73 @@ def exception_info(exc: BaseException, script_path: str | None = None) -> Except
     cls = type(exc)
     # Named as Python's own traceback names it (the script's classes run as __main__ without a module).
     name = cls.__qualname__ if cls.__module__ in ("builtins", "__main__") else f"{cls.__module__}.{cls.__qualname__}"
-    assert_text = _assert_text(exc, script_path) if isinstance(exc, AssertionError) else None
+    assert_text = operands = None
+    if isinstance(exc, AssertionError) and script_path is not None:
+        frame, lineno = _last_frame_in(exc, Path(script_path))
+        test = _assert_test_node(Path(script_path), lineno) if frame is not None else None
+        if test is not None:
+            assert_text, operands = ast.unparse(test), _operands(test, frame)
     tail = "".join(traceback.format_exception(exc))[-_TAIL_CHARS:]
-    return ExceptionInfo(type=name, message=str(exc), assert_text=assert_text, stage=stage_of(exc), traceback_tail=tail)
+    return ExceptionInfo(
+        type=name, message=str(exc), assert_text=assert_text, stage=stage_of(exc), traceback_tail=tail, operands=operands
+    )
 
 
-def _assert_text(exc: BaseException, script_path: str | None) -> str | None:
-    if script_path is None:
-        return None
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename) == Path(script_path)]
-    if not frames or frames[-1].lineno is None:
-        return None
-    return assert_test_at(Path(script_path), frames[-1].lineno)
+def _last_frame_in(exc: BaseException, script: Path) -> tuple[FrameType | None, int]:
+    found: tuple[FrameType | None, int] = (None, 0)
+    tb = exc.__traceback__
+    while tb is not None:
+        if Path(tb.tb_frame.f_code.co_filename) == script:
+            found = (tb.tb_frame, tb.tb_lineno)
+        tb = tb.tb_next
+    return found
 
 
 def assert_test_at(script: Path, lineno: int) -> str | None:
     """The source of the test of the ``assert`` statement of ``script`` that spans line ``lineno``."""
 
+    test = _assert_test_node(script, lineno)
+    return ast.unparse(test) if test is not None else None
+
+
+def _assert_test_node(script: Path, lineno: int) -> ast.expr | None:
     try:
         tree = ast.parse(script.read_text())
     except (OSError, SyntaxError):
         return None
     for node in ast.walk(tree):
         if isinstance(node, ast.Assert) and node.lineno <= lineno <= (node.end_lineno or node.lineno):
-            return ast.unparse(node.test)
+            return node.test
+    return None
+
+
+_MISSING = object()
+_OPERANDS_CHARS = 300
+
+
+def _operands(test: ast.expr, frame: FrameType) -> str | None:
+    """``name=value`` for each name the test reads whose value names what failed: a string, or a collection of
+    strings (a dict by its keys). Numbers and tensors say how far apart things are, which a reduction changes;
+    names (of the losses, layers or ops a check found wrong) say which thing, which it must not."""
+
+    # A name read only to take something from it (`info["attached"]`, `report.ok`, `check(x)`) is not an operand.
+    containers = {
+        id(n.value) for n in ast.walk(test) if isinstance(n, (ast.Subscript, ast.Attribute))
+    } | {id(n.func) for n in ast.walk(test) if isinstance(n, ast.Call)}
+    described = []
+    for name in sorted({n.id for n in ast.walk(test) if isinstance(n, ast.Name) and id(n) not in containers}):
+        value = frame.f_locals.get(name, frame.f_globals.get(name, _MISSING))
+        text = _naming_value(value)
+        if text is not None:
+            described.append(f"{name}={text}")
+    return "; ".join(described)[:_OPERANDS_CHARS] or None
+
+
+def _naming_value(value: object) -> str | None:
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, dict):
+        value = list(value)
+    if isinstance(value, (list, tuple, set, frozenset)) and value and all(isinstance(v, str) for v in value):
+        return repr(sorted(set(value)))
     return None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from oracles.api import NEEDS_EAGER_RERUN, NEEDS_KERNELS, RecordedRun, Verdict, oracle
-from oracles.signature import exception_signature
+from oracles.signature import exception_signature, normalize_message
 
 
 @oracle("script", needs={NEEDS_EAGER_RERUN, NEEDS_KERNELS})
@@ -15,6 +15,11 @@ def script(run: RecordedRun) -> Verdict:
     compiler bug; ``--oracle auto`` refuses to pin it, an explicit ``--oracle script`` reduces it anyway). A
     candidate that changes which, or no longer compiles anything, shows a different signature.
 
+    A failed assert whose test reads names of what failed (``assert not mismatched``, with ``mismatched ==
+    ["focal"]``) carries them (``[operands: mismatched=['focal']]``): a parity check that collects mismatches
+    and asserts once fails with the same message for every one of them, and a candidate where another loss
+    mismatches is another bug.
+
     The Triton kernels of the script that ran before the failure are part of the signature too: an assert that
     compares a kernel's output fails just as well when the kernel no longer runs (the output then holds
     whatever ``torch.empty`` gave), and that is not the same bug.
@@ -23,7 +28,9 @@ def script(run: RecordedRun) -> Verdict:
     if run.exception is None:
         return Verdict(False, detail="the script ran to the end")
     failure = exception_signature(run.exception)
-    signature = failure + (f" [kernels: {', '.join(sorted(run.kernels))}]" if run.kernels else "")
+    operands = normalize_message(run.exception.operands) if run.exception.operands else ""
+    signature = failure + (f" [operands: {operands}]" if operands else "")
+    signature += f" [kernels: {', '.join(sorted(run.kernels))}]" if run.kernels else ""
     message = run.exception.message.strip()
     detail = message.splitlines()[0][:200] if message else ""
     if not run.used_compile:

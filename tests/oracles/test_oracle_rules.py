@@ -229,3 +229,12 @@ def test_script_candidate_that_dropped_compile_shows_a_different_signature():
     with_compile = script(RecordedRun(exception=_ASSERT, used_compile=True, eager_rerun_done=True))
     without = script(RecordedRun(exception=_ASSERT))
     assert with_compile.signature != without.signature
+
+
+def test_script_signature_tells_apart_asserts_that_differ_only_in_what_failed():
+    def signature(operands):
+        failure = ExceptionInfo("AssertionError", "losses differ", assert_text="not mismatched", operands=operands)
+        return script(RecordedRun(exception=failure, used_compile=True, eager_rerun_done=True)).signature
+
+    assert "[operands: mismatched=['focal']]" in signature("mismatched=['focal']")
+    assert signature("mismatched=['focal']") != signature("mismatched=['kl']")
