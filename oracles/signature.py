@@ -31,10 +31,14 @@ _SHAPE = re.compile(r"(?<![\w.])[\[(]\s*(?:-?\d+|N|s\d+)(?:\s*,\s*(?:-?\d+|N|s\d
 # Digits inside words too: generated names (buf3, arg0_1, 8x64) change as the script shrinks.
 _NUMBER = re.compile(r"(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 _SPACE = re.compile(r"\s+")
+# In a tensor's repr, how it was made (`grad_fn=<GeluBackward0>`, `requires_grad=True`): an operand's history,
+# which changes when the reduction removes the layers before the op that fails.
+_TENSOR_HISTORY = re.compile(r",\s*(?:grad_fn=<[^>]*>|requires_grad=(?:True|False))")
 
 
 def normalize_message(message: str) -> str:
-    """Return ``message`` with paths, addresses, line numbers, shapes and numbers replaced by placeholders.
+    """Return ``message`` with paths, addresses, line numbers, shapes and numbers replaced by placeholders, and
+    tensors' autograd history left out of their reprs.
 
     Only the lines before torch's advice boilerplate are kept; whitespace is collapsed and lines are joined
     with `` | ``.
@@ -48,6 +52,7 @@ def normalize_message(message: str) -> str:
         if stripped:
             kept.append(stripped)
     text = " | ".join(kept)
+    text = _TENSOR_HISTORY.sub("", text)
     text = _HEX.sub("0x?", text)
     text = _PATH.sub("<path>", text)
     text = _LINE.sub("line ?", text)

@@ -93,3 +93,13 @@ def test_a_config_built_once_with_literal_keywords_reads_as_built():
     assert candidates(twice) == []
     computed = SCRIPT.replace("config = TrainConfig()", "config = TrainConfig(width=n)")
     assert candidates(computed) == []
+
+
+def test_a_config_built_to_read_one_field_reads_its_default():
+    import libcst as cst
+
+    from minimizer.source.passes.configs import inline_config_defaults
+
+    source = "from dataclasses import dataclass\n\n\n@dataclass\nclass Config:\n    eps: float = 1e-6\n\n\nnorm = RMSNorm(Config().eps)\n"
+    (first, *_) = [c.code for c in inline_config_defaults(cst.parse_module(source))]
+    assert first.endswith("norm = RMSNorm(1e-6)\n")

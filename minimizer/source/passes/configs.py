@@ -28,7 +28,7 @@ def inline_config_defaults(module: cst.Module) -> Iterator[cst.Module]:
     A config class is a module-level `@dataclass` whose fields all have a literal (or dotted-name) default and
     that is only ever constructed without arguments (`Cfg()`), or once with literal keyword arguments
     (`Cfg(steps=1)`: those fields read as the values given); a read is `NAME.field` where `NAME` is bound to
-    `Cfg()` or is a parameter annotated `Cfg`. Nothing is replaced for a field that is ever assigned
+    `Cfg()` or is a parameter annotated `Cfg`, or `Cfg().field`. Nothing is replaced for a field that is ever assigned
     (`cfg.width = 8`) anywhere in the script.
     """
 
@@ -49,6 +49,10 @@ def _inlinings(module: cst.Module) -> Iterator[cst.Module | None]:
             if attribute.value.value in holders and attribute.attr.value in defaults:  # type: ignore[union-attr]
                 if attribute.attr.value not in assigned:  # type: ignore[union-attr]
                     reads.setdefault(attribute.attr.value, []).append(attribute)  # type: ignore[union-attr]
+        # A config built only to read one field: `RMSNorm(Config().eps)`.
+        for attribute in m.findall(module, m.Attribute(value=m.Call(func=m.Name(cls.name.value)), attr=m.Name())):
+            if attribute.attr.value in defaults and attribute.attr.value not in assigned:  # type: ignore[union-attr]
+                reads.setdefault(attribute.attr.value, []).append(attribute)  # type: ignore[union-attr]
         if not reads:
             continue
         yield from _all_reads_then_each(module, reads, defaults)
