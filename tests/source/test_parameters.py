@@ -142,3 +142,32 @@ def test_a_base_class_keeps_its_constructor():
         "c = Child(1)\n"
     )
     assert list(remove_unused_parameters(cst.parse_module(code))) == []
+
+
+CUSTOM_OP = '''import torch
+
+
+@torch.library.custom_op("corpus::scale", mutates_args=())
+def scale(x: torch.Tensor, eps: float) -> torch.Tensor:
+    return x * 2
+
+
+@scale.register_fake
+def _(x, eps):
+    return x.new_empty(x.shape[:-1])
+
+
+y = scale(torch.ones(1, 1), 1e-6)
+'''
+
+
+def test_a_custom_op_loses_a_parameter_nothing_registered_for_it_reads():
+    import libcst as cst
+
+    from minimizer.source.passes.parameters import remove_unused_parameters
+
+    (code,) = [c.code for c in remove_unused_parameters(cst.parse_module(CUSTOM_OP))]
+    assert "def scale(x: torch.Tensor) -> torch.Tensor:" in code and "def _(x):" in code
+    assert code.endswith("y = scale(torch.ones(1, 1))\n")
+    fake_reads_it = CUSTOM_OP.replace("x.shape[:-1]", "x.shape[:-1] if eps else x.shape")
+    assert [c.code for c in remove_unused_parameters(cst.parse_module(fake_reads_it))] == []

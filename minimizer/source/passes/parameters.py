@@ -4,9 +4,10 @@ After other passes have emptied a function, its signature still asks every calle
 (`def rotate(v, points): return skew(v).T`), and those arguments keep their own definitions alive. A parameter
 goes only when every call site can be matched: calls by name (`f(a, b)`), calls through `torch.compile(f)`
 (`torch.compile(f)(a, b)`, `g = torch.compile(f); g(a, b)`), launches of a `@triton.jit` kernel
-(`kernel[grid](a, b, BLOCK=4)`), and for methods calls by attribute (`obj.m(a)`). A function referenced in
-any other way (passed as a value, decorated by anything else) keeps its signature, because we cannot see how
-it is called.
+(`kernel[grid](a, b, BLOCK=4)`), and for methods calls by attribute (`obj.m(a)`). A `torch.library`
+custom op loses a parameter that neither it nor its registered fake or kernels read, in all of them at once. A
+function referenced in any other way (passed as a value, decorated by anything else) keeps its signature,
+because we cannot see how it is called.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ _TRITON_JIT = m.Attribute(value=m.Name("triton"), attr=m.Name("jit"))
 _SIGNATURE_KEEPING_DECORATOR = m.Decorator(
     decorator=_COMPILE_FUNC | m.Call(func=_COMPILE_FUNC) | _TRITON_JIT | m.Call(func=_TRITON_JIT)
 )
+# `@torch.library.custom_op("ns::name", ...)`: torch calls the functions registered for the op with its arguments.
+_CUSTOM_OP = m.Attribute(attr=m.Name("custom_op")) | m.Name("custom_op")
 # Methods the framework calls for us (`m(x)` runs `forward`); their call sites are not in the script.
 _FRAMEWORK_METHODS = frozenset({"forward", "backward", "setup_context", "jvp", "vmap"})
 
@@ -60,6 +63,10 @@ def _removals(module: cst.Module) -> Iterator[Optional[cst.Module]]:
             continue
         for param in _unread_parameters(function, first_removable, scopes):
             yield try_build(lambda: _remove_parameter(module, function, param, call_sites))
+    for op, companions, call_sites in _custom_ops(module, scopes, parents):
+        for index in _unread_positions(op, scopes):
+            if all(index < len(c.params.params) and index in _unread_positions(c, scopes) for c in companions):
+                yield try_build(lambda i=index: _remove_op_parameter(module, op, companions, i, call_sites))
 
 
 def _functions(module: cst.Module, scopes, parents):
@@ -73,6 +80,62 @@ def _functions(module: cst.Module, scopes, parents):
                     yield method, 1, _constructor_call_sites(statement, method, scopes, parents)
                 elif m.matches(method, m.FunctionDef()):
                     yield method, 1, _method_call_sites(module, statement, method)
+
+
+def _custom_ops(module: cst.Module, scopes, parents):
+    """A `torch.library.custom_op` function with the functions registered for it (`@op.register_fake`,
+    `@op.register_kernel(...)`, which torch calls with the op's arguments) and its call sites; only where every
+    reference to the op is one of those."""
+
+    for function in module.body:
+        if not m.matches(function, m.FunctionDef()) or len(function.decorators) != 1:
+            continue
+        if not m.matches(function.decorators[0].decorator, m.Call(func=_CUSTOM_OP)) or function.params.posonly_params:
+            continue
+        binding = _sole_binding(scopes[function], function.name.value, function)
+        if binding is None:
+            continue
+        companions, sites = [], []
+        for access in binding.references:
+            parent = parents.get(access.node)
+            if m.matches(parent, m.Call()) and parent.func is access.node:
+                sites.append(_CallSite(parent, 0))
+                continue
+            companion = _registered_for(parent, parents)
+            if companion is None:
+                break
+            companions.append(companion)
+        else:
+            yield function, companions, sites
+
+
+def _registered_for(attribute: cst.CSTNode, parents) -> Optional[cst.FunctionDef]:
+    """The function that `@op.register_fake` / `@op.register_kernel(...)` (here `attribute`) decorates."""
+
+    if not m.matches(attribute, m.Attribute(attr=m.Name("register_fake") | m.Name("register_kernel"))):
+        return None
+    node = parents.get(attribute)
+    if m.matches(node, m.Call()) and node.func is attribute:
+        node = parents.get(node)
+    function = parents.get(node) if m.matches(node, m.Decorator()) else None
+    if not m.matches(function, m.FunctionDef()) or len(function.decorators) != 1 or function.params.posonly_params:
+        return None
+    return function
+
+
+def _unread_positions(function: cst.FunctionDef, scopes) -> set[int]:
+    unread = _unread_parameters(function, 0, scopes)
+    return {i for i, param in enumerate(function.params.params) if param in unread}
+
+
+def _remove_op_parameter(module, op, companions, index: int, call_sites) -> cst.Module:
+    param = op.params.params[index]
+    replacements: dict = {f.params: _without_parameter(f.params, f.params.params[index]) for f in [op, *companions]}
+    for site in call_sites:
+        arg = _matching_argument(site, index, param.name.value)
+        if arg is not None:
+            replacements[arg] = cst.RemovalSentinel.REMOVE
+    return replace_nodes(module, replacements)
 
 
 def _unread_parameters(function: cst.FunctionDef, first_removable: int, scopes) -> list[cst.Param]:
