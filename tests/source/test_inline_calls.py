@@ -55,3 +55,9 @@ def test_helpers_that_cannot_be_inlined_as_written_stay():
     ]
     for source in sources:
         assert codes(source) == [], source
+
+
+def test_a_generator_of_one_value_taken_by_unpacking_becomes_that_value():
+    source = "def batches(length=4):\n    x = torch.ones(length)\n    yield x * 2\n\n\ntokens, = batches()\nprint(tokens)\n"
+    assert codes(source) == ["length = 4\nx = torch.ones(length)\ntokens = x * 2\nprint(tokens)\n"]
+    assert codes(source.replace("tokens, = batches()", "tokens = list(batches())")) == []

@@ -9,6 +9,7 @@ scheduler orders passes by what they removed per proposal so far.
 from minimizer.source.passes.aliases import remove_name_aliases
 from minimizer.source.passes.arguments import delete_arguments
 from minimizer.source.passes.bypass import bypass_attributes, bypass_operators, remove_layers
+from minimizer.source.passes.comprehensions import collapse_single_item_comprehensions
 from minimizer.source.passes.configs import inline_argument_defaults, inline_config_defaults
 from minimizer.source.passes.constants import remove_prints_and_logging, simplify_float_constants
 from minimizer.source.passes.dead_code import (
@@ -54,6 +55,7 @@ SOURCE_PASSES = [
     delete_arguments,
     inline_single_use_variables,
     shrink_subscripts,
+    collapse_single_item_comprehensions,
     shrink_int_literals,
     shrink_shapes,
     simplify_dtypes,

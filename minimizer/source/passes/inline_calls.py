@@ -29,8 +29,9 @@ def inline_single_call_functions(module: cst.Module) -> Iterator[cst.Module]:
     """Yield `module` with one helper inlined at its only call, in source order.
 
     The helper is a module-level, undecorated, synchronous function with plain parameters (no `*args`,
-    `**kwargs` or positional-only ones), no `yield`, `global` or `nonlocal`, and at most one `return`, its last
-    statement. Its name is referenced exactly once, as the function of a call with no starred arguments, which is
+    `**kwargs` or positional-only ones), no `global` or `nonlocal`, and at most one `return`, its last
+    statement; or a generator whose one `yield` is its last statement, taken as `batch, = batches(...)`
+    (which becomes `batch = <what it yielded>`). Its name is referenced exactly once, as the function of a call with no starred arguments, which is
     part of a simple statement (`f(x)`, `y = f(x)`, `return f(x) * 2`) in a module or function body, and not under
     a lambda, comprehension, conditional expression or `and`/`or`. Names the helper binds must be unused where it
     is inlined (a parameter passed a name of its own spelling and never rebound is bound already); inside a
@@ -61,6 +62,8 @@ def _inlinings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
         statement, small = _enclosing_statement(call, parents)
         if statement is None or not isinstance(parents.get(statement), (cst.Module, cst.IndentedBlock)):
             continue
+        if _yielded(function) is not None and not (m.matches(small, _ONE_TARGET_UNPACKED) and small.value is call):
+            continue  # a generator's one value is taken by `batch, = batches()` only
         bound = _bind_arguments(function, call)  # type: ignore[arg-type]
         if bound is None:
             continue
@@ -78,13 +81,27 @@ def _inlinable_definition(node: cst.CSTNode) -> bool:
     params = node.params
     if params.posonly_params or params.star_kwarg is not None or not isinstance(params.star_arg, cst.MaybeSentinel):
         return False
-    if not isinstance(node.body, cst.IndentedBlock) or m.findall(node, m.Yield() | m.Await() | m.Global() | m.Nonlocal()):
+    if not isinstance(node.body, cst.IndentedBlock) or m.findall(node, m.Await() | m.Global() | m.Nonlocal()):
         return False
+    yields = list(_own_nodes(node.body, cst.Yield))
+    if yields:  # a generator that yields one value, last: `def batches(): ...; yield batch`
+        return len(yields) == 1 and _yielded(node) is not None and not list(_own_nodes(node.body, cst.Return))
     returns = [r for r in _own_nodes(node.body, cst.Return)]
     if not returns:
         return True
     last = node.body.body[-1]
     return len(returns) == 1 and m.matches(last, m.SimpleStatementLine(body=[m.Return()])) and last.body[0] is returns[0]  # type: ignore[attr-defined]
+
+
+def _yielded(function: cst.FunctionDef) -> cst.BaseExpression | None:
+    """`E` when the function's last statement is `yield E`."""
+
+    last = function.body.body[-1]  # type: ignore[attr-defined]
+    pattern = m.SimpleStatementLine(body=[m.Expr(value=m.Yield(value=m.MatchIfTrue(lambda v: v is not None and not isinstance(v, cst.From))))])
+    return last.body[0].value.value if m.matches(last, pattern) else None  # type: ignore[attr-defined]
+
+
+_ONE_TARGET_UNPACKED = m.Assign(targets=[m.AssignTarget(target=m.Tuple(elements=[m.Element()]) | m.List(elements=[m.Element()]))])
 
 
 def _own_nodes(node: cst.CSTNode, kind: type) -> Iterator[cst.CSTNode]:
@@ -188,20 +205,33 @@ def _inline(
     if body and m.matches(body[0], _DOCSTRING_LINE):
         body = body[1:]
     returned: cst.BaseExpression = cst.Name("None")
+    yielded = _yielded(function)
+    if yielded is not None:
+        body.pop()
+        target = small.targets[0].target.elements[0].value  # type: ignore[attr-defined]
+        assign = cst.Assign(targets=[cst.AssignTarget(target)], value=yielded)
+        return _replace_call(module, function, statement, [*_bindings(bound), *body, statement.with_changes(body=[assign])])
     if body and m.matches(body[-1], m.SimpleStatementLine(body=[m.Return()])):
         value = body.pop().body[0].value  # type: ignore[attr-defined]
         returned = value if value is not None else returned
-    bindings = [
-        cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=value)])
-        for name, value in bound.items()
-        if not m.matches(value, m.Name(name))
-    ]
     if isinstance(small, cst.Expr) and small.value is call:
         # The call's value was dropped; what it returned goes too, unless it does something.
         tail = [] if m.matches(returned, m.Name() | m.BaseString() | m.Integer() | m.Float()) else [statement.with_changes(body=[small.with_changes(value=returned)])]
     else:
         tail = [swap_nodes(statement, {call: returned})]
-    lines = [line.with_changes(leading_lines=()) for line in [*bindings, *body, *tail]]
+    return _replace_call(module, function, statement, [*_bindings(bound), *body, *tail])
+
+
+def _bindings(bound: dict[str, cst.BaseExpression]) -> list[cst.SimpleStatementLine]:
+    return [
+        cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=value)])
+        for name, value in bound.items()
+        if not m.matches(value, m.Name(name))
+    ]
+
+
+def _replace_call(module: cst.Module, function: cst.FunctionDef, statement: cst.SimpleStatementLine, new: list) -> cst.Module:
+    lines = [line.with_changes(leading_lines=()) for line in new]
     if lines:  # the blank lines and comments above the call now stand above what replaces it
         lines[0] = lines[0].with_changes(leading_lines=statement.leading_lines)
     replacement = cst.FlattenSentinel(lines) if lines else cst.RemovalSentinel.REMOVE
