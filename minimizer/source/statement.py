@@ -25,18 +25,16 @@ _MESSAGES = {
 }
 
 
+# Every tensor autograd saves is kept with a copy and its version; when backward unpacks it, a tensor changed
+# without a version bump (the bump would make autograd raise on its own) fails the assert.
 _INPLACE_CHECK = '''
-def _pack_saved(tensor):
-    return tensor, tensor.detach().clone(), tensor._version
-
-
 def _unpack_saved(saved):
     tensor, snapshot, version = saved
     assert tensor._version != version or torch.equal(tensor, snapshot), "{message}"
     return tensor
 
 
-torch.autograd.graph.saved_tensors_hooks(_pack_saved, _unpack_saved).__enter__()
+torch.autograd.graph.saved_tensors_hooks(lambda t: (t, t.detach().clone(), t._version), _unpack_saved).__enter__()
 '''
 
 
