@@ -19,6 +19,7 @@ from minimizer.source.passes.dead_code import (
 )
 from minimizer.source.passes.delegating import collapse_delegating_modules
 from minimizer.source.passes.delete_statements import delete_statements
+from minimizer.source.passes.elements import delete_collection_elements
 from minimizer.source.passes.effectless import remove_effectless_statements, split_tuple_assignments
 from minimizer.source.passes.dtypes import simplify_dtypes
 from minimizer.source.passes.inline import inline_single_use_variables
@@ -53,6 +54,7 @@ SOURCE_PASSES = [
     bypass_attributes,
     remove_unused_parameters,
     delete_arguments,
+    delete_collection_elements,
     inline_single_use_variables,
     shrink_subscripts,
     collapse_single_item_comprehensions,

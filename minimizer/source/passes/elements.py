@@ -1,0 +1,36 @@
+"""Delete entries of dict, list and set displays: `{"attached": t.requires_grad, "mean": t.mean()}` loses
+`"mean"`.
+
+Scripts return and log dictionaries of metrics and build lists of layers or checks; the bug needs one entry.
+Tuples are left alone: they are shapes (`shrink_shapes` takes those) and unpacked returns, whose arity the
+caller depends on.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+import libcst.matchers as m
+
+from minimizer.source.cst_utils import distinct_candidates, replace_node, try_build
+
+__all__ = ["delete_collection_elements"]
+
+
+def delete_collection_elements(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with one entry of a dict, list or set display of two or more entries removed; displays
+    in source order, each from its last entry to its first (a `**spread` or `*starred` entry too)."""
+
+    return distinct_candidates(module, _deletions(module))
+
+
+def _deletions(module: cst.Module) -> Iterator[cst.Module | None]:
+    for display in m.findall(module, m.Dict() | m.List() | m.Set()):
+        elements = list(display.elements)  # type: ignore[union-attr]
+        if len(elements) < 2:
+            continue
+        for index in reversed(range(len(elements))):
+            kept = elements[:index] + elements[index + 1 :]
+            kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)  # no dangling comma
+            yield try_build(lambda k=kept, d=display: replace_node(module, d, d.with_changes(elements=k)))

@@ -1,0 +1,16 @@
+import libcst as cst
+
+from minimizer.source.passes.elements import delete_collection_elements
+
+
+def codes(source):
+    return [c.code for c in delete_collection_elements(cst.parse_module(source))]
+
+
+def test_each_entry_of_a_dict_or_list_goes_last_first():
+    assert codes('info = {"attached": a, "mean": b}\n') == ['info = {"attached": a}\n', 'info = {"mean": b}\n']
+    assert codes("xs = [f(), g()]\n") == ["xs = [f()]\n", "xs = [g()]\n"]
+
+
+def test_tuples_and_single_entries_stay():
+    assert codes("shape = (2, 3)\nx = [a]\ny = {k: v}\n") == []
