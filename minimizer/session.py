@@ -53,7 +53,7 @@ from oracles.registry import AUTO_PRIORITY, OracleNotFound, canonical_spec, load
 # How many earlier steps are tried (each a run) when the bug cannot be stated in the best repro.
 _EARLIER_STEPS_TO_STATE = 3
 # Oracles whose failure can depend on the numbers drawn (a crash or a lost requires_grad rarely does).
-_VALUE_ORACLES = frozenset({"numerical", "gradient", "script"})
+_VALUE_ORACLES = frozenset({"numerical", "gradient"})
 # The original may compile for a long time; candidates get a limit derived from how long the original took.
 ORIGINAL_TIMEOUT = 600.0
 MIN_CANDIDATE_TIMEOUT = 30.0
@@ -356,7 +356,7 @@ class Session:
         runs = max(1, self.options.confirm)
         self.progress.message(f"confirming the repro {runs} time(s) under the oracles and under plain python")
         seeded = seed_like_the_harness(text, settings.seed)
-        if seeded != text and target.spec in _VALUE_ORACLES and seeds_random_numbers(self.source):
+        if seeded != text and _may_depend_on_the_draw(target) and seeds_random_numbers(self.source):
             # The user's script was deterministic; a repro whose failure may depend on the draw must be too, and
             # a few passing confirmations of an unseeded one would not show that it is.
             seeded_runs, seeded_plain = self._confirm_runs(seeded, target, settings, [settings.seed] * runs)
@@ -594,6 +594,15 @@ def _python_failure(confirmations: list[RunResult], plain: list[PlainRun]) -> tu
 
     expected = confirmations[0].failure if confirmations else None
     return expected, expected is not None and all(run.failure == expected for run in plain)
+
+
+def _may_depend_on_the_draw(target: _Target) -> bool:
+    """Whether the bug is about values, which other random numbers can move across a tolerance. A crash, or the
+    script raising anything but a failed assert, is about what runs, not about the numbers."""
+
+    if target.spec == "script":
+        return target.signature.startswith("AssertionError")
+    return target.spec in _VALUE_ORACLES
 
 
 def _confirmed(target: _Target, stated: bool, confirmations: list[RunResult], plain: list[PlainRun]) -> bool:

@@ -256,3 +256,12 @@ def test_an_earlier_step_is_stated_when_the_last_has_no_place_for_the_statement(
     text, stated = Session._state_an_earlier_step(fake, ["original", stateable, hidden], hidden, target, None)
     assert stated and text == stateable + "# stated\n"
     assert runs == [stateable]  # steps where no statement can be written cost no run
+
+
+def test_a_repro_is_seeded_first_only_where_its_bug_is_about_values():
+    from minimizer.session import _may_depend_on_the_draw, _Target
+
+    assert _may_depend_on_the_draw(_Target("numerical", "numerical: float32 value"))
+    assert _may_depend_on_the_draw(_Target("script", "AssertionError: assert x -- Tensor-likes are not close!"))
+    assert not _may_depend_on_the_draw(_Target("script", "RuntimeError: One of the differentiated Tensors ..."))
+    assert not _may_depend_on_the_draw(_Target("crash", "crash: compiled raised: RuntimeError: x"))
