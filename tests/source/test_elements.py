@@ -14,3 +14,13 @@ def test_each_entry_of_a_dict_or_list_goes_last_first():
 
 def test_tuples_and_single_entries_stay():
     assert codes("shape = (2, 3)\nx = [a]\ny = {k: v}\n") == []
+
+
+def test_a_one_item_list_argument_is_passed_as_its_item():
+    from minimizer.source.passes.elements import unwrap_single_item_list_arguments
+
+    source = "g = torch.autograd.grad(outputs=[loss], inputs=[z])\ny = torch.cat([a, b])\n"
+    assert [c.code for c in unwrap_single_item_list_arguments(cst.parse_module(source))] == [
+        "g = torch.autograd.grad(outputs=loss, inputs=[z])\ny = torch.cat([a, b])\n",
+        "g = torch.autograd.grad(outputs=[loss], inputs=z)\ny = torch.cat([a, b])\n",
+    ]

@@ -19,7 +19,7 @@ from minimizer.source.passes.dead_code import (
 )
 from minimizer.source.passes.delegating import collapse_delegating_modules
 from minimizer.source.passes.delete_statements import delete_statements
-from minimizer.source.passes.elements import delete_collection_elements
+from minimizer.source.passes.elements import delete_collection_elements, unwrap_single_item_list_arguments
 from minimizer.source.passes.effectless import remove_effectless_statements, split_tuple_assignments
 from minimizer.source.passes.dtypes import simplify_dtypes
 from minimizer.source.passes.inline import inline_single_use_variables
@@ -55,6 +55,7 @@ SOURCE_PASSES = [
     remove_unused_parameters,
     delete_arguments,
     delete_collection_elements,
+    unwrap_single_item_list_arguments,
     inline_single_use_variables,
     shrink_subscripts,
     collapse_single_item_comprehensions,

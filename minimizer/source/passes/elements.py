@@ -1,5 +1,5 @@
 """Delete entries of dict, list and set displays: `{"attached": t.requires_grad, "mean": t.mean()}` loses
-`"mean"`.
+`"mean"`; pass a one-item list argument as its item.
 
 Scripts return and log dictionaries of metrics and build lists of layers or checks; the bug needs one entry.
 Tuples are left alone: they are shapes (`shrink_shapes` takes those) and unpacked returns, whose arity the
@@ -15,7 +15,7 @@ import libcst.matchers as m
 
 from minimizer.source.cst_utils import distinct_candidates, replace_node, try_build
 
-__all__ = ["delete_collection_elements"]
+__all__ = ["delete_collection_elements", "unwrap_single_item_list_arguments"]
 
 
 def delete_collection_elements(module: cst.Module) -> Iterator[cst.Module]:
@@ -34,3 +34,18 @@ def _deletions(module: cst.Module) -> Iterator[cst.Module | None]:
             kept = elements[:index] + elements[index + 1 :]
             kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)  # no dangling comma
             yield try_build(lambda k=kept, d=display: replace_node(module, d, d.with_changes(elements=k)))
+
+
+def unwrap_single_item_list_arguments(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with one call argument that is a one-item list replaced by the item, in source order:
+    `torch.autograd.grad(outputs=[loss], inputs=[z])` -> `torch.autograd.grad(outputs=loss, inputs=[z])`. Many
+    APIs take a tensor or a sequence of them; where one does not, the candidate fails and is dropped."""
+
+    return distinct_candidates(module, _unwrappings(module))
+
+
+def _unwrappings(module: cst.Module) -> Iterator[cst.Module | None]:
+    single = m.Arg(value=m.List(elements=[m.Element()]), star="")
+    for arg in m.findall(module, single):
+        item = arg.value.elements[0].value  # type: ignore[union-attr]
+        yield try_build(lambda a=arg, i=item: replace_node(module, a, a.with_changes(value=i)))
