@@ -39,7 +39,8 @@ def test_a_config_built_with_other_values_or_assigned_stays():
     assert candidates(built_twice) == []
     assigned = candidates(SCRIPT + "config.width = 3\n")
     assert all("config.width" in c for c in assigned)
-    assert candidates(SCRIPT.replace("    name: str = \"run\"\n", "    name: str = make_name()\n")) == []
+    computed_name = candidates(SCRIPT.replace("    name: str = \"run\"\n", "    name: str = make_name()\n"))
+    assert computed_name and all("print(config.name" in c for c in computed_name)  # read as it is; the rest inline
 
 
 ARGPARSE = '''import argparse
@@ -103,3 +104,17 @@ def test_a_config_built_to_read_one_field_reads_its_default():
     source = "from dataclasses import dataclass\n\n\n@dataclass\nclass Config:\n    eps: float = 1e-6\n\n\nnorm = RMSNorm(Config().eps)\n"
     (first, *_) = [c.code for c in inline_config_defaults(cst.parse_module(source))]
     assert first.endswith("norm = RMSNorm(1e-6)\n")
+
+
+def test_fields_with_a_default_factory_of_constants_or_none_we_can_write_do_not_stop_the_others():
+    import libcst as cst
+
+    from minimizer.source.passes.configs import inline_config_defaults
+
+    source = (
+        "from dataclasses import dataclass, field\n\n\n@dataclass\nclass Config:\n    width: int = 4\n"
+        "    sizes: list = field(default_factory=lambda: [1, 2])\n    names: list = field(default_factory=lambda: [make()])\n\n\n"
+        "config = Config()\nbatch = config.sizes\nx = zeros(config.width)\ny = config.names\n"
+    )
+    first = [c.code for c in inline_config_defaults(cst.parse_module(source))][0]
+    assert first.endswith("batch = [1, 2]\nx = zeros(4)\ny = config.names\n")

@@ -25,6 +25,7 @@ from minimizer.source.passes.dtypes import simplify_dtypes
 from minimizer.source.passes.inline import inline_single_use_variables
 from minimizer.source.passes.inline_calls import inline_single_call_functions
 from minimizer.source.passes.instances import single_instances_to_functions
+from minimizer.source.passes.module_lists import unwrap_single_module_lists
 from minimizer.source.passes.modules import module_classes_to_functions
 from minimizer.source.passes.literals import shrink_int_literals, shrink_shapes
 from minimizer.source.passes.parameters import remove_unused_parameters
@@ -59,6 +60,7 @@ SOURCE_PASSES = [
     inline_single_use_variables,
     shrink_subscripts,
     collapse_single_item_comprehensions,
+    unwrap_single_module_lists,
     shrink_int_literals,
     shrink_shapes,
     simplify_dtypes,

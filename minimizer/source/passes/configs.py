@@ -84,10 +84,38 @@ def _literal_defaults(cls: cst.ClassDef) -> dict[str, cst.BaseExpression]:
         if not m.matches(line, m.SimpleStatementLine(body=[m.AnnAssign(target=m.Name())])):
             continue
         field = line.body[0]  # type: ignore[union-attr]
-        if field.value is None or not m.matches(field.value, _LITERAL):
-            return {}
-        defaults[field.target.value] = field.value
+        value = _field_default(field.value)
+        if value is not None:  # a field without a default we can write is read as it is
+            defaults[field.target.value] = value
     return defaults
+
+
+_FIELD = m.Call(func=m.Name("field") | m.Attribute(attr=m.Name("field")))
+# What a display of constants cannot hold.
+_NOT_CONSTANT = (
+    m.Call() | m.Attribute() | m.Subscript() | m.Lambda() | m.ListComp() | m.GeneratorExp() | m.DictComp()
+    | m.Name(value=m.MatchIfTrue(lambda name: name not in ("True", "False", "None")))
+)
+
+
+def _field_default(value: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """A literal default; `field(default=LITERAL)`; `field(default_factory=lambda: DISPLAY)` of literals (each
+    read then builds its own list, as each config built its own)."""
+
+    if value is None or m.matches(value, _LITERAL):
+        return value
+    if not m.matches(value, _FIELD) or len(value.args) != 1 or value.args[0].keyword is None:  # type: ignore[union-attr]
+        return None
+    arg = value.args[0]  # type: ignore[union-attr]
+    if arg.keyword.value == "default" and m.matches(arg.value, _LITERAL):
+        return arg.value
+    display = m.List() | m.Tuple() | m.Dict()
+    if arg.keyword.value == "default_factory" and m.matches(arg.value, m.Lambda(params=m.Parameters(params=[]), body=display)):
+        body = arg.value.body
+        if not m.findall(body, _NOT_CONSTANT):
+            return body
+    return None
+
 
 
 def _values_as_built(module: cst.Module, name: str, defaults: dict[str, cst.BaseExpression]) -> dict[str, cst.BaseExpression]:
