@@ -8,6 +8,7 @@ scheduler orders passes by what they removed per proposal so far.
 
 from minimizer.source.passes.aliases import remove_name_aliases
 from minimizer.source.passes.arguments import delete_arguments
+from minimizer.source.passes.autograd_functions import autograd_functions_to_functions
 from minimizer.source.passes.bypass import bypass_attributes, bypass_operators, remove_layers
 from minimizer.source.passes.comprehensions import collapse_single_item_comprehensions
 from minimizer.source.passes.configs import inline_argument_defaults, inline_config_defaults
@@ -41,6 +42,7 @@ SOURCE_PASSES = [
     remove_layers,
     collapse_delegating_modules,
     module_classes_to_functions,
+    autograd_functions_to_functions,
     single_instances_to_functions,
     inline_expression_functions,
     inline_single_call_functions,
