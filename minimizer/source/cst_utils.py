@@ -14,7 +14,7 @@ import tokenize
 from typing import Callable, Iterable, Iterator, Mapping, Optional, TypeVar, Union
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper
+from libcst.metadata import GlobalScope, MetadataWrapper
 import libcst.matchers as m
 
 from minimizer.metrics import count_tokens
@@ -195,6 +195,16 @@ def _variable_names(node: cst.CSTNode) -> list[cst.Name]:
         a.keyword for a in m.findall(node, m.Arg(keyword=m.Name()))  # type: ignore[union-attr]
     }
     return [name for name in m.findall(node, m.Name()) if name not in not_variables]  # type: ignore[misc]
+
+
+def binds_locally(scope, name: str) -> bool:
+    """Whether `name` seen from `scope` may resolve to something other than a module-level binding or builtin."""
+
+    while scope is not None and not isinstance(scope, GlobalScope):
+        if scope.assignments[name]:
+            return True
+        scope = scope.parent
+    return False
 
 
 def try_build(build: Callable[[], cst.Module]) -> Optional[cst.Module]:

@@ -10,9 +10,9 @@ from typing import Iterator
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import GlobalScope, ScopeProvider
+from libcst.metadata import ScopeProvider
 
-from minimizer.source.cst_utils import distinct_candidates, metadata, replace_nodes, try_build
+from minimizer.source.cst_utils import binds_locally, distinct_candidates, metadata, replace_nodes, try_build
 
 __all__ = ["remove_name_aliases"]
 
@@ -40,16 +40,8 @@ def _removals(module: cst.Module) -> Iterator[cst.Module | None]:
         if alias == original or len(global_scope.assignments[alias]) != 1 or len(global_scope.assignments[original]) != 1:
             continue
         reads = [access.node for access in next(iter(global_scope.assignments[alias])).references]
-        if any(_binds_below_module(scopes[node], original) for node in reads):
+        if any(binds_locally(scopes[node], original) for node in reads):
             continue
         replacements: dict = {node: cst.Name(original) for node in reads}
         replacements[statement] = cst.RemovalSentinel.REMOVE
         yield try_build(lambda r=replacements: replace_nodes(module, r))
-
-
-def _binds_below_module(scope, name: str) -> bool:
-    while scope is not None and not isinstance(scope, GlobalScope):
-        if scope.assignments[name]:
-            return True
-        scope = scope.parent
-    return False

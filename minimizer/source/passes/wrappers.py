@@ -10,9 +10,9 @@ from typing import Iterator, Optional
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import GlobalScope, ScopeProvider
+from libcst.metadata import ScopeProvider
 
-from minimizer.source.cst_utils import bind_names, distinct_candidates, metadata, replace_nodes, try_build
+from minimizer.source.cst_utils import binds_locally, bind_names, distinct_candidates, metadata, replace_nodes, try_build
 
 __all__ = ["bypass_wrapper_functions", "inline_expression_functions"]
 
@@ -43,7 +43,7 @@ def _bypasses(module: cst.Module) -> Iterator[Optional[cst.Module]]:
             continue
         references = [access.node for access in assignments[0].references]
         root = _root_name(target)
-        if root == function.name.value or any(_binds_locally(scopes[node], root) for node in references):
+        if root == function.name.value or any(binds_locally(scopes[node], root) for node in references):
             continue
         replacements: dict = {function: cst.RemovalSentinel.REMOVE}
         replacements.update({node: target.deep_clone() for node in references})
@@ -79,15 +79,6 @@ def _root_name(node: cst.BaseExpression) -> str:
     while isinstance(node, cst.Attribute):
         node = node.value
     return node.value
-
-
-def _binds_locally(scope, name: str) -> bool:
-    """Whether `name` seen from `scope` may resolve to something other than a module-level binding or builtin."""
-    while scope is not None and not isinstance(scope, GlobalScope):
-        if scope.assignments[name]:
-            return True
-        scope = scope.parent
-    return False
 
 
 def inline_expression_functions(module: cst.Module) -> Iterator[cst.Module]:
