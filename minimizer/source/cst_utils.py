@@ -174,6 +174,9 @@ def swap_nodes(node: NodeT, mapping: Mapping[cst.CSTNode, cst.CSTNode]) -> NodeT
     return node.visit(_Swapper(mapping)) if mapping else node  # type: ignore[return-value]
 
 
+# A statement that is only a string: a docstring.
+DOCSTRING_LINE = m.SimpleStatementLine(body=[m.Expr(value=m.SimpleString() | m.ConcatenatedString())])
+
 _BINDS_NAMES = m.Lambda() | m.GeneratorExp() | m.ListComp() | m.DictComp() | m.SetComp()
 
 

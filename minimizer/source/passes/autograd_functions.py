@@ -13,14 +13,13 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ParentNodeProvider, ScopeProvider
 
-from minimizer.source.cst_utils import distinct_candidates, metadata, replace_nodes, try_build
+from minimizer.source.cst_utils import DOCSTRING_LINE, distinct_candidates, metadata, replace_nodes, try_build
 from minimizer.source.passes.modules import snake_case
 
 __all__ = ["autograd_functions_to_functions"]
 
 _FUNCTION_BASE = m.Arg(value=m.Attribute(value=m.Attribute(value=m.Name("torch"), attr=m.Name("autograd")), attr=m.Name("Function")))
 _STATIC = m.Decorator(decorator=m.Name("staticmethod"))
-_DOCSTRING_LINE = m.SimpleStatementLine(body=[m.Expr(value=m.SimpleString())])
 
 
 def autograd_functions_to_functions(module: cst.Module) -> Iterator[cst.Module]:
@@ -37,7 +36,7 @@ def _conversions(module: cst.Module) -> Iterator[cst.Module | None]:
     for cls in module.body:
         if not m.matches(cls, m.ClassDef(bases=[_FUNCTION_BASE], decorators=[])):
             continue
-        members = [item for item in cls.body.body if not m.matches(item, _DOCSTRING_LINE)]  # type: ignore[attr-defined]
+        members = [item for item in cls.body.body if not m.matches(item, DOCSTRING_LINE)]  # type: ignore[attr-defined]
         if len(members) != 1 or not m.matches(members[0], m.FunctionDef(name=m.Name("forward"), decorators=[_STATIC])):
             continue
         forward: cst.FunctionDef = members[0]  # type: ignore[assignment]

@@ -117,7 +117,6 @@ def _field_default(value: cst.BaseExpression | None) -> cst.BaseExpression | Non
     return None
 
 
-
 def _values_as_built(module: cst.Module, name: str, defaults: dict[str, cst.BaseExpression]) -> dict[str, cst.BaseExpression]:
     """The fields' values: the defaults when every call of the class passes no argument; when the class is
     built once with literal keyword arguments (`TrainConfig(steps=1)`), those for the fields they name; else

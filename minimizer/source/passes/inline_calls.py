@@ -15,11 +15,10 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ClassScope, ComprehensionScope, GlobalScope, ParentNodeProvider, Scope, ScopeProvider
 
-from minimizer.source.cst_utils import distinct_candidates, metadata, replace_nodes, swap_nodes, try_build
+from minimizer.source.cst_utils import DOCSTRING_LINE, distinct_candidates, metadata, replace_nodes, swap_nodes, try_build
 
 __all__ = ["inline_single_call_functions"]
 
-_DOCSTRING_LINE = m.SimpleStatementLine(body=[m.Expr(value=m.SimpleString() | m.ConcatenatedString())])
 # Between the call and its statement: a node under which the call may run zero or many times, or later.
 _CONDITIONAL = (cst.Lambda, cst.GeneratorExp, cst.ListComp, cst.SetComp, cst.DictComp, cst.IfExp, cst.BooleanOperation)
 _CALLER_STATEMENTS = (cst.Expr, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return)
@@ -202,7 +201,7 @@ def _inline(
     bound: dict[str, cst.BaseExpression],
 ) -> cst.Module:
     body = list(function.body.body)  # type: ignore[attr-defined]
-    if body and m.matches(body[0], _DOCSTRING_LINE):
+    if body and m.matches(body[0], DOCSTRING_LINE):
         body = body[1:]
     returned: cst.BaseExpression = cst.Name("None")
     yielded = _yielded(function)

@@ -106,8 +106,9 @@ def _variables_for(
     """
 
     aliases = {name: value.value for name, value in attributes.items() if isinstance(value, cst.Name)}
-    own = set().union(*(_names_in_use(method.params) | _names_in_use(method.body) for method in methods))
-    if set(aliases.values()) & set().union(*(_names_in_use(m.params) | _stored_targets(m.body) for m in methods)):
+    parameters = set().union(*(_names_in_use(method.params) for method in methods))
+    own = parameters | set().union(*(_names_in_use(method.body) for method in methods))
+    if set(aliases.values()) & (parameters | set().union(*(_stored_targets(method.body) for method in methods))):
         return None  # a method binds the aliased name itself
     rest = {name: value for name, value in attributes.items() if name not in aliases}
     taken = outside | own | set(aliases.values())
@@ -127,7 +128,7 @@ def _temporary_reads(module: cst.Module) -> Iterator[cst.Module | None]:
     parents = metadata(module).resolve(ParentNodeProvider)
     for cls, uses, _ in top_level_classes(module):
         inits = [item for item in cls.body.body if isinstance(item, cst.FunctionDef)]
-        if len(uses) != 1 or len(inits) != 1 or inits[0].name.value != "__init__" or _init_and_methods(cls) is not None:
+        if len(uses) != 1 or len(inits) != 1 or inits[0].name.value != "__init__":
             continue
         if any(not isinstance(item, cst.FunctionDef) and not m.matches(item, _DOCSTRING_OR_PASS) for item in cls.body.body):
             continue
@@ -413,7 +414,7 @@ def _init_and_methods(cls: cst.ClassDef) -> tuple[cst.FunctionDef | None, dict[s
                 init = item
             else:
                 methods[item.name.value] = item
-        elif not m.matches(item, m.SimpleStatementLine(body=[m.Pass() | m.Expr(value=m.SimpleString())])):
+        elif not m.matches(item, _DOCSTRING_OR_PASS):
             return None
     return (init, methods) if methods else None
 

@@ -64,9 +64,9 @@ def _removals(module: cst.Module) -> Iterator[Optional[cst.Module]]:
         for param in _unread_parameters(function, first_removable, scopes):
             yield try_build(lambda: _remove_parameter(module, function, param, call_sites))
     for op, companions, call_sites in _custom_ops(module, scopes, parents):
-        for index in _unread_positions(op, scopes):
-            if all(index < len(c.params.params) and index in _unread_positions(c, scopes) for c in companions):
-                yield try_build(lambda i=index: _remove_op_parameter(module, op, companions, i, call_sites))
+        unread = set.intersection(*(_unread_positions(f, scopes) for f in [op, *companions]))
+        for index in sorted(unread):
+            yield try_build(lambda i=index: _remove_op_parameter(module, op, companions, i, call_sites))
 
 
 def _functions(module: cst.Module, scopes, parents):

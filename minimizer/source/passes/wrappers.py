@@ -12,12 +12,11 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
-from minimizer.source.cst_utils import binds_locally, bind_names, distinct_candidates, metadata, replace_nodes, try_build
+from minimizer.source.cst_utils import DOCSTRING_LINE, binds_locally, bind_names, distinct_candidates, metadata, replace_nodes, try_build
 
 __all__ = ["bypass_wrapper_functions", "inline_expression_functions"]
 
 _DOTTED_NAME = m.Name() | m.Attribute(value=m.MatchIfTrue(lambda value: m.matches(value, _DOTTED_NAME)))
-_DOCSTRING_LINE = m.SimpleStatementLine(body=[m.Expr(value=m.SimpleString() | m.ConcatenatedString())])
 
 
 def bypass_wrapper_functions(module: cst.Module) -> Iterator[cst.Module]:
@@ -133,7 +132,7 @@ def _returned_value(function: cst.FunctionDef) -> Optional[cst.BaseExpression]:
     if not isinstance(function.body, cst.IndentedBlock):
         return None
     body = list(function.body.body)
-    if len(body) == 2 and m.matches(body[0], _DOCSTRING_LINE):
+    if len(body) == 2 and m.matches(body[0], DOCSTRING_LINE):
         body = body[1:]
     if len(body) != 1 or not m.matches(body[0], m.SimpleStatementLine(body=[m.Return()])):
         return None
