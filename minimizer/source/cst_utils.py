@@ -200,6 +200,13 @@ def _variable_names(node: cst.CSTNode) -> list[cst.Name]:
     return [name for name in m.findall(node, m.Name()) if name not in not_variables]  # type: ignore[misc]
 
 
+def target_names(target: cst.BaseExpression) -> set[str]:
+    """The plain names an assignment target binds: `x`, or the names among `a, b` / `[a, b]`."""
+
+    parts = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+    return {part.value for part in parts if isinstance(part, cst.Name)}
+
+
 def binds_locally(scope, name: str) -> bool:
     """Whether `name` seen from `scope` may resolve to something other than a module-level binding or builtin."""
 

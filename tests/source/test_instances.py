@@ -189,3 +189,12 @@ def test_an_instance_built_to_read_one_attribute_becomes_that_attribute_value():
     )
     converted = candidates(code)
     assert any("class" not in c and c.endswith("y = (torch.randn(3) + 1) * 2\n") for c in converted), converted
+
+
+def test_an_aliased_attribute_stays_when_the_method_binds_that_name_itself():
+    code = (
+        "import torch\n\n\ndef probe(w):\n    return w * 2\n\n\nclass Monitor:\n    def __init__(self):\n"
+        "        self.probe = probe\n\n    def observe(self, w):\n        probe = torch.sin\n"
+        "        return probe(w) + self.probe(w)\n\n\ny = Monitor().observe(torch.ones(1))\n"
+    )
+    assert all("probe(w) + probe(w)" not in c for c in candidates(code))

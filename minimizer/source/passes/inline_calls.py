@@ -15,7 +15,15 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ClassScope, ComprehensionScope, GlobalScope, ParentNodeProvider, Scope, ScopeProvider
 
-from minimizer.source.cst_utils import DOCSTRING_LINE, distinct_candidates, metadata, replace_nodes, swap_nodes, try_build
+from minimizer.source.cst_utils import (
+    DOCSTRING_LINE,
+    distinct_candidates,
+    metadata,
+    replace_nodes,
+    swap_nodes,
+    target_names,
+    try_build,
+)
 
 __all__ = ["inline_single_call_functions"]
 
@@ -161,10 +169,7 @@ def _names_the_statement_rebinds(small: cst.CSTNode, call: cst.Call) -> set[str]
     if not isinstance(small, (cst.Assign, cst.AnnAssign)) or small.value is None:
         return set()
     targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
-    names = set()
-    for target in targets:
-        parts = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
-        names |= {part.value for part in parts if isinstance(part, cst.Name)}
+    names = set().union(*(target_names(target) for target in targets))
     outside = {n.value for n in m.findall(swap_nodes(small.value, {call: cst.Name("None")}), m.Name())}  # type: ignore[union-attr]
     return names - outside
 

@@ -16,7 +16,15 @@ import libcst.matchers as m
 
 from libcst.metadata import ParentNodeProvider, ScopeProvider
 
-from minimizer.source.cst_utils import bind_names, distinct_candidates, metadata, replace_nodes, swap_nodes, try_build
+from minimizer.source.cst_utils import (
+    bind_names,
+    distinct_candidates,
+    metadata,
+    replace_nodes,
+    swap_nodes,
+    target_names,
+    try_build,
+)
 from minimizer.source.passes.modules import SUPER_INIT, snake_case, top_level_classes
 
 __all__ = ["single_instances_to_functions"]
@@ -108,7 +116,7 @@ def _variables_for(
     aliases = {name: value.value for name, value in attributes.items() if isinstance(value, cst.Name)}
     parameters = set().union(*(_names_in_use(method.params) for method in methods))
     own = parameters | set().union(*(_names_in_use(method.body) for method in methods))
-    if set(aliases.values()) & (parameters | set().union(*(_stored_targets(method.body) for method in methods))):
+    if set(aliases.values()) & (parameters | set().union(*(_stored_names(method.body) for method in methods))):
         return None  # a method binds the aliased name itself
     rest = {name: value for name, value in attributes.items() if name not in aliases}
     taken = outside | own | set(aliases.values())
@@ -458,6 +466,12 @@ def _rebuild_bound(module, cls, functions, statement, assignments, replacements)
         else:
             body.append(swap_nodes(item, replacements))
     return module.with_changes(body=body)
+
+
+def _stored_names(node: cst.CSTNode) -> set[str]:
+    """The plain names assigned, augmented or deleted anywhere in `node` (also inside tuple targets)."""
+
+    return set().union(*(target_names(target) for target in _stored_targets(node)))
 
 
 def _stored_targets(node: cst.CSTNode) -> set[cst.CSTNode]:
