@@ -22,7 +22,7 @@ def format_source(text: str) -> str:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError:
         return text
-    module = _drop_redundant_parentheses(module)
+    module = module.visit(_StatementwiseStripper())
     module = _space_top_level(module)
     result = module.code
     return result if _same_ast(result, text) else text
@@ -35,27 +35,71 @@ def _same_ast(a: str, b: str) -> bool:
         return False
 
 
-class _ParenthesisStripper(cst.CSTTransformer):
-    """Remove each expression's parentheses where the module's AST stays the same without them."""
+class _ParenthesisFinder(cst.CSTVisitor):
+    """The parenthesized expressions of one statement, in visiting order, not descending into nested blocks."""
 
     def __init__(self) -> None:
-        self.candidates: list[cst.BaseExpression] = []
+        self.found: list[cst.BaseExpression] = []
 
-    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> cst.CSTNode:
-        if isinstance(updated_node, cst.BaseExpression) and getattr(updated_node, "lpar", ()):
-            self.candidates.append(original_node)  # type: ignore[arg-type]
-        return updated_node
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if isinstance(original_node, cst.BaseExpression) and getattr(original_node, "lpar", ()):
+            self.found.append(original_node)
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> bool:
+        return False
+
+
+# The parts of a compound statement outside its blocks: where its own expressions are.
+_HEADERS = {
+    cst.FunctionDef: ("decorators", "params", "returns"),
+    cst.ClassDef: ("decorators", "bases", "keywords"),
+    cst.If: ("test",),
+    cst.While: ("test",),
+    cst.For: ("target", "iter"),
+    cst.With: ("items",),
+}
+_PASS_BLOCK = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Pass()])])
+
+
+class _StatementwiseStripper(cst.CSTTransformer):
+    """Strip each statement's redundant parentheses on that statement alone: whether a pair can go depends only
+    on the statement holding it, and re-checking one statement is far cheaper than re-checking the module."""
+
+    def visit_SimpleStatementLine(self, node) -> bool:
+        return False  # handled whole on leaving: nothing inside needs rebuilding first
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        return _stripped_alone(updated_node.with_changes(leading_lines=[])).with_changes(
+            leading_lines=updated_node.leading_lines
+        )
+
+    def on_leave(self, original_node, updated_node):
+        fields = _HEADERS.get(type(updated_node))
+        if fields is None:
+            return super().on_leave(original_node, updated_node)
+        # The header alone: its blocks (already stripped, statement by statement) stand aside as `pass`.
+        stub = updated_node.with_changes(body=_PASS_BLOCK, leading_lines=[])
+        if hasattr(stub, "orelse"):
+            stub = stub.with_changes(orelse=None)
+        stripped = _stripped_alone(stub)
+        return updated_node.with_changes(**{field: getattr(stripped, field) for field in fields})
+
+
+def _stripped_alone(statement):
+    module = _drop_redundant_parentheses(cst.Module(body=[statement]))
+    return module.body[0]
 
 
 def _drop_redundant_parentheses(module: cst.Module) -> cst.Module:
-    reference = ast.dump(parse_python(module.code))
-    kept = 0  # candidates, in visiting order, whose parentheses must stay
+    reference = None
+    kept = 0  # parenthesized expressions, in visiting order, whose parentheses must stay
     while True:
-        finder = _ParenthesisStripper()
+        finder = _ParenthesisFinder()
         module.visit(finder)  # again after each change: a replaced subtree has new nodes
-        if kept >= len(finder.candidates):
+        if kept >= len(finder.found):
             return module
-        node = finder.candidates[kept]
+        reference = reference or ast.dump(parse_python(module.code))
+        node = finder.found[kept]
         try:
             trial = module.deep_replace(node, node.with_changes(lpar=[], rpar=[]))  # type: ignore[arg-type]
             same = isinstance(trial, cst.Module) and ast.dump(parse_python(trial.code)) == reference

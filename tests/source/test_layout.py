@@ -11,3 +11,20 @@ def test_an_empty_tuple_keeps_its_parentheses():
     text = "def f(x):\n    return x.new_empty(())\nshape = ()\n"
     assert "new_empty(())" in format_source(text)
     assert "shape = ()" in format_source(text)
+
+
+def test_parentheses_go_in_headers_and_nested_blocks_but_stay_where_they_bind():
+    text = (
+        "def f(x=(1), *, y=(2)):\n"
+        "    for i in (range(3)):\n"
+        "        if (x > i):\n"
+        "            x = (x + 1) * 2  # kept comment\n"
+        "    return (x, y)\n"
+    )
+    assert format_source(text) == (
+        "def f(x=1, *, y=2):\n"
+        "    for i in range(3):\n"
+        "        if x > i:\n"
+        "            x = (x + 1) * 2  # kept comment\n"
+        "    return x, y\n"
+    )
