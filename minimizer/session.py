@@ -389,6 +389,7 @@ class Session:
         from minimizer.source.format import parse_module, render_module, source_passes, source_size
         from minimizer.source.passes import FOLLOW_UP
         from minimizer.source.viability import Viability
+        from minimizer.source.cst_utils import settled
 
         compares_calls = NEEDS_CALLS in load_oracle(target.spec).needs
         viability = Viability.of(text, oracle_compares_compiled_calls=compares_calls)
@@ -406,7 +407,9 @@ class Session:
         passes = source_passes()
         work.add_stage(tester, passes)
         try:
-            reducer = Reducer(passes, tester, source_size, state, deadline=deadline, follow_up=FOLLOW_UP)
+            reducer = Reducer(
+                passes, tester, source_size, state, deadline=deadline, follow_up=FOLLOW_UP, settle=settled
+            )
             return render_module(reducer.reduce(parse_module(text)))
         finally:
             tester.close()

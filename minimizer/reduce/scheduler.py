@@ -67,6 +67,9 @@ class Reducer(Generic[T]):
     unlikely to succeed now, and skipping them keeps ddmin-style passes at their current granularity. From the
     second round on, passes that removed most per proposal so far go first.
 
+    ``settle(candidate)`` makes a candidate fit for passes to analyse (the source reducer re-parses it); it
+    is applied to each candidate that becomes a base for proposals, taken or speculated, not to every one.
+
     ``follow_up(before, after)``, if given, proposes one candidate right after each accepted step (the
     source reducer removes the definitions the step left unread), so that what a step makes pointless goes at
     once instead of in the next round.
@@ -84,8 +87,10 @@ class Reducer(Generic[T]):
         *,
         deadline: float | None = None,
         follow_up: Callable[[T, T], T | None] | None = None,
+        settle: Callable[[T], T] = lambda candidate: candidate,
     ):
         self.passes = list(passes)
+        self.settle = settle
         self.follow_up = follow_up
         self.tester = tester
         self.size = size
@@ -152,6 +157,7 @@ class Reducer(Generic[T]):
         observer), not a speculation.
         """
 
+        current = self.settle(current)
         if follow_up is not None:
             then = functools.partial(self._questions, passes, where, follow_up, None)
             label = dataclasses.replace(where, follow_up=True)
@@ -172,6 +178,7 @@ class Reducer(Generic[T]):
                 yield Proposal(candidate, then, group=reduction_pass.name, label=here)
 
     def _accept(self, pass_name: str, candidate: T) -> T:
+        candidate = self.settle(candidate)
         text = self.tester.render(candidate)
         self._visited.add(self.tester.key(text))
         self.observer.accepted(text, self.size(candidate), pass_name)

@@ -25,6 +25,7 @@ __all__ = [
     "code_size",
     "compiles",
     "distinct_candidates",
+    "settled",
     "remove_node",
     "remove_nodes",
     "replace_node",
@@ -107,8 +108,9 @@ def distinct_candidates(
     """Filter a stream of candidate modules for `original`, lazily.
 
     Drops None entries (edits `try_build` refused) and candidates whose code equals the original's or an earlier
-    candidate's, that do not compile (see `compiles`), or that have more tokens than the original (`code_size`). Yields the survivors in order, each
-    re-parsed from its code so that its nodes are fresh and its round trip is known to hold.
+    candidate's, that have more tokens than the original (`code_size`), or that CPython does not compile.
+    Survivors are yielded as built, not re-parsed (most are only rendered and run): one that a pass is to
+    analyse goes through `settled` first.
     """
     seen = {render(original)}
     limit = code_size(original)
@@ -119,12 +121,45 @@ def distinct_candidates(
         if code in seen:
             continue
         seen.add(code)
-        if code_size(code) > limit:
+        if code_size(code) > limit or not _byte_compiles(code):
             continue
-        parsed = _parse_if_compiles(code)
-        if parsed is not None:
-            _remember_code(parsed, code)  # libcst round-trips: the parsed module renders to `code`
-            yield parsed
+        yield candidate
+
+
+def _byte_compiles(code: str) -> bool:
+    try:
+        compile(code, "<candidate>", "exec", dont_inherit=True)
+        return True
+    except (SyntaxError, ValueError):
+        return False
+
+
+_SETTLED: collections.OrderedDict[str, cst.Module] = collections.OrderedDict()
+
+
+def settled(module: cst.Module) -> cst.Module:
+    """`module` re-parsed from its code: every node fresh and in one place only (an edit may have put one node
+    in two places, and passes find and replace nodes by identity), the code known to round-trip.
+
+    Remembered by code for the last few modules, so that a candidate settled when speculation analyses it is the
+    same object when the reducer takes it, and per-module analyses (`metadata`) are not repeated.
+    """
+    code = render(module)
+    with _RENDERED_LOCK:
+        hit = _SETTLED.get(code)
+        if hit is not None:
+            _SETTLED.move_to_end(code)
+            return hit
+    try:
+        fresh = cst.parse_module(code)
+    except cst.ParserSyntaxError:
+        return module  # CPython compiles what libcst cannot parse back: keep the tree as built
+    _remember_code(fresh, code)
+    with _RENDERED_LOCK:
+        _SETTLED[code] = fresh
+        while len(_SETTLED) > 16:
+            _SETTLED.popitem(last=False)
+    return fresh
 
 
 def replace_node(module: cst.Module, target: cst.CSTNode, new_node: Replacement) -> cst.Module:

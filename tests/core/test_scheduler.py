@@ -83,6 +83,29 @@ def test_follow_up_is_tried_right_after_each_step():
     assert observer.steps[1][0] == repr((7, -7, 3, -3))
 
 
+class Settled(tuple):
+    """A toy candidate marked as settled (as the source reducer re-parses the candidates passes analyse)."""
+
+
+def test_only_candidates_that_become_bases_are_settled():
+    settled = []
+
+    def settle(items):
+        settled.append(items)
+        return Settled(items)
+
+    def propose(items):
+        assert isinstance(items, Settled), "a pass got an unsettled base"
+        return delete_one(items)
+
+    tester = Tester(repr, lambda text, cancel: 7 in eval(text))
+    result = Reducer([Pass("delete_one", propose)], tester, len, Recorder(), settle=settle).reduce((1, 2, 7, 3))
+    tester.close()
+    assert result == (7,) and isinstance(result, Settled)
+    proposed = tester.stats.oracle_calls + tester.stats.cache_hits
+    assert len({tuple(s) for s in settled}) < proposed  # the rejected candidates were never settled
+
+
 def test_reduces_to_the_minimal_interesting_case():
     result, tester, observer, _ = reduce(range(20), lambda t: 7 in t and len(t) >= 2)
     assert result == (7, 1)
