@@ -364,7 +364,7 @@ class RemovalRepairingTransformer(cst.CSTTransformer):
 
 def _ancestors(root: cst.Module, targets: Iterable[cst.CSTNode]) -> set[cst.CSTNode]:
     """The nodes on the paths from `root` down to any of `targets` (targets excluded)."""
-    parents = _parent_map(root)
+    parents = parent_map(root)
     found: set[cst.CSTNode] = set()
     for target in targets:
         node = parents.get(target)
@@ -375,8 +375,10 @@ def _ancestors(root: cst.Module, targets: Iterable[cst.CSTNode]) -> set[cst.CSTN
 
 
 @functools.lru_cache(maxsize=8)
-def _parent_map(root: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
-    # A pass builds many candidates from one module; walking it once instead of once per candidate is the point.
+def parent_map(root: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
+    """Each node's parent in `root` (what libcst's ParentNodeProvider gives, at a third of its cost), remembered
+    per module: a pass builds many candidates from one module, and several passes analyse the same one."""
+
     parents: dict[cst.CSTNode, cst.CSTNode] = {}
     stack = [root]
     while stack:
@@ -385,6 +387,34 @@ def _parent_map(root: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
             parents[child] = node
             stack.append(child)
     return parents
+
+
+@functools.lru_cache(maxsize=8)
+def preorder(root: cst.Module) -> tuple[cst.CSTNode, ...]:
+    """Every node of `root`, parents before children, in source order (one walk per module, remembered)."""
+
+    order: list[cst.CSTNode] = []
+    stack: list[cst.CSTNode] = [root]
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        stack.extend(reversed(node.children))
+    return tuple(order)
+
+
+@functools.lru_cache(maxsize=8)
+def _nodes_by_type(root: cst.Module) -> dict[type, list[cst.CSTNode]]:
+    found: dict[type, list[cst.CSTNode]] = collections.defaultdict(list)
+    for node in preorder(root):
+        found[type(node)].append(node)
+    return found
+
+
+def nodes_of_type(root: cst.Module, kind: type[NodeT]) -> list[NodeT]:
+    """The nodes of `root` of exactly type `kind`, in source order: what `m.findall(root, m.Kind())` finds,
+    without a visit of the whole module per question."""
+
+    return list(_nodes_by_type(root).get(kind, ()))  # type: ignore[arg-type]
 
 
 class _Replacer(RemovalRepairingTransformer):

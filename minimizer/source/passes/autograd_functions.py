@@ -11,9 +11,9 @@ from typing import Iterator
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import ParentNodeProvider, ScopeProvider
+from libcst.metadata import ScopeProvider
 
-from minimizer.source.cst_utils import DOCSTRING_LINE, distinct_candidates, metadata, replace_nodes, try_build
+from minimizer.source.cst_utils import DOCSTRING_LINE, distinct_candidates, metadata, parent_map, replace_nodes, try_build
 from minimizer.source.passes.modules import snake_case
 
 __all__ = ["autograd_functions_to_functions"]
@@ -31,7 +31,7 @@ def autograd_functions_to_functions(module: cst.Module) -> Iterator[cst.Module]:
 
 def _conversions(module: cst.Module) -> Iterator[cst.Module | None]:
     wrapper = metadata(module)
-    scopes, parents = wrapper.resolve(ScopeProvider), wrapper.resolve(ParentNodeProvider)
+    scopes, parents = wrapper.resolve(ScopeProvider), parent_map(wrapper.module)
     global_scope = scopes[module]
     for cls in module.body:
         if not m.matches(cls, m.ClassDef(bases=[_FUNCTION_BASE], decorators=[])):

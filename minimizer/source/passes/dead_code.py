@@ -25,11 +25,20 @@ from libcst.metadata import (
     ExpressionContextProvider,
     GlobalScope,
     MetadataWrapper,
-    ParentNodeProvider,
     ScopeProvider,
 )
 
-from minimizer.source.cst_utils import distinct_candidates, metadata, remove_node, remove_nodes, replace_node, try_build
+from minimizer.source.cst_utils import (
+    distinct_candidates,
+    metadata,
+    nodes_of_type,
+    parent_map,
+    preorder,
+    remove_node,
+    remove_nodes,
+    replace_node,
+    try_build,
+)
 
 _ROOT = "<live statements>"
 _DUNDER = re.compile(r"^__\w+__$")
@@ -121,7 +130,7 @@ def dead_definitions(wrapper: MetadataWrapper) -> list[cst.CSTNode]:
     graph = _def_use_graph(wrapper)
     live = nx.descendants(graph, _ROOT)
     dead = [node for node in graph if node != _ROOT and node not in live]
-    position = {node: index for index, node in enumerate(_preorder(wrapper.module))}
+    position = {node: index for index, node in enumerate(preorder(wrapper.module))}
     return _users_first(graph.subgraph(dead), position)
 
 
@@ -137,17 +146,11 @@ def _users_first(dead_graph: nx.DiGraph, position: dict[cst.CSTNode, int]) -> li
     return ordered
 
 
-def _preorder(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    yield node
-    for child in node.children:
-        yield from _preorder(child)
-
-
 def _def_use_graph(wrapper: MetadataWrapper) -> nx.DiGraph:
     module = wrapper.module
-    scopes = wrapper.resolve(ScopeProvider)
-    parents = wrapper.resolve(ParentNodeProvider)
-    contexts = wrapper.resolve(ExpressionContextProvider)
+    resolved = wrapper.resolve_many([ScopeProvider, ExpressionContextProvider])  # one visit for both
+    scopes, contexts = resolved[ScopeProvider], resolved[ExpressionContextProvider]
+    parents = parent_map(module)
 
     graph = nx.DiGraph()
     graph.add_node(_ROOT)
@@ -232,7 +235,7 @@ def _binds_attributes(statement: cst.Assign) -> bool:
 def _self_attribute_units(module: cst.Module) -> dict[str, list[cst.Assign]]:
     """Map attribute names to the `self.NAME = ...` statements of `__init__` methods that set only them."""
     units: dict[str, list[cst.Assign]] = {}
-    for init in m.findall(module, m.FunctionDef(name=m.Name("__init__"))):
+    for init in (f for f in nodes_of_type(module, cst.FunctionDef) if f.name.value == "__init__"):
         for statement in m.findall(init.body, m.Assign()):
             targets = [target.target for target in statement.targets]
             if all(m.matches(target, _SELF_ATTRIBUTE) for target in targets):
@@ -243,8 +246,8 @@ def _self_attribute_units(module: cst.Module) -> dict[str, list[cst.Assign]]:
 
 def _attribute_reads(module: cst.Module, contexts) -> Iterator[cst.Attribute]:
     # `self.x += 1` stores, but it also reads `self.x`, so it keeps `self.x = ...` alive.
-    augmented = {statement.target for statement in m.findall(module, m.AugAssign(target=m.Attribute()))}
-    for node in m.findall(module, m.Attribute()):
+    augmented = {statement.target for statement in nodes_of_type(module, cst.AugAssign)}
+    for node in nodes_of_type(module, cst.Attribute):
         if contexts.get(node) != ExpressionContext.STORE or node in augmented:
             yield node
 
@@ -271,7 +274,8 @@ def _owners(module: cst.Module, definitions: set) -> dict[cst.CSTNode, object]:
 def _exported_names(module: cst.Module) -> set[str]:
     """The strings of a module-level `__all__ = [...]` / `(...)`."""
     names: set[str] = set()
-    for statement in m.findall(module, m.Assign(targets=[m.AssignTarget(target=m.Name("__all__"))])):
+    exports = m.Assign(targets=[m.AssignTarget(target=m.Name("__all__"))])
+    for statement in (a for a in nodes_of_type(module, cst.Assign) if m.matches(a, exports)):
         for string in m.findall(statement.value, m.SimpleString()):
             value = string.evaluated_value
             names.add(value if isinstance(value, str) else value.decode())

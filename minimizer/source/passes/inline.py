@@ -14,9 +14,9 @@ from typing import Iterator, Mapping
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import Assignment, FunctionScope, GlobalScope, ParentNodeProvider, Scope, ScopeProvider
+from libcst.metadata import Assignment, FunctionScope, GlobalScope, Scope, ScopeProvider
 
-from minimizer.source.cst_utils import distinct_candidates, metadata, replace_nodes
+from minimizer.source.cst_utils import distinct_candidates, metadata, parent_map, replace_nodes
 
 __all__ = ["inline_single_use_variables"]
 
@@ -60,7 +60,7 @@ def _find_inlinings(module: cst.Module) -> list[_Inlining]:
     # unsafe_skip_copy keeps node identity, so the nodes found here can be replaced in `module` itself.
     wrapper = metadata(module)
     scopes = wrapper.resolve(ScopeProvider)
-    parents = wrapper.resolve(ParentNodeProvider)
+    parents = parent_map(wrapper.module)
     analysis = _Analysis(scopes, parents)
     found = []
     for statement in m.findall(module, m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(m.Name())])])):

@@ -13,9 +13,10 @@ from typing import Iterator, Optional
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import ClassScope, ComprehensionScope, GlobalScope, ParentNodeProvider, Scope, ScopeProvider
+from libcst.metadata import ClassScope, ComprehensionScope, GlobalScope, Scope, ScopeProvider
 
 from minimizer.source.cst_utils import (
+    parent_map,
     DOCSTRING_LINE,
     distinct_candidates,
     metadata,
@@ -51,7 +52,7 @@ def inline_single_call_functions(module: cst.Module) -> Iterator[cst.Module]:
 def _inlinings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
     wrapper = metadata(module)
     scopes = wrapper.resolve(ScopeProvider)
-    parents = wrapper.resolve(ParentNodeProvider)
+    parents = parent_map(wrapper.module)
     global_scope = scopes[module]
     for function in module.body:
         if not _inlinable_definition(function):

@@ -14,9 +14,10 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from libcst.metadata import ParentNodeProvider, ScopeProvider
+from libcst.metadata import ScopeProvider
 
 from minimizer.source.cst_utils import (
+    parent_map,
     bind_names,
     distinct_candidates,
     metadata,
@@ -133,7 +134,7 @@ def _variables_for(
 
 
 def _temporary_reads(module: cst.Module) -> Iterator[cst.Module | None]:
-    parents = metadata(module).resolve(ParentNodeProvider)
+    parents = parent_map(module)
     for cls, uses, _ in top_level_classes(module):
         inits = [item for item in cls.body.body if isinstance(item, cst.FunctionDef)]
         if len(uses) != 1 or len(inits) != 1 or inits[0].name.value != "__init__":
@@ -358,7 +359,7 @@ def _names_in_use(node: cst.CSTNode) -> set[str]:
 
 def _bound_conversions(module: cst.Module) -> Iterator[cst.Module | None]:
     wrapper = metadata(module)
-    scopes, parents = wrapper.resolve(ScopeProvider), wrapper.resolve(ParentNodeProvider)
+    scopes, parents = wrapper.resolve(ScopeProvider), parent_map(wrapper.module)
     global_scope = scopes[module]
     stored = _stored_targets(module)
     for cls, uses, _ in top_level_classes(module):

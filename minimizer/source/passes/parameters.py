@@ -17,9 +17,9 @@ from typing import Iterator, Optional, Sequence
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import ParentNodeProvider, ScopeProvider
+from libcst.metadata import ScopeProvider
 
-from minimizer.source.cst_utils import distinct_candidates, metadata, replace_nodes, try_build
+from minimizer.source.cst_utils import distinct_candidates, metadata, parent_map, replace_nodes, try_build
 
 __all__ = ["remove_unused_parameters"]
 
@@ -57,7 +57,7 @@ def remove_unused_parameters(module: cst.Module) -> Iterator[cst.Module]:
 def _removals(module: cst.Module) -> Iterator[Optional[cst.Module]]:
     wrapper = metadata(module)
     scopes = wrapper.resolve(ScopeProvider)
-    parents = wrapper.resolve(ParentNodeProvider)
+    parents = parent_map(wrapper.module)
     for function, first_removable, call_sites in _functions(module, scopes, parents):
         if call_sites is None or any(arg.star for site in call_sites for arg in site.call.args):
             continue

@@ -11,9 +11,9 @@ from typing import Iterator, Optional, Sequence
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import GlobalScope, ParentNodeProvider, ScopeProvider
+from libcst.metadata import GlobalScope, ScopeProvider
 
-from minimizer.source.cst_utils import distinct_candidates, metadata, replace_node, replace_nodes, try_build
+from minimizer.source.cst_utils import distinct_candidates, metadata, parent_map, replace_node, replace_nodes, try_build
 
 __all__ = ["unwrap_compound_statements"]
 
@@ -135,7 +135,7 @@ def _inlinable_functions(module: cst.Module) -> dict[cst.FunctionDef, cst.Simple
     """Module-level `def name(): ...` statements referenced only by one `name()` statement in module scope."""
     wrapper = metadata(module)
     scopes = wrapper.resolve(ScopeProvider)
-    parents = wrapper.resolve(ParentNodeProvider)
+    parents = parent_map(wrapper.module)
     found = {}
     for function in module.body:
         if not m.matches(function, m.FunctionDef(decorators=[], asynchronous=None)) or _has_star_parameters(function):
