@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import itertools
 import time
 from dataclasses import dataclass
 from typing import Callable, Generic, Iterator, Protocol, Sequence, TypeVar
@@ -167,8 +166,7 @@ class Reducer(Generic[T]):
             if counted and pass_index > where.pass_index:
                 self.observer.pass_started(reduction_pass.name)
             start = where.index if pass_index == where.pass_index else 0
-            proposals = itertools.islice(self._fresh(reduction_pass, current, counted=counted), start, None)
-            for index, candidate in enumerate(proposals, start):
+            for index, candidate in self._fresh(reduction_pass, current, start, counted=counted):
                 here = _Where(pass_index, index)
                 # Speculation assumes the step leaves no follow-up: finding one is the parent's costliest
                 # analysis (def-use of the whole script), and paying it for every speculated step starved the
@@ -198,16 +196,31 @@ class Reducer(Generic[T]):
             return None
         return candidate
 
-    def _fresh(self, reduction_pass: Pass[T], current: T, *, counted: bool = True) -> Iterator[T]:
-        """The pass's proposals, minus ones already accepted once (no cycles) and ones that grew."""
+    def _fresh(self, reduction_pass: Pass[T], current: T, start: int, *, counted: bool = True) -> Iterator[tuple[int, T]]:
+        """The pass's proposals from index ``start`` on, numbered, minus ones already accepted once (no cycles)
+        and ones that grew.
+
+        A pass whose proposals can ``skip`` (see `minimizer.source.cst_utils.CandidateStream`) numbers them by
+        ``position`` among all it produced and skips to ``start`` without building them; otherwise the
+        proposals are numbered as they come out of this filter and the first ``start`` are dropped.
+        """
 
         limit = self.size(current)
-        for candidate in reduction_pass.propose(current):
+        proposals = reduction_pass.propose(current)
+        resumable = callable(getattr(proposals, "skip", None))
+        if resumable:
+            proposals.skip(start)  # type: ignore[attr-defined]
+        kept = 0
+        for candidate in proposals:
             self._check_time()
             if counted:
                 reduction_pass.tried += 1
-            if self._is_new_and_no_larger(candidate, limit):
-                yield candidate
+            if not self._is_new_and_no_larger(candidate, limit):
+                continue
+            index = proposals.position if resumable else kept  # type: ignore[attr-defined]
+            kept += 1
+            if index >= start:
+                yield index, candidate
 
     def _is_new_and_no_larger(self, candidate: T, limit: int) -> bool:
         """Not larger than ``limit`` and never accepted before (accepting it again would cycle)."""

@@ -12,7 +12,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
-from minimizer.source.cst_utils import binds_locally, distinct_candidates, metadata, replace_nodes, try_build
+from minimizer.source.cst_utils import binds_locally, distinct_candidates, metadata, replace_nodes
 
 __all__ = ["remove_name_aliases"]
 
@@ -44,4 +44,4 @@ def _removals(module: cst.Module) -> Iterator[cst.Module | None]:
             continue
         replacements: dict = {node: cst.Name(original) for node in reads}
         replacements[statement] = cst.RemovalSentinel.REMOVE
-        yield try_build(lambda r=replacements: replace_nodes(module, r))
+        yield lambda r=replacements: replace_nodes(module, r)

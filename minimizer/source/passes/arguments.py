@@ -7,7 +7,7 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates, remove_node, remove_nodes, try_build
+from minimizer.source.cst_utils import distinct_candidates, remove_node, remove_nodes
 
 
 def delete_arguments(module: cst.Module) -> Iterator[cst.Module]:
@@ -25,6 +25,6 @@ def _deletions(module: cst.Module) -> Iterator[cst.Module | None]:
         keywords = [arg for arg in call.args if arg.keyword is not None]
         positionals = [arg for arg in call.args if arg.keyword is None]
         if len(keywords) > 1:
-            yield try_build(lambda: remove_nodes(module, keywords))
+            yield lambda: remove_nodes(module, keywords)
         for arg in [*keywords, *reversed(positionals)]:
-            yield try_build(lambda: remove_node(module, arg))
+            yield lambda: remove_node(module, arg)

@@ -13,7 +13,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
-from minimizer.source.cst_utils import DOCSTRING_LINE, distinct_candidates, metadata, parent_map, replace_nodes, try_build
+from minimizer.source.cst_utils import DOCSTRING_LINE, distinct_candidates, metadata, parent_map, replace_nodes
 from minimizer.source.passes.modules import snake_case
 
 __all__ = ["autograd_functions_to_functions"]
@@ -61,4 +61,4 @@ def _conversions(module: cst.Module) -> Iterator[cst.Module | None]:
         )
         replacements: dict = {cls: function}
         replacements.update({apply: cst.Name(name) for apply in applies})
-        yield try_build(lambda r=replacements: replace_nodes(module, r))
+        yield lambda r=replacements: replace_nodes(module, r)

@@ -20,7 +20,6 @@ from minimizer.source.cst_utils import (
     remove_node,
     replace_node,
     substitute_expression,
-    try_build,
 )
 
 # Replacing `torch.compile(f)` by `f` removes the bug under search by construction; it only wastes an oracle call.
@@ -58,7 +57,7 @@ def bypass_operators(module: cst.Module) -> Iterator[cst.Module]:
 def _bypasses(module: cst.Module, imported: set[str]) -> Iterator[cst.Module | None]:
     for node in _operations(module):
         for operand in _operands(node, imported):
-            yield try_build(lambda: replace_node(module, node, substitute_expression(node, operand)))
+            yield lambda: replace_node(module, node, substitute_expression(node, operand))
 
 
 def _operations(node: cst.CSTNode) -> Iterator[cst.Call | cst.BinaryOperation | cst.IfExp]:
@@ -122,7 +121,7 @@ def _attribute_bypasses(module: cst.Module) -> Iterator[cst.Module | None]:
     contexts = metadata(module).resolve(ExpressionContextProvider)
     for node in m.findall(module, _TENSOR_VIEW_ATTRIBUTES):
         if contexts.get(node) == ExpressionContext.LOAD and _root_name(node.value) not in imported:
-            yield try_build(lambda: replace_node(module, node, substitute_expression(node, node.value)))
+            yield lambda: replace_node(module, node, substitute_expression(node, node.value))
 
 
 def remove_layers(module: cst.Module) -> Iterator[cst.Module]:
@@ -141,9 +140,9 @@ def _layer_removals(module: cst.Module) -> Iterator[cst.Module | None]:
         for init in m.findall(class_def.body, m.FunctionDef(name=m.Name("__init__"))):
             for node in _layer_sites(init):
                 if m.matches(node, m.Arg()):
-                    yield try_build(lambda: remove_node(module, node))
+                    yield lambda: remove_node(module, node)
                 elif _only_called_with_input(class_def, _layer_name(node)):
-                    yield try_build(lambda: module.visit(_LayerRemover(class_def, node)))
+                    yield lambda: module.visit(_LayerRemover(class_def, node))
 
 
 def _layer_sites(init: cst.FunctionDef) -> Iterator[cst.Assign | cst.Arg]:

@@ -12,7 +12,7 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates, replace_node, try_build
+from minimizer.source.cst_utils import distinct_candidates, replace_node
 
 __all__ = ["collapse_single_item_comprehensions"]
 
@@ -33,4 +33,4 @@ def _collapses(module: cst.Module) -> Iterator[cst.Module | None]:
         if m.findall(comprehension.elt, m.Name(variable)):  # type: ignore[union-attr]
             continue
         single = cst.List(elements=[cst.Element(comprehension.elt)])  # type: ignore[union-attr]
-        yield try_build(lambda c=comprehension, s=single: replace_node(module, c, s))
+        yield lambda c=comprehension, s=single: replace_node(module, c, s)

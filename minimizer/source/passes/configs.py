@@ -13,7 +13,7 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates, replace_nodes, try_build
+from minimizer.source.cst_utils import distinct_candidates, replace_nodes
 
 __all__ = ["inline_argument_defaults", "inline_config_defaults"]
 
@@ -63,10 +63,10 @@ def _all_reads_then_each(
 ) -> Iterator[cst.Module | None]:
     """Every read replaced by its field's value at once, then (when there are several fields) one field at a time."""
 
-    yield try_build(lambda: replace_nodes(module, {node: values[name] for name, nodes in reads.items() for node in nodes}))
+    yield lambda: replace_nodes(module, {node: values[name] for name, nodes in reads.items() for node in nodes})
     if len(reads) > 1:
         for name, nodes in reads.items():
-            yield try_build(lambda: replace_nodes(module, {node: values[name] for node in nodes}))
+            yield lambda: replace_nodes(module, {node: values[name] for node in nodes})
 
 
 def _assigned_attribute_names(module: cst.Module) -> set[str]:

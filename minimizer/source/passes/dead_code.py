@@ -65,7 +65,7 @@ def keep_effects_of_unused_assignments(module: cst.Module) -> Iterator[cst.Modul
     """
     wrapper = metadata(module)
     dead = [node for node in dead_definitions(wrapper) if _is_plain_assignment(node)]
-    return distinct_candidates(module, (try_build(lambda: _keep_value(module, node)) for node in dead))
+    return distinct_candidates(module, (lambda node=node: _keep_value(module, node) for node in dead))
 
 
 def remove_definitions_left_dead(before: cst.Module, after: cst.Module) -> cst.Module | None:
@@ -117,9 +117,9 @@ def _removals(module: cst.Module) -> Iterator[cst.Module | None]:
     wrapper = metadata(module)
     dead = dead_definitions(wrapper)
     if len(dead) > 1:
-        yield try_build(lambda: remove_nodes(module, dead))
+        yield lambda: remove_nodes(module, dead)
     for definition in dead:
-        yield try_build(lambda: remove_node(module, definition))
+        yield lambda: remove_node(module, definition)
 
 
 def dead_definitions(wrapper: MetadataWrapper) -> list[cst.CSTNode]:

@@ -22,7 +22,7 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates, try_build
+from minimizer.source.cst_utils import distinct_candidates
 from minimizer.source.passes.modules import SUPER_INIT, top_level_classes
 
 __all__ = ["collapse_delegating_modules"]
@@ -61,7 +61,7 @@ def _collapses(module: cst.Module) -> Iterator[cst.Module | None]:
             replacements[call] = _substitute(built, bound)
         else:
             replacements[statement] = cst.RemovalSentinel.REMOVE  # type: ignore[assignment]
-            yield try_build(lambda: _replace(module, replacements))
+            yield lambda: _replace(module, replacements)
 
 
 def _delegation(cls: cst.ClassDef) -> tuple[cst.Parameters, cst.BaseExpression] | None:

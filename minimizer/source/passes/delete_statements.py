@@ -7,7 +7,7 @@ from typing import Iterator, Sequence
 
 import libcst as cst
 
-from minimizer.source.cst_utils import distinct_candidates, remove_nodes, try_build
+from minimizer.source.cst_utils import distinct_candidates, remove_nodes
 
 # Blocks are visited by the kind of scope they sit in: the script's top level decides the most, then classes, then
 # function bodies. A block nested in an `if`/`for`/`with`/`try` takes the rank of the scope around it.
@@ -36,7 +36,7 @@ def _chunk_removals(module: cst.Module, blocks: Sequence[Sequence[cst.CSTNode]])
                 continue
             for start in range(0, len(block), size):
                 chunk = block[start : start + size]
-                yield try_build(lambda: remove_nodes(module, chunk))
+                yield lambda: remove_nodes(module, chunk)
         level += 1
 
 

@@ -32,7 +32,7 @@ def remove_effectless_statements(module: cst.Module) -> Iterator[cst.Module]:
     found = [node for node in _effectless(module)]
     if not found:
         return iter(())
-    singles = (try_build(lambda node=node: remove_nodes(module, [node])) for node in found)
+    singles = (lambda node=node: remove_nodes(module, [node]) for node in found)
     both = [try_build(lambda: remove_nodes(module, found))] if len(found) > 1 else []
     return distinct_candidates(module, iter([*both, *singles]))
 
@@ -95,4 +95,4 @@ def _splits(module: cst.Module) -> Iterator[cst.Module | None]:
             line.with_changes(body=[cst.Assign(targets=[cst.AssignTarget(target=t.value)], value=v.value)])
             for t, v in zip(targets, values)
         ]
-        yield try_build(lambda line=line, lines=lines: replace_node(module, line, cst.FlattenSentinel(lines)))
+        yield lambda line=line, lines=lines: replace_node(module, line, cst.FlattenSentinel(lines))

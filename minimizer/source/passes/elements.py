@@ -13,7 +13,7 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates, replace_node, try_build
+from minimizer.source.cst_utils import distinct_candidates, replace_node
 
 __all__ = ["delete_collection_elements", "unwrap_single_item_list_arguments"]
 
@@ -33,7 +33,7 @@ def _deletions(module: cst.Module) -> Iterator[cst.Module | None]:
         for index in reversed(range(len(elements))):
             kept = elements[:index] + elements[index + 1 :]
             kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)  # no dangling comma
-            yield try_build(lambda k=kept, d=display: replace_node(module, d, d.with_changes(elements=k)))
+            yield lambda k=kept, d=display: replace_node(module, d, d.with_changes(elements=k))
 
 
 def unwrap_single_item_list_arguments(module: cst.Module) -> Iterator[cst.Module]:
@@ -48,4 +48,4 @@ def _unwrappings(module: cst.Module) -> Iterator[cst.Module | None]:
     single = m.Arg(value=m.List(elements=[m.Element()]), star="")
     for arg in m.findall(module, single):
         item = arg.value.elements[0].value  # type: ignore[union-attr]
-        yield try_build(lambda a=arg, i=item: replace_node(module, a, a.with_changes(value=i)))
+        yield lambda a=arg, i=item: replace_node(module, a, a.with_changes(value=i))

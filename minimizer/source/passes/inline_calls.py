@@ -23,7 +23,6 @@ from minimizer.source.cst_utils import (
     replace_nodes,
     swap_nodes,
     target_names,
-    try_build,
 )
 
 __all__ = ["inline_single_call_functions"]
@@ -80,7 +79,7 @@ def _inlinings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
         reassigned = _names_the_statement_rebinds(small, call)
         if caller_scope is None or not _fits_scope(helper_scope, caller_scope, bound, reassigned):
             continue
-        yield try_build(lambda f=function, c=call, s=statement, sm=small, b=bound: _inline(module, f, c, s, sm, b))
+        yield lambda f=function, c=call, s=statement, sm=small, b=bound: _inline(module, f, c, s, sm, b)
 
 
 def _inlinable_definition(node: cst.CSTNode) -> bool:

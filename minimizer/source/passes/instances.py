@@ -24,7 +24,6 @@ from minimizer.source.cst_utils import (
     replace_nodes,
     swap_nodes,
     target_names,
-    try_build,
 )
 from minimizer.source.passes.modules import SUPER_INIT, snake_case, top_level_classes
 
@@ -96,7 +95,7 @@ def _conversions(module: cst.Module) -> Iterator[cst.Module | None]:
             decorators=(),
         )
         assignments = _assignments(attributes, statement.leading_lines) if attributes else []
-        yield try_build(lambda: _rebuild(module, cls, function, statement, assignments, replaced, function_name))
+        yield lambda: _rebuild(module, cls, function, statement, assignments, replaced, function_name)
 
 
 def _variables_for(
@@ -156,7 +155,7 @@ def _temporary_reads(module: cst.Module) -> Iterator[cst.Module | None]:
             reads = {a: resolved[a.attr.value] for a in m.findall(value, earlier)}  # type: ignore[union-attr]
             resolved[name] = _parenthesized(swap_nodes(value, reads))
         replacements = {read: resolved[read.attr.value], cls: cst.RemovalSentinel.REMOVE}
-        yield try_build(lambda r=replacements: replace_nodes(module, r))
+        yield lambda r=replacements: replace_nodes(module, r)
 
 
 _DOCSTRING_OR_PASS = m.SimpleStatementLine(body=[m.Pass() | m.Expr(value=m.SimpleString())])
@@ -401,7 +400,7 @@ def _bound_conversions(module: cst.Module) -> Iterator[cst.Module | None]:
             if functions is None or len(set(function_names)) != len(function_names) or set(function_names) & (outside | inside | set(attributes)):
                 continue
             assignments = _assignments(attributes, statement.leading_lines) if attributes else []
-            yield try_build(lambda: _rebuild_bound(module, cls, functions, statement, assignments, replacements))
+            yield lambda: _rebuild_bound(module, cls, functions, statement, assignments, replacements)
 
 
 def _init_and_methods(cls: cst.ClassDef) -> tuple[cst.FunctionDef | None, dict[str, cst.FunctionDef]] | None:

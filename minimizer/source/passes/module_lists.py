@@ -14,7 +14,7 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates, replace_nodes, try_build
+from minimizer.source.cst_utils import distinct_candidates, replace_nodes
 
 __all__ = ["unwrap_single_module_lists"]
 
@@ -44,4 +44,4 @@ def _unwrappings(module: cst.Module) -> Iterator[cst.Module | None]:
             for unpacking in unpackings:
                 target = unpacking.targets[0].target.elements[0].value  # type: ignore[union-attr]
                 replacements[unpacking] = unpacking.with_changes(targets=[cst.AssignTarget(target)])  # type: ignore[union-attr]
-            yield try_build(lambda r=replacements: replace_nodes(module, r))
+            yield lambda r=replacements: replace_nodes(module, r)

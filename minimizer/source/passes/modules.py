@@ -12,7 +12,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
-from minimizer.source.cst_utils import distinct_candidates, metadata, replace_nodes, try_build
+from minimizer.source.cst_utils import distinct_candidates, metadata, replace_nodes
 
 # A line `super().__init__()` (shared with the delegating-module pass).
 SUPER_INIT = m.SimpleStatementLine(
@@ -59,7 +59,7 @@ def _conversions(module: cst.Module) -> Iterator[cst.Module | None]:
         function = forward.with_changes(name=cst.Name(function_name), params=params, leading_lines=statement.leading_lines)
         replacements: dict[cst.CSTNode, cst.CSTNode] = {statement: function}
         replacements.update({call: cst.Name(function_name) for call in calls})
-        yield try_build(lambda: replace_nodes(module, replacements))
+        yield lambda: replace_nodes(module, replacements)
 
 
 def _only_forward(cls: cst.ClassDef) -> cst.FunctionDef | None:

@@ -19,7 +19,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
-from minimizer.source.cst_utils import distinct_candidates, metadata, parent_map, replace_nodes, try_build
+from minimizer.source.cst_utils import distinct_candidates, metadata, parent_map, replace_nodes
 
 __all__ = ["remove_unused_parameters"]
 
@@ -62,11 +62,11 @@ def _removals(module: cst.Module) -> Iterator[Optional[cst.Module]]:
         if call_sites is None or any(arg.star for site in call_sites for arg in site.call.args):
             continue
         for param in _unread_parameters(function, first_removable, scopes):
-            yield try_build(lambda: _remove_parameter(module, function, param, call_sites))
+            yield lambda: _remove_parameter(module, function, param, call_sites)
     for op, companions, call_sites in _custom_ops(module, scopes, parents):
         unread = set.intersection(*(_unread_positions(f, scopes) for f in [op, *companions]))
         for index in sorted(unread):
-            yield try_build(lambda i=index: _remove_op_parameter(module, op, companions, i, call_sites))
+            yield lambda i=index: _remove_op_parameter(module, op, companions, i, call_sites)
 
 
 def _functions(module: cst.Module, scopes, parents):

@@ -11,7 +11,7 @@ from typing import Iterator, Optional, Sequence
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates, replace_node, try_build
+from minimizer.source.cst_utils import distinct_candidates, replace_node
 
 __all__ = ["shrink_subscripts"]
 
@@ -39,13 +39,13 @@ def _shrinkings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
             continue
         if _whole_slice(subscript):
             # `x[:]` (`x[:, :]`) is `x` to every reader but an aliasing test: a whole slice goes at once.
-            yield try_build(lambda: replace_node(module, subscript, subscript.value))
+            yield lambda: replace_node(module, subscript, subscript.value)
             continue
         for elements in _smaller_element_lists(subscript.slice):
-            yield try_build(lambda: replace_node(module, subscript, subscript.with_changes(slice=elements)))
+            yield lambda: replace_node(module, subscript, subscript.with_changes(slice=elements))
         if subscript not in stored:
             # `compiled[finite]` -> `compiled`: a mask or a selection the bug does not need, read whole.
-            yield try_build(lambda: replace_node(module, subscript, subscript.value))
+            yield lambda: replace_node(module, subscript, subscript.value)
 
 
 def _whole_slice(subscript: cst.Subscript) -> bool:

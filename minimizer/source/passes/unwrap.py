@@ -13,7 +13,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import GlobalScope, ScopeProvider
 
-from minimizer.source.cst_utils import distinct_candidates, metadata, parent_map, replace_node, replace_nodes, try_build
+from minimizer.source.cst_utils import distinct_candidates, metadata, parent_map, replace_node, replace_nodes
 
 __all__ = ["unwrap_compound_statements"]
 
@@ -37,12 +37,12 @@ def _unwrappings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
     inlinable = _inlinable_functions(module)
     for statement in _compound_statements(module.body):
         if statement in inlinable:
-            yield try_build(lambda: _inline_function(module, statement, inlinable[statement]))
+            yield lambda: _inline_function(module, statement, inlinable[statement])
             continue
         for body in _bodies(statement):
-            yield try_build(lambda: replace_node(module, statement, _flattened(statement, body)))
+            yield lambda: replace_node(module, statement, _flattened(statement, body))
         if isinstance(statement, cst.For) and (simpler := _without_unused_index(statement)) is not None:
-            yield try_build(lambda: replace_node(module, statement, simpler))
+            yield lambda: replace_node(module, statement, simpler)
 
 
 def _compound_statements(statements: Sequence[cst.BaseStatement]) -> Iterator[cst.BaseCompoundStatement]:

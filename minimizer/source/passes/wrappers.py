@@ -12,7 +12,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
-from minimizer.source.cst_utils import DOCSTRING_LINE, binds_locally, bind_names, distinct_candidates, metadata, replace_nodes, try_build
+from minimizer.source.cst_utils import DOCSTRING_LINE, binds_locally, bind_names, distinct_candidates, metadata, replace_nodes
 
 __all__ = ["bypass_wrapper_functions", "inline_expression_functions"]
 
@@ -46,7 +46,7 @@ def _bypasses(module: cst.Module) -> Iterator[Optional[cst.Module]]:
             continue
         replacements: dict = {function: cst.RemovalSentinel.REMOVE}
         replacements.update({node: target.deep_clone() for node in references})
-        yield try_build(lambda: replace_nodes(module, replacements))
+        yield lambda: replace_nodes(module, replacements)
 
 
 def _forwarded_callable(function: cst.CSTNode) -> Optional[cst.BaseExpression]:
@@ -116,7 +116,7 @@ def _expression_inlinings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
         if value is None:
             continue
         replacements = {calls[0]: value, statement: cst.RemovalSentinel.REMOVE}
-        yield try_build(lambda: replace_nodes(module, replacements))
+        yield lambda: replace_nodes(module, replacements)
 
 
 def _returned_expression(function: cst.FunctionDef) -> Optional[cst.BaseExpression]:
