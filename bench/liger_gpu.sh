@@ -11,13 +11,13 @@ OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name --format=csv,noheader | tee "$OUT/gpu.txt"
 python3 -c "import torch, triton, liger_kernel; print(torch.__version__, triton.__version__)" | tee -a "$OUT/gpu.txt"
-cp examples/liger_distill.py /tmp/liger_distill.py
+mkdir -p /tmp/liger && cp examples/liger_distill.py /tmp/liger/  # its own folder: what candidates see beside them
 if [ -z "${REDUCE_ONLY:-}" ]; then
-( cd /tmp && timeout 120 python3 liger_distill.py ) > "$OUT/plain.txt" 2>&1; echo "plain rc=$?" >> "$OUT/plain.txt"
+( cd /tmp/liger && timeout 120 python3 liger_distill.py ) > "$OUT/plain.txt" 2>&1; echo "plain rc=$?" >> "$OUT/plain.txt"
 ( cd examples/hand_minimal && timeout 120 python3 liger_distill.py ) > "$OUT/hand.txt" 2>&1; echo "hand rc=$?" >> "$OUT/hand.txt"
-timeout 200 python3 -m minimizer check /tmp/liger_distill.py --json > "$OUT/check.json" 2> "$OUT/check.err"
+timeout 200 python3 -m minimizer check /tmp/liger/liger_distill.py --json > "$OUT/check.json" 2> "$OUT/check.err"
 fi
-timeout $((MAX_TIME + 120)) python3 -m minimizer reduce /tmp/liger_distill.py -j 8 \
+timeout $((MAX_TIME + 120)) python3 -m minimizer reduce /tmp/liger/liger_distill.py -j 8 \
   --max-time "$MAX_TIME" -o "$OUT/liger_distill.min.py" --report "$OUT/report.json" > "$OUT/reduce.txt" 2>&1
 echo "reduce rc=$?" >> "$OUT/reduce.txt"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print('tokens', d['before']['tokens'], '->', d['after']['tokens'], 'calls', d['oracle_calls'], 'seconds', d['seconds'], 'parent cpu', d['parent_cpu_seconds'], 'share', round(d['parent_cpu_seconds'] / d['seconds'], 2))" "$OUT/report.json"

@@ -26,6 +26,7 @@ from minimizer.progress import QuietProgress  # noqa: E402
 from minimizer.reduce.scheduler import Reducer  # noqa: E402
 from minimizer.reduce.tester import Tester  # noqa: E402
 from minimizer.session import candidate_key  # noqa: E402
+from minimizer.source.cst_utils import settled  # noqa: E402
 from minimizer.source.format import parse_module, render_module, source_passes, source_size  # noqa: E402
 from minimizer.source.passes import FOLLOW_UP  # noqa: E402
 from minimizer.source.viability import Viability  # noqa: E402
@@ -49,7 +50,9 @@ def reduce_once(source: str, anchors: list[str], latency: float, jobs: int, spec
     )
     started, cpu_started = time.monotonic(), time.process_time()
     try:
-        reducer = Reducer(source_passes(), tester, source_size, QuietProgress(), follow_up=FOLLOW_UP)
+        reducer = Reducer(
+            source_passes(), tester, source_size, QuietProgress(), follow_up=FOLLOW_UP, settle=settled
+        )
         result = reducer.reduce(parse_module(source))
     finally:
         tester.close()
