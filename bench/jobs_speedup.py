@@ -5,6 +5,11 @@ The steps a reduction takes do not depend on ``--jobs``, so both runs pass throu
 comparison then stands at the smallest size both reached.
 
     python bench/jobs_speedup.py EXAMPLE [--jobs 8] [--max-time S] [--json-out FILE] [-- extra reduce options]
+    python bench/jobs_speedup.py EXAMPLE --only 1 --save-dir DIR      # one setting (a device call each)
+    python bench/jobs_speedup.py --compare DIR/run-j8.json DIR/run-j1.json [--json-out FILE]
+
+Each run is saved as soon as it ends (``--save-dir``, ``run-j<N>.json``), so a call stopped at its time limit
+keeps the runs it finished.
 """
 
 from __future__ import annotations
@@ -45,41 +50,70 @@ def seconds_to(trajectory: list[dict], tokens: int) -> float | None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("example", type=Path)
+    parser.add_argument("example", type=Path, nargs="?")
     parser.add_argument("--jobs", type=int, default=8)
     parser.add_argument("--max-time", type=float, default=None, help="passed to both runs")
+    parser.add_argument("--only", type=int, default=None, help="run only this --jobs setting")
+    parser.add_argument("--save-dir", type=Path, default=None, help="write each run there as it ends")
+    parser.add_argument("--compare", type=Path, nargs=2, metavar=("PARALLEL", "SERIAL"), help="saved runs")
     parser.add_argument("--json-out", type=Path, default=None)
     parser.add_argument("extra", nargs="*", help="more `minimizer reduce` options (after --)")
     args = parser.parse_args()
 
+    if args.compare:
+        saved = [json.loads(path.read_text()) for path in args.compare]
+        for run in saved:
+            print_run(run)
+        compare(saved, args.json_out)
+        return
+    if args.example is None:
+        parser.error("give an EXAMPLE, or --compare two saved runs")
+    settings = [args.only] if args.only else [args.jobs, 1]
+    runs = []
     with tempfile.TemporaryDirectory() as scratch:
-        runs = [reduce(args.example, jobs, args.max_time, args.extra, Path(scratch)) for jobs in (args.jobs, 1)]
+        for jobs in settings:
+            run = reduce(args.example, jobs, args.max_time, args.extra, Path(scratch))
+            run["example"] = str(args.example)
+            runs.append(run)
+            print_run(run)
+            if args.save_dir:
+                args.save_dir.mkdir(parents=True, exist_ok=True)
+                (args.save_dir / f"run-j{jobs}.json").write_text(json.dumps(run, indent=2) + "\n")
+    if len(runs) == 2:
+        compare(runs, args.json_out)
+
+
+def print_run(run: dict) -> None:
+    report = run["report"]
+    print(
+        f"--jobs {run['jobs']}: {run['wall_seconds']:.1f} s wall, {report['seconds']:.1f} s reducing, "
+        f"{report['oracle_calls']} oracle calls, {report['before']['tokens']} -> {report['after']['tokens']} "
+        f"tokens{' (stopped early)' if report['stopped_early'] else ''}, "
+        f"parent CPU {report.get('parent_cpu_seconds', float('nan')):.1f} s"
+    )
+
+
+def compare(runs: list[dict], json_out: Path | None) -> None:
+    """The first run against the second (parallel, serial): when each first reached the smallest size both did."""
+
     parallel, serial = runs
-    for run in runs:
-        report = run["report"]
-        print(
-            f"--jobs {run['jobs']}: {run['wall_seconds']:.1f} s wall, {report['seconds']:.1f} s reducing, "
-            f"{report['oracle_calls']} oracle calls, {report['before']['tokens']} -> {report['after']['tokens']} "
-            f"tokens{' (stopped early)' if report['stopped_early'] else ''}, "
-            f"parent CPU {report.get('parent_cpu_seconds', float('nan')):.1f} s"
-        )
     common = max(min(p["tokens"] for p in run["report"]["trajectory"]) for run in runs)
     at_serial = seconds_to(serial["report"]["trajectory"], common)
     at_parallel = seconds_to(parallel["report"]["trajectory"], common)
     same = strip_header(parallel["repro"]) == strip_header(serial["repro"])  # the header has the run's figures
     print(
-        f"first at {common} tokens: --jobs 1 after {at_serial:.1f} s, --jobs {args.jobs} after {at_parallel:.1f} s: "
-        f"speed-up {at_serial / at_parallel:.2f}"
+        f"first at {common} tokens: --jobs {serial['jobs']} after {at_serial:.1f} s, --jobs {parallel['jobs']} after "
+        f"{at_parallel:.1f} s: speed-up {at_serial / at_parallel:.2f}"
     )
     if not any(run["report"]["stopped_early"] for run in runs):
         print(
             f"whole runs: speed-up {serial['wall_seconds'] / parallel['wall_seconds']:.2f}; "
             f"same repro: {'yes' if same else 'NO'}"
         )
-    if args.json_out:
-        summary = {"example": str(args.example), "common_tokens": common, "seconds_to_common": {
-            "1": at_serial, str(args.jobs): at_parallel}, "same_repro": same, "runs": runs}
-        args.json_out.write_text(json.dumps(summary, indent=2) + "\n")
+    if json_out:
+        summary = {"example": parallel.get("example"), "common_tokens": common, "seconds_to_common": {
+            str(serial["jobs"]): at_serial, str(parallel["jobs"]): at_parallel}, "same_repro": same, "runs": runs}
+        json_out.write_text(json.dumps(summary, indent=2) + "\n")
 
 
 if __name__ == "__main__":
