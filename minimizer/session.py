@@ -300,6 +300,8 @@ class Session:
         best_text, stated = self._state_bug(best_text, target, settings)
         if not stated and can_be_stated(target.spec, target.signature):
             best_text, stated = self._state_an_earlier_step(state.history, best_text, target, settings)
+        if not stated and target.spec != "script":
+            best_text = self._latest_step_python_fails(state.history, best_text, report, settings)
         if stated:
             settings = _stated_settings(settings, target)
         best_text, confirmations, plain = self._confirm(best_text, target, settings, stated)
@@ -533,6 +535,42 @@ class Session:
                 self.progress.message("stated the bug in an earlier, larger step: the last one had no place for it")
                 return text, True
         return best_text, False
+
+    def _latest_step_python_fails(
+        self, history: list[str], best_text: str, report: CheckReport, settings: RunSettings
+    ) -> str:
+        """Where no step could state the bug, the latest step that plain python still fails as it failed the
+        original (the script's own check), found by bisecting the steps (the original itself if no later step
+        does); ``best_text`` if it fails so already, or if the original did not fail steadily under plain python.
+
+        Steps lose the script's failure for good once its check goes, so the steps that keep it come first;
+        each probe is one plain run, and the step returned has been seen to fail."""
+
+        failures = {run.failure for run in report.plain}
+        if len(failures) != 1 or None in failures:
+            return best_text
+        failure = failures.pop()
+        fails = lambda text: self._run_plain(text, settings.limits).failure == failure  # noqa: E731
+        if fails(best_text):
+            return best_text
+        low, high = 0, len(history) - 1  # history[low] fails (the original); history[high] is known not to
+        if history[high] != best_text:
+            high += 1
+        while high - low > 1:
+            middle = (low + high) // 2
+            if fails(history[middle]):
+                low = middle
+            else:
+                high = middle
+        kind = failure.split(": ", 1)[0]
+        self.progress.message(
+            f"no step had a place to state the bug: keeping the latest step plain python fails as it failed the "
+            f"original ({kind}), step {low} of {len(history) - 1}"
+            if low
+            else f"no step had a place to state the bug, and none but the original fails under plain python ({kind})"
+            ": keeping the original"
+        )
+        return history[low]
 
     # -- helpers ---------------------------------------------------------------------------------------
 

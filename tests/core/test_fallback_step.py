@@ -1,0 +1,55 @@
+"""Where no step can state the bug, the repro falls back to the latest step plain python fails as the original."""
+
+from types import SimpleNamespace
+
+from minimizer.check import CheckReport
+from minimizer.runner.plain import PlainRun
+from minimizer.session import Session
+
+FAILURE = "AssertionError: assert worst < 0.001"
+
+
+class _Probe:
+    """A stand-in session: steps 0..3 keep the script's check (plain python fails), later ones lost it."""
+
+    def __init__(self, failing_steps: int):
+        self.failing = failing_steps
+        self.runs: list[str] = []
+        self.messages: list[str] = []
+        self.progress = SimpleNamespace(message=self.messages.append)
+
+    def _run_plain(self, text, limits):
+        self.runs.append(text)
+        step = int(text.split()[1])
+        return PlainRun(returncode=1 if step < self.failing else 0, seconds=0.1,
+                        failure=FAILURE if step < self.failing else None)
+
+
+def _fallback(probe: _Probe, steps: int, plain_failures=(FAILURE, FAILURE)) -> str:
+    history = [f"step {i}" for i in range(steps)]
+    report = CheckReport([], [], plain=[PlainRun(1, 0.1, failure=f) for f in plain_failures])
+    settings = SimpleNamespace(limits=None)
+    return Session._latest_step_python_fails(probe, history, history[-1], report, settings)  # type: ignore[arg-type]
+
+
+def test_the_latest_step_that_still_fails_is_found_by_bisection():
+    probe = _Probe(failing_steps=4)
+    assert _fallback(probe, steps=40) == "step 3"
+    assert len(probe.runs) <= 7  # the best, then log2(40) probes
+    assert "step 3 of 39" in probe.messages[-1]
+
+
+def test_a_best_that_fails_already_is_kept_without_bisecting():
+    probe = _Probe(failing_steps=100)
+    assert _fallback(probe, steps=10) == "step 9" and probe.runs == ["step 9"]
+
+
+def test_no_fallback_when_the_original_did_not_fail_steadily_under_python():
+    probe = _Probe(failing_steps=4)
+    assert _fallback(probe, steps=10, plain_failures=(FAILURE, None)) == "step 9" and probe.runs == []
+
+
+def test_the_original_when_no_reduced_step_fails():
+    probe = _Probe(failing_steps=1)
+    assert _fallback(probe, steps=10) == "step 0"
+    assert "keeping the original" in probe.messages[-1]
