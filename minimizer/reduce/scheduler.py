@@ -168,12 +168,16 @@ class Reducer(Generic[T]):
             start = where.index if pass_index == where.pass_index else 0
             for index, candidate in self._fresh(reduction_pass, current, start, counted=counted):
                 here = _Where(pass_index, index)
-                # Speculation assumes the step leaves no follow-up: finding one is the parent's costliest
-                # analysis (def-use of the whole script), and paying it for every speculated step starved the
-                # workers. Where a step does leave one, the follow-up runs unspeculated and, if it is refused,
-                # the speculated proposals are the right ones.
-                then = functools.partial(self._questions, passes, here, candidate, None)
+                then = functools.partial(self._after_step, passes, here, current, candidate)
                 yield Proposal(candidate, then, group=reduction_pass.name, label=here)
+
+    def _after_step(self, passes: list[Pass[T]], where: _Where, before: T, after: T) -> Iterator[Proposal[T]]:
+        """What ``_run_round`` asks once the step ``before -> after`` is taken: its follow-up, then the proposals
+        from ``where`` on. Built only when speculation gets this far (the follow-up's analysis is the costly
+        part, and it is remembered per module for when the step is really taken)."""
+
+        after = self.settle(after)
+        yield from self._questions(passes, where, after, self._follow_up_of(before, after))
 
     def _accept(self, pass_name: str, candidate: T) -> T:
         candidate = self.settle(candidate)
