@@ -263,7 +263,9 @@ def seed_like_the_harness(source: str, seed: int) -> str:
     for statement in module.body:
         is_import = m.matches(statement, m.SimpleStatementLine(body=[m.OneOf(m.Import(), m.ImportFrom())]))
         if pending and not is_import:
-            body += [cst.parse_statement(line + "\n") for line in pending]
+            # A script that seeds right after its imports already does what the line would (no second copy).
+            here = module.code_for_node(statement).strip()
+            body += [cst.parse_statement(line + "\n") for line in pending if line != here]
             pending = []
         body.append(statement)
         if is_import and isinstance(statement.body[0], cst.Import):

@@ -265,3 +265,9 @@ def test_a_repro_is_seeded_first_only_where_its_bug_is_about_values():
     assert _may_depend_on_the_draw(_Target("script", "AssertionError: assert x -- Tensor-likes are not close!"))
     assert not _may_depend_on_the_draw(_Target("script", "RuntimeError: One of the differentiated Tensors ..."))
     assert not _may_depend_on_the_draw(_Target("crash", "crash: compiled raised: RuntimeError: x"))
+
+
+def test_a_script_that_seeds_after_its_imports_gets_no_second_seed():
+    source = "import torch\ntorch.manual_seed(0)\nx = torch.randn(2)\n"
+    assert seed_like_the_harness(source, 0) == source
+    assert seed_like_the_harness(source, 3).count("manual_seed") == 2  # another seed: the harness's goes first
