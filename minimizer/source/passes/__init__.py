@@ -15,7 +15,6 @@ from minimizer.source.passes.configs import inline_argument_defaults, inline_con
 from minimizer.source.passes.constants import remove_prints_and_logging, simplify_float_constants
 from minimizer.source.passes.dead_code import (
     keep_effects_of_unused_assignments,
-    remove_definitions_left_dead,
     remove_unused_definitions,
 )
 from minimizer.source.passes.delegating import collapse_delegating_modules
@@ -26,6 +25,7 @@ from minimizer.source.passes.dtypes import simplify_dtypes
 from minimizer.source.passes.inline import inline_single_use_variables
 from minimizer.source.passes.inline_calls import inline_single_call_functions
 from minimizer.source.passes.instances import single_instances_to_functions
+from minimizer.source.passes.leftovers import remove_what_the_step_left
 from minimizer.source.passes.module_lists import unwrap_single_module_lists
 from minimizer.source.passes.modules import module_classes_to_functions
 from minimizer.source.passes.literals import shrink_int_literals, shrink_shapes
@@ -70,6 +70,6 @@ SOURCE_PASSES = [
 ]
 
 # Tried right after every accepted step (see Reducer's follow_up).
-FOLLOW_UP = remove_definitions_left_dead
+FOLLOW_UP = remove_what_the_step_left
 
 __all__ = ["FOLLOW_UP", "SOURCE_PASSES"]

@@ -77,13 +77,17 @@ def remove_definitions_left_dead(before: cst.Module, after: cst.Module) -> cst.M
     already dead before the step (kept because removing them loses the bug) are not tried again.
     """
 
+    now_dead = definitions_left_dead(before, after)
+    return try_build(lambda: remove_nodes(after, now_dead)) if now_dead else None
+
+
+def definitions_left_dead(before: cst.Module, after: cst.Module) -> list[cst.CSTNode]:
+    """The definitions of ``after`` that nothing live reads and that were read in ``before``."""
+
     if not _names_fewer(before.code, after.code):
-        return None  # every name is read as often as before: nothing can have lost its last reader
+        return []  # every name is read as often as before: nothing can have lost its last reader
     was_dead = {before.code_for_node(node) for node in _dead_definitions_of(before)}
-    now_dead = [node for node in _dead_definitions_of(after) if after.code_for_node(node) not in was_dead]
-    if not now_dead:
-        return None
-    return try_build(lambda: remove_nodes(after, now_dead))
+    return [node for node in _dead_definitions_of(after) if after.code_for_node(node) not in was_dead]
 
 
 def _names_fewer(before: str, after: str) -> bool:

@@ -13,7 +13,7 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates, remove_nodes, replace_node, try_build
+from minimizer.source.cst_utils import distinct_candidates, nodes_of_type, remove_nodes, replace_node, try_build
 
 __all__ = ["remove_effectless_statements", "split_tuple_assignments"]
 
@@ -37,12 +37,21 @@ def remove_effectless_statements(module: cst.Module) -> Iterator[cst.Module]:
     return distinct_candidates(module, iter([*both, *singles]))
 
 
+def statements_left_idle(before: cst.Module, after: cst.Module) -> list[cst.CSTNode]:
+    """The statements of ``after`` that do nothing and are not in ``before`` (a bypass that turned
+    `router.eval()` into `router`): the reducer's follow-up removes them right after the step."""
+
+    was_idle = {before.code_for_node(node) for node in _effectless(before)}
+    return [node for node in _effectless(after) if after.code_for_node(node) not in was_idle]
+
+
 def _effectless(module: cst.Module) -> list[cst.CSTNode]:
     found: list[cst.CSTNode] = []
-    for line in m.findall(module, m.SimpleStatementLine()):
-        if all(_does_nothing(small) for small in line.body):  # type: ignore[attr-defined]
+    for line in nodes_of_type(module, cst.SimpleStatementLine):
+        if all(_does_nothing(small) for small in line.body):
             found.append(line)
-    for loop in m.findall(module, m.For(iter=m.Name() | m.Attribute(value=m.Name()))):
+    iterated = m.Name() | m.Attribute(value=m.Name())
+    for loop in (f for f in nodes_of_type(module, cst.For) if m.matches(f.iter, iterated)):
         blocks = [loop.body, *([loop.orelse.body] if loop.orelse else [])]  # type: ignore[attr-defined]
         if all(_block_does_nothing(block) for block in blocks):
             found.append(loop)
