@@ -95,10 +95,11 @@ def _remember_code(module: cst.Module, code: str) -> None:
 
 
 def _parse_if_compiles(code: str) -> Optional[cst.Module]:
+    if not _byte_compiles(code):
+        return None
     try:
-        compile(code, "<candidate>", "exec", dont_inherit=True)
         return cst.parse_module(code)
-    except (cst.ParserSyntaxError, SyntaxError, ValueError):
+    except cst.ParserSyntaxError:
         return None
 
 
