@@ -294,6 +294,10 @@ class Session:
             work.stopped_early = True
             best_text = state.best_text
             self.progress.message("time limit reached: keeping the best repro so far")
+        except KeyboardInterrupt:
+            if len(state.history) > 1:
+                state.write(state.best_text, final=False)
+            raise
 
         work.finish()
         unstated_tokens = count_tokens(format_source(best_text))
@@ -778,14 +782,17 @@ class _BestSoFar:
                 self.trajectory.append({"oracle_calls": calls, "seconds": seconds, "tokens": tokens})
             self.best_text, self.best_tokens = text, tokens
             self.history.append(text)
-            self.write(text, final=False)
+            # Unformatted: formatting every step cost the parent more than the rest of writing; an interrupted
+            # run rewrites the best so far formatted (`reduce`), as the final write does.
+            self.write(text, final=False, formatted=False)
         self.session.progress.accepted(text, size, pass_name)
 
-    def write(self, text: str, *, final: bool) -> Size:
-        """Write ``text`` formatted, with its header; the size of what was written."""
+    def write(self, text: str, *, final: bool, formatted: bool = True) -> Size:
+        """Write ``text`` (formatted, unless told otherwise) with its header; the size of what was written."""
 
         calls, hits = self.work.live_calls if self.work else (0, 0)
-        text = format_source(text)
+        if formatted:
+            text = format_source(text)
         info = ReproInfo(
             source_name=self.session.options.script.name,
             torch_version=self.report.torch_version,

@@ -44,7 +44,7 @@ def code_size(module_or_code: cst.Module | str) -> int:
 
     Code that does not tokenize counts as infinitely large (`sys.maxsize`-like), so it never looks like progress.
     """
-    code = module_or_code.code if isinstance(module_or_code, cst.Module) else module_or_code
+    code = render(module_or_code) if isinstance(module_or_code, cst.Module) else module_or_code
     try:
         return count_tokens(code)
     except (tokenize.TokenError, SyntaxError, IndentationError):
@@ -60,7 +60,7 @@ def compiles(code: str) -> bool:
     return _parse_if_compiles(code) is not None
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=64)
 def metadata(module: cst.Module) -> MetadataWrapper:
     """The module's metadata wrapper, shared: every pass that asks for scopes or contexts of the same module
     (the reducer's current best) gets them computed once. Its nodes are the module's own (no copy)."""
@@ -194,7 +194,7 @@ def settled(module: cst.Module) -> cst.Module:
     _remember_code(fresh, code)
     with _RENDERED_LOCK:
         _SETTLED[code] = fresh
-        while len(_SETTLED) > 16:
+        while len(_SETTLED) > 64:
             _SETTLED.popitem(last=False)
     return fresh
 
@@ -411,7 +411,7 @@ def _ancestors(root: cst.Module, targets: Iterable[cst.CSTNode]) -> set[cst.CSTN
     return found
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=64)
 def parent_map(root: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
     """Each node's parent in `root` (what libcst's ParentNodeProvider gives, at a third of its cost), remembered
     per module: a pass builds many candidates from one module, and several passes analyse the same one."""
@@ -426,7 +426,7 @@ def parent_map(root: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
     return parents
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=64)
 def preorder(root: cst.Module) -> tuple[cst.CSTNode, ...]:
     """Every node of `root`, parents before children, in source order (one walk per module, remembered)."""
 
@@ -439,7 +439,7 @@ def preorder(root: cst.Module) -> tuple[cst.CSTNode, ...]:
     return tuple(order)
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=64)
 def _nodes_by_type(root: cst.Module) -> dict[type, list[cst.CSTNode]]:
     found: dict[type, list[cst.CSTNode]] = collections.defaultdict(list)
     for node in preorder(root):

@@ -120,3 +120,45 @@ def test_follow_up_proposes_nothing_when_the_step_left_nothing_dead():
     before = cst.parse_module("a = 1\nb = 2\nprint(a, b)\n")
     after = cst.parse_module("a = 1\nb = 2\nprint(a + b)\n")
     assert remove_definitions_left_dead(before, after) is None
+
+
+def test_a_last_assignment_nothing_reads_after_is_dead():
+    code = "x = make()\nuse(x)\nx = other(x)\n"
+    assert candidates(code)[0] == "x = make()\nuse(x)\n"
+
+
+def test_a_read_sees_only_the_assignments_before_it_even_in_a_loop():
+    # No flow analysis: `x = step(x)` is proposed for removal though the next turn reads it. A wrong proposal
+    # costs one oracle call; keeping every later assignment would keep every trailing `x = ...` too.
+    code = "x = 0\nfor i in range(3):\n    use(x)\n    x = step(x)\n"
+    assert candidates(code) == ["x = 0\nfor i in range(3):\n    use(x)\n"]
+
+
+def test_a_read_before_any_binding_in_its_scope_sees_them_all():
+    code = "def f():\n    for i in range(3):\n        if i:\n            use(y)\n        y = i\nf()\n"
+    assert candidates(code) == []
+
+
+def test_parameters_hide_later_assignments_from_earlier_reads():
+    code = "def f(x):\n    y = g(x)\n    x = y + 1\n    return y\nf(1)\n"
+    assert candidates(code) == ["def f(x):\n    y = g(x)\n    return y\nf(1)\n"]
+
+
+def test_names_in_string_annotations_are_read():
+    code = "import torch\ndef f(x: 'torch.Tensor'):\n    return x\nf(1)\n"
+    assert candidates(code) == []
+
+
+def test_methods_do_not_see_class_level_names_but_globals():
+    code = "scale = 2\nclass C:\n    scale = 3\n    def m(self):\n        return scale\nC().m()\n"
+    assert candidates(code) == []
+
+
+def test_global_declaration_binds_at_module_level():
+    code = "def setup():\n    global cfg\n    cfg = make()\nsetup()\nprint(cfg)\n"
+    assert candidates(code) == []
+
+
+def test_comprehension_variables_do_not_read_outer_definitions():
+    code = "x = unused()\nprint([x for x in range(3)])\n"
+    assert candidates(code) == ["print([x for x in range(3)])\n"]
