@@ -21,6 +21,7 @@ from minimizer.errors import MinimizerError
 from minimizer.interestingness import shows_bug
 from minimizer.metrics import Size, code_tokens, count_tokens, measure
 from minimizer.output import ReproInfo, default_output_path, render_repro, strip_header, write_atomic
+from minimizer.candidate_log import CandidateLog
 from minimizer.reduce.scheduler import OutOfTime, Reducer
 from minimizer.reduce.tester import Tester
 from minimizer.runner.plain import PlainRun, run_plain
@@ -111,6 +112,8 @@ class Outcome:
     python: dict = field(default_factory=dict)
     # Where candidates ran: {"backend": "local"} or Ray's {"backend": "ray", "nodes", "cpus", "gpus"}.
     backend: dict = field(default_factory=lambda: {"backend": "local"})
+    # What the candidates' runs cost (see minimizer.candidate_log).
+    candidates: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return {
@@ -136,6 +139,7 @@ class Outcome:
             "parent_cpu_seconds": round(self.parent_cpu_seconds, 2),
             **self.backend,
             "python": self.python,
+            "candidates": self.candidates,
         }
 
 
@@ -180,6 +184,7 @@ class Session:
         self.compile_cache = CompileCacheStats()
         self.sharing = SharingPayoff(enabled=options.share_verdicts)
         self._stats_lock = threading.Lock()
+        self.candidate_log = CandidateLog()
 
     def close(self) -> None:
         """Stop the warm workers and remove the run's compile cache."""
@@ -335,6 +340,7 @@ class Session:
             sharing=self.sharing.to_json(),
             python={"fails_as_claimed": python_fails, "failure": expected, "runs": [r.to_json() for r in plain]},
             backend=self.ray.describe() if self.ray is not None else {"backend": "local"},
+            candidates=self.candidate_log.summary(),
         )
         if self.options.report:
             write_atomic(self.options.report, json.dumps(outcome.to_json(), indent=2) + "\n")
@@ -620,6 +626,7 @@ class Session:
         """Whether the candidate shows the pinned bug; ``None`` if it was cancelled before it could tell."""
 
         result = self._run(source, settings, cancel)
+        self.candidate_log.record(source, result.seconds, timed_out=result.timed_out, cancelled=result.cancelled)
         if result.cancelled:
             return None
         with self._stats_lock:

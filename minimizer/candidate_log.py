@@ -1,0 +1,57 @@
+"""What the candidates' runs cost, for the report: where a reduction's time went when it stalls.
+
+A reduction waits for the first candidate in order; one that runs into the time limit holds every step behind it
+for the whole limit. The report says how many did and how long runs took, and keeps the slowest few (with their
+text) to show what made them slow.
+"""
+
+from __future__ import annotations
+
+import heapq
+import statistics
+import threading
+from dataclasses import dataclass, field
+
+KEPT_SLOWEST = 3
+
+
+@dataclass
+class CandidateLog:
+    seconds: list[float] = field(default_factory=list)  # runs that finished (or were killed at the limit)
+    timed_out: int = 0
+    timed_out_seconds: float = 0.0
+    cancelled: int = 0
+    _slowest: list[tuple[float, int, bool, str]] = field(default_factory=list)  # a min-heap of the slowest runs
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def record(self, text: str, seconds: float, *, timed_out: bool, cancelled: bool) -> None:
+        with self._lock:
+            if cancelled:
+                self.cancelled += 1
+                return
+            self.seconds.append(seconds)
+            if timed_out:
+                self.timed_out += 1
+                self.timed_out_seconds += seconds
+            entry = (seconds, len(self.seconds), timed_out, text)
+            if len(self._slowest) < KEPT_SLOWEST:
+                heapq.heappush(self._slowest, entry)
+            elif seconds > self._slowest[0][0]:
+                heapq.heapreplace(self._slowest, entry)
+
+    def summary(self) -> dict:
+        with self._lock:
+            runs = sorted(self.seconds)
+            slowest = sorted(self._slowest, reverse=True)
+            return {
+                "runs": len(runs),
+                "cancelled": self.cancelled,
+                "median_seconds": round(statistics.median(runs), 2) if runs else None,
+                "p90_seconds": round(runs[int(0.9 * (len(runs) - 1))], 2) if runs else None,
+                "timed_out": self.timed_out,
+                "timed_out_seconds": round(self.timed_out_seconds, 1),
+                "slowest": [
+                    {"seconds": round(seconds, 2), "run": number, "timed_out": timed_out, "text": text}
+                    for seconds, number, timed_out, text in slowest
+                ],
+            }
