@@ -82,7 +82,7 @@ class _Scope:
         scope: _Scope | None = self
         while scope is not None:
             if name in scope.declared_global:
-                return self._module()
+                return self.module()
             if name in scope.bound and name not in scope.declared_nonlocal:
                 return scope
             scope = scope.parent
@@ -90,7 +90,7 @@ class _Scope:
                 scope = scope.parent
         return None
 
-    def _module(self) -> _Scope:
+    def module(self) -> _Scope:
         scope = self
         while scope.parent is not None:
             scope = scope.parent
@@ -113,6 +113,7 @@ class _Analysis:
         self._exported: set[str] = set()
         self._annotations: set[ast.AST] = set()  # annotations, whose strings name what they read
         self._scopes: list[_Scope] = []
+        self._defining: set[ast.AST] = set()  # the units, once the first walk has found them all
         self.alias_owner: dict[ast.alias, tuple[ast.stmt, int]] = {}
 
     def visit(self, tree: ast.Module) -> None:
@@ -242,7 +243,7 @@ class _Analysis:
         return scope
 
     def _bind(self, scope: _Scope, name: str, unit: ast.AST | None) -> None:
-        target = scope._module() if name in scope.declared_global else scope
+        target = scope.module() if name in scope.declared_global else scope
         target.bind(name, self._at)
         if unit is not None and scope.kind != "class":  # class attributes are read as attributes: untracked
             self._unit(unit)
