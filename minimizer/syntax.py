@@ -14,6 +14,6 @@ import threading
 _LOCK = threading.Lock()
 
 
-def parse_python(source: str, filename: str = "<unknown>") -> ast.Module:
+def parse_python(source: str, filename: str = "<unknown>", mode: str = "exec") -> ast.AST:
     with _LOCK:
-        return ast.parse(source, filename=filename)
+        return ast.parse(source, filename=filename, mode=mode)

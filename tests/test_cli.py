@@ -127,10 +127,11 @@ def test_oracles_lists_the_built_ins():
 
 @pytest.mark.skipif(sys.platform != "linux", reason="signals")
 def test_ctrl_c_keeps_the_best_repro_so_far(tmp_path):
-    # Many statements make a long reduction; a slow candidate gives time to interrupt mid-way.
+    # A slow candidate (3 s) leaves time to interrupt after the first step even on a loaded machine, where the
+    # first step (all 60 unread assignments at once) leaves one more to take.
     body = "".join(f"v{i} = torch.ones({i + 1})\n" for i in range(60))
     path = tmp_path / "bug.py"
-    path.write_text("import time\nimport torch\n" + body + "time.sleep(1.0)\nraise ValueError('boom')\n")
+    path.write_text("import time\nimport torch\n" + body + "time.sleep(3.0)\nraise ValueError('boom')\n")
     proc = subprocess.Popen(
         [sys.executable, "-m", "minimizer", "reduce", str(path), "--oracle", "script", "-j", "1", "--confirm", "1"],
         stdout=subprocess.PIPE,

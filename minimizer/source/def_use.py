@@ -23,6 +23,7 @@ import libcst as cst
 import networkx as nx
 
 from minimizer.source.cst_utils import render
+from minimizer.syntax import parse_python
 
 ROOT = "<live statements>"
 _DUNDER = re.compile(r"^__\w+__$")
@@ -43,7 +44,7 @@ def def_use_graph(module: cst.Module) -> DefUseGraph:
     """The def-use graph of ``module`` (see the module docstring). A module whose statements cannot be matched
     between the two trees gets a graph where every definition is read (nothing is ever found dead)."""
 
-    tree = ast.parse(render(module))
+    tree = parse_python(render(module))  # (not ast.parse: one thread at a time, see minimizer.syntax)
     statements = _matched_statements(tree, module)
     analysis = _Analysis()
     analysis.visit(tree)
@@ -309,7 +310,7 @@ class _Analysis:
 
     def _read_string_annotation(self, text: str, scope: _Scope, owner: ast.AST | None, rank: int) -> None:
         try:
-            expression = ast.parse(text.strip(), mode="eval")
+            expression = parse_python(text.strip(), mode="eval")
         except SyntaxError:
             return
         self._read(expression.body, scope, owner, rank)
