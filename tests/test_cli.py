@@ -127,16 +127,18 @@ def test_oracles_lists_the_built_ins():
 
 @pytest.mark.skipif(sys.platform != "linux", reason="signals")
 def test_ctrl_c_keeps_the_best_repro_so_far(tmp_path):
-    # A slow candidate (3 s) leaves time to interrupt after the first step even on a loaded machine, where the
-    # first step (all 60 unread assignments at once) leaves one more to take.
+    # Every candidate that shows the bug sleeps 2 s (the sleep is part of the message, so no step can drop it):
+    # after the first step (all 60 unread assignments at once) the signal lands in a run even on a loaded machine.
     body = "".join(f"v{i} = torch.ones({i + 1})\n" for i in range(60))
     path = tmp_path / "bug.py"
-    path.write_text("import time\nimport torch\n" + body + "time.sleep(3.0)\nraise ValueError('boom')\n")
+    path.write_text("import time\nimport torch\n" + body + "raise ValueError(f'boom {time.sleep(2.0)}')\n")
     proc = subprocess.Popen(
         [sys.executable, "-m", "minimizer", "reduce", str(path), "--oracle", "script", "-j", "1", "--confirm", "1"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # As from a terminal: Ctrl-C's default action, whatever the test runner's process inherited.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     output = tmp_path / "bug.min.py"
     deadline = time.monotonic() + 120
