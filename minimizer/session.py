@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol
 
+from minimizer.candidate_log import CandidateLog
 from minimizer.check import CheckReport, OracleFinding, diagnose
 from minimizer.errors import MinimizerError
 from minimizer.interestingness import shows_bug
 from minimizer.metrics import Size, code_tokens, count_tokens, measure
 from minimizer.output import ReproInfo, default_output_path, render_repro, strip_header, write_atomic
-from minimizer.candidate_log import CandidateLog
 from minimizer.reduce.scheduler import OutOfTime, Reducer
 from minimizer.reduce.tester import Tester
 from minimizer.runner.plain import PlainRun, run_plain

@@ -27,8 +27,6 @@ from minimizer.syntax import parse_python
 
 ROOT = "<live statements>"
 _DUNDER = re.compile(r"^__\w+__$")
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
-           ast.DictComp, ast.GeneratorExp)
 
 
 @dataclass
@@ -45,16 +43,18 @@ def def_use_graph(module: cst.Module) -> DefUseGraph:
     between the two trees gets a graph where every definition is read (nothing is ever found dead)."""
 
     tree = parse_python(render(module))  # (not ast.parse: one thread at a time, see minimizer.syntax)
-    statements = _matched_statements(tree, module)
-    analysis = _Analysis()
-    analysis.visit(tree)
     graph = nx.DiGraph()
     graph.add_node(ROOT)
+    statements = _matched_statements(tree, module)
+    if statements is None:
+        return DefUseGraph(graph, {})  # the trees disagree: claim nothing is dead
+    analysis = _Analysis()
+    analysis.visit(tree)
     to_cst: dict[ast.AST, cst.CSTNode] = {}
     for unit in analysis.units:
         node = _cst_node(unit, statements, analysis.alias_owner)
         if node is None:
-            return DefUseGraph(graph, {})  # the trees disagree: claim nothing is dead
+            return DefUseGraph(graph, {})
         to_cst[unit] = node
         graph.add_node(node)
     for reader, unit in analysis.edges:
@@ -356,8 +356,8 @@ class _Analysis:
 
 
 def _blocks(statement: ast.stmt) -> Iterator[list[ast.stmt]]:
-    """The statement blocks nested in a compound statement, in source order (a function or class body is not
-    among them: it has a scope of its own)."""
+    """The statement blocks nested in a statement, in source order (a function's or class's body too: callers
+    that give it a scope of its own handle definitions before asking)."""
 
     if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         yield statement.body
@@ -494,10 +494,8 @@ def _cst_suite(suite) -> Iterator[cst.CSTNode]:
 
 
 def _cst_node(
-    unit: ast.AST, statements: dict[ast.stmt, cst.CSTNode] | None, alias_owner: dict[ast.alias, tuple[ast.stmt, int]]
+    unit: ast.AST, statements: dict[ast.stmt, cst.CSTNode], alias_owner: dict[ast.alias, tuple[ast.stmt, int]]
 ) -> cst.CSTNode | None:
-    if statements is None:
-        return None
     if isinstance(unit, ast.alias):
         statement, index = alias_owner[unit]
         node = statements.get(statement)

@@ -2,7 +2,8 @@ import libcst as cst
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minimizer.source.passes.dead_code import remove_definitions_left_dead, remove_unused_definitions
+from minimizer.source.passes.dead_code import remove_unused_definitions
+from minimizer.source.passes.leftovers import remove_what_the_step_left
 from tests.source.helpers import (
     check_candidates_are_valid_and_not_larger,
     greedy_reduce,
@@ -111,7 +112,7 @@ def test_follow_up_removes_only_what_the_step_left_dead():
         'import os\ndevice = "cpu"\nplant = 1\nmodel = M().to(device)\nmodel(x)\n'
     )
     after = cst.parse_module('import os\ndevice = "cpu"\nplant = 1\nmodel = M()\nmodel(x)\n')
-    cleaned = remove_definitions_left_dead(before, after)
+    cleaned = remove_what_the_step_left(before, after)
     # `import os` and `plant` were dead before the step (kept because something needed them): not tried again.
     assert cleaned is not None and cleaned.code == 'import os\nplant = 1\nmodel = M()\nmodel(x)\n'
 
@@ -119,7 +120,7 @@ def test_follow_up_removes_only_what_the_step_left_dead():
 def test_follow_up_proposes_nothing_when_the_step_left_nothing_dead():
     before = cst.parse_module("a = 1\nb = 2\nprint(a, b)\n")
     after = cst.parse_module("a = 1\nb = 2\nprint(a + b)\n")
-    assert remove_definitions_left_dead(before, after) is None
+    assert remove_what_the_step_left(before, after) is None
 
 
 def test_a_last_assignment_nothing_reads_after_is_dead():

@@ -17,7 +17,7 @@ import libcst as cst
 import libcst.matchers as m
 import networkx as nx
 
-from minimizer.source.cst_utils import distinct_candidates, remove_node, remove_nodes, render, replace_node, try_build
+from minimizer.source.cst_utils import distinct_candidates, remove_node, remove_nodes, render, replace_node
 from minimizer.source.def_use import ROOT, def_use_graph
 
 
@@ -39,19 +39,6 @@ def keep_effects_of_unused_assignments(module: cst.Module) -> Iterator[cst.Modul
     """
     dead = [node for node in _dead_definitions_of(module) if _is_plain_assignment(node)]
     return distinct_candidates(module, (lambda node=node: _keep_value(module, node) for node in dead))
-
-
-def remove_definitions_left_dead(before: cst.Module, after: cst.Module) -> cst.Module | None:
-    """``after`` without the definitions that became dead in the step from ``before`` to ``after``; ``None`` if
-    the step left none.
-
-    A step that bypasses ``.to(device)`` leaves ``device = ...`` unread. The reducer tries this right after each
-    step instead of waiting for ``remove_unused_definitions``' turn in the next round; definitions that were
-    already dead before the step (kept because removing them loses the bug) are not tried again.
-    """
-
-    now_dead = definitions_left_dead(before, after)
-    return try_build(lambda: remove_nodes(after, now_dead)) if now_dead else None
 
 
 def definitions_left_dead(before: cst.Module, after: cst.Module) -> list[cst.CSTNode]:
