@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import ast
+import importlib.metadata
 import io
+import json
+import subprocess
+import sys
 import tokenize
 from dataclasses import asdict, dataclass
 from functools import lru_cache
+from pathlib import Path
+
 from minimizer.syntax import parse_python
 
 _NON_CODE_TOKENS = {
@@ -105,6 +111,41 @@ def _dotted_name(node: ast.expr) -> str | None:
 
 @lru_cache(maxsize=1)
 def _tensor_method_names() -> frozenset[str]:
-    import torch
+    """``torch.Tensor``'s public attribute names, for the installed torch.
 
-    return frozenset(name for name in dir(torch.Tensor) if not name.startswith("_"))
+    Read from a file cached per torch release (~/.cache/minimizer): importing torch costs seconds of the
+    parent's CPU, which a reduction needs for proposing candidates. The first time, a child interpreter imports
+    torch and lists them. Without torch: none (calls of tensor methods are then not counted).
+    """
+
+    try:
+        version = importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        return frozenset()
+    cache = TENSOR_METHODS_CACHE / f"tensor-methods-{version}.json"
+    try:
+        return frozenset(json.loads(cache.read_text()))
+    except (OSError, ValueError):
+        pass
+    try:
+        listing = subprocess.run(
+            [sys.executable, "-c", _LIST_TENSOR_METHODS], capture_output=True, text=True, timeout=300
+        )
+        names = json.loads(listing.stdout) if listing.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError, ValueError):
+        names = None
+    if names is None:
+        return frozenset()
+    try:
+        from minimizer.output import write_atomic
+
+        write_atomic(cache, json.dumps(names))
+    except OSError:
+        pass  # a read-only home: listed again next time
+    return frozenset(names)
+
+
+TENSOR_METHODS_CACHE = Path.home() / ".cache" / "minimizer"
+_LIST_TENSOR_METHODS = (
+    "import json, torch; print(json.dumps(sorted(n for n in dir(torch.Tensor) if not n.startswith('_'))))"
+)

@@ -37,6 +37,9 @@ class _ForkedHandle:
     def poll(self) -> int | None:
         return self.returncode
 
+    def wait_briefly(self, seconds: float) -> None:
+        self.ended.wait(seconds)
+
     def kill(self) -> None:
         if self.pid:
             kill_process_group(self.pid)

@@ -1,4 +1,5 @@
 import libcst as cst
+import libcst.matchers as m
 
 from minimizer.source.cst_utils import distinct_candidates, remove_node, settled
 
@@ -30,3 +31,44 @@ def test_settled_gives_one_fresh_module_per_code():
     fresh = settled(candidate)
     assert fresh.code == candidate.code and fresh is settled(candidate)
     assert fresh.body[0] is not module.body[0]  # nodes of its own, not shared with the module it came from
+
+
+def _every_node(module):
+    stack = [module]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(node.children)
+
+
+def test_children_are_libcsts_children_in_order_for_every_node_of_the_examples():
+    from pathlib import Path
+
+    from minimizer.source.cst_utils import children
+
+    examples = sorted(Path(__file__).resolve().parents[2].glob("examples/**/*.py"))
+    assert examples
+    kinds = set()
+    for path in examples:
+        for node in _every_node(cst.parse_module(path.read_text())):
+            kinds.add(type(node))
+            assert [id(child) for child in children(node)] == [id(child) for child in node.children], type(node)
+    assert len(kinds) > 60  # the examples exercise most node types
+
+
+def test_find_all_finds_what_libcst_finds_in_the_same_order():
+    from minimizer.source.cst_utils import find_all
+
+    module = cst.parse_module(
+        "import torch as t\nclass A:\n    def f(self, x):\n        return t.relu(x) + self.g(x)\nA().f(t.ones(2))\n"
+    )
+    for matcher in (
+        m.Call(),
+        m.Attribute(attr=m.Name("relu")),
+        m.Name(),
+        m.Call() | m.Name("x"),  # several types: libcst's own search
+        m.FunctionDef(name=m.Name("f")),
+    ):
+        assert find_all(module, matcher) == m.findall(module, matcher)
+    body = module.body[1]
+    assert find_all(body, m.Name()) == m.findall(body, m.Name())

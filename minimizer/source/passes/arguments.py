@@ -7,7 +7,7 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates, remove_node, remove_nodes
+from minimizer.source.cst_utils import find_all, distinct_candidates, remove_node, remove_nodes
 
 
 def delete_arguments(module: cst.Module) -> Iterator[cst.Module]:
@@ -21,7 +21,7 @@ def delete_arguments(module: cst.Module) -> Iterator[cst.Module]:
 
 
 def _deletions(module: cst.Module) -> Iterator[cst.Module | None]:
-    for call in m.findall(module, m.Call()):
+    for call in find_all(module, m.Call()):
         keywords = [arg for arg in call.args if arg.keyword is not None]
         positionals = [arg for arg in call.args if arg.keyword is None]
         if len(keywords) > 1:

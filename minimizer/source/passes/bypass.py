@@ -14,6 +14,8 @@ import libcst.matchers as m
 from libcst.metadata import ExpressionContext, ExpressionContextProvider
 
 from minimizer.source.cst_utils import (
+    find_all,
+    children,
     RemovalRepairingTransformer,
     distinct_candidates,
     metadata,
@@ -62,11 +64,13 @@ def _bypasses(module: cst.Module, imported: set[str]) -> Iterator[cst.Module | N
 
 def _operations(node: cst.CSTNode) -> Iterator[cst.Call | cst.BinaryOperation | cst.IfExp]:
     """Calls, binary operations and conditional expressions in pre-order (outer first), not descending into decorators or imports."""
-    if m.matches(node, m.Decorator() | m.Import() | m.ImportFrom()):
+    if isinstance(node, (cst.Decorator, cst.Import, cst.ImportFrom)):
         return
-    if m.matches(node, m.BinaryOperation() | m.IfExp()) or (m.matches(node, m.Call()) and not m.matches(node, _COMPILE_CALL)):
+    if isinstance(node, (cst.BinaryOperation, cst.IfExp)) or (
+        isinstance(node, cst.Call) and not m.matches(node, _COMPILE_CALL)
+    ):
         yield node
-    for child in node.children:
+    for child in children(node):
         yield from _operations(child)
 
 
@@ -101,7 +105,7 @@ def _root_name(node: cst.BaseExpression) -> str | None:
 
 def _imported_names(module: cst.Module) -> set[str]:
     names = set()
-    for alias in m.findall(module, m.ImportAlias()):
+    for alias in find_all(module, m.ImportAlias()):
         bound = alias.evaluated_alias or alias.evaluated_name
         names.add(bound.split(".")[0])
     return names
@@ -119,7 +123,7 @@ def bypass_attributes(module: cst.Module) -> Iterator[cst.Module]:
 def _attribute_bypasses(module: cst.Module) -> Iterator[cst.Module | None]:
     imported = _imported_names(module)
     contexts = metadata(module).resolve(ExpressionContextProvider)
-    for node in m.findall(module, _TENSOR_VIEW_ATTRIBUTES):
+    for node in find_all(module, _TENSOR_VIEW_ATTRIBUTES):
         if contexts.get(node) == ExpressionContext.LOAD and _root_name(node.value) not in imported:
             yield lambda: replace_node(module, node, substitute_expression(node, node.value))
 
@@ -136,7 +140,7 @@ def remove_layers(module: cst.Module) -> Iterator[cst.Module]:
 
 
 def _layer_removals(module: cst.Module) -> Iterator[cst.Module | None]:
-    for class_def in m.findall(module, m.ClassDef()):
+    for class_def in find_all(module, m.ClassDef()):
         for init in m.findall(class_def.body, m.FunctionDef(name=m.Name("__init__"))):
             for node in _layer_sites(init):
                 if m.matches(node, m.Arg()):

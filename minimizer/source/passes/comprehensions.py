@@ -12,7 +12,7 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates, replace_node
+from minimizer.source.cst_utils import find_all, distinct_candidates, replace_node
 
 __all__ = ["collapse_single_item_comprehensions"]
 
@@ -28,7 +28,7 @@ def collapse_single_item_comprehensions(module: cst.Module) -> Iterator[cst.Modu
 
 
 def _collapses(module: cst.Module) -> Iterator[cst.Module | None]:
-    for comprehension in m.findall(module, m.GeneratorExp(for_in=_ONE_ITEM_LOOP) | m.ListComp(for_in=_ONE_ITEM_LOOP)):
+    for comprehension in find_all(module, m.GeneratorExp(for_in=_ONE_ITEM_LOOP) | m.ListComp(for_in=_ONE_ITEM_LOOP)):
         variable = comprehension.for_in.target.value  # type: ignore[union-attr]
         if m.findall(comprehension.elt, m.Name(variable)):  # type: ignore[union-attr]
             continue

@@ -13,7 +13,7 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates, replace_nodes
+from minimizer.source.cst_utils import find_all, distinct_candidates, replace_nodes
 
 __all__ = ["inline_argument_defaults", "inline_config_defaults"]
 
@@ -45,12 +45,12 @@ def _inlinings(module: cst.Module) -> Iterator[cst.Module | None]:
         holders = _holders(module, cls.name.value)
         assigned = _assigned_attribute_names(module)
         reads: dict[str, list[cst.Attribute]] = {}
-        for attribute in m.findall(module, m.Attribute(value=m.Name(), attr=m.Name())):
+        for attribute in find_all(module, m.Attribute(value=m.Name(), attr=m.Name())):
             if attribute.value.value in holders and attribute.attr.value in defaults:  # type: ignore[union-attr]
                 if attribute.attr.value not in assigned:  # type: ignore[union-attr]
                     reads.setdefault(attribute.attr.value, []).append(attribute)  # type: ignore[union-attr]
         # A config built only to read one field: `RMSNorm(Config().eps)`.
-        for attribute in m.findall(module, m.Attribute(value=m.Call(func=m.Name(cls.name.value)), attr=m.Name())):
+        for attribute in find_all(module, m.Attribute(value=m.Call(func=m.Name(cls.name.value)), attr=m.Name())):
             if attribute.attr.value in defaults and attribute.attr.value not in assigned:  # type: ignore[union-attr]
                 reads.setdefault(attribute.attr.value, []).append(attribute)  # type: ignore[union-attr]
         if not reads:
@@ -74,7 +74,7 @@ def _assigned_attribute_names(module: cst.Module) -> set[str]:
 
     return {
         target.target.attr.value  # type: ignore[union-attr]
-        for target in m.findall(module, m.AssignTarget(target=m.Attribute(attr=m.Name())))
+        for target in find_all(module, m.AssignTarget(target=m.Attribute(attr=m.Name())))
     }
 
 
@@ -122,7 +122,7 @@ def _values_as_built(module: cst.Module, name: str, defaults: dict[str, cst.Base
     built once with literal keyword arguments (`TrainConfig(steps=1)`), those for the fields they name; else
     nothing (a config built twice with other values has no single value per field)."""
 
-    calls = m.findall(module, m.Call(func=m.Name(name)))
+    calls = find_all(module, m.Call(func=m.Name(name)))
     if all(not call.args for call in calls):  # type: ignore[union-attr]
         return defaults
     if len(calls) != 1 or not defaults:
@@ -139,11 +139,11 @@ def _holders(module: cst.Module, name: str) -> set[str]:
     """Names bound to `Cls()` or annotated `Cls` (parameters, annotated assignments)."""
 
     holders = set()
-    for assign in m.findall(module, m.Assign(targets=[m.AssignTarget(target=m.Name())], value=m.Call(func=m.Name(name)))):
+    for assign in find_all(module, m.Assign(targets=[m.AssignTarget(target=m.Name())], value=m.Call(func=m.Name(name)))):
         holders.add(assign.targets[0].target.value)  # type: ignore[union-attr]
-    for param in m.findall(module, m.Param(annotation=m.Annotation(annotation=m.Name(name)))):
+    for param in find_all(module, m.Param(annotation=m.Annotation(annotation=m.Name(name)))):
         holders.add(param.name.value)  # type: ignore[union-attr]
-    for assign in m.findall(module, m.AnnAssign(target=m.Name(), annotation=m.Annotation(annotation=m.Name(name)))):
+    for assign in find_all(module, m.AnnAssign(target=m.Name(), annotation=m.Annotation(annotation=m.Name(name)))):
         holders.add(assign.target.value)  # type: ignore[union-attr]
     return holders
 
@@ -167,12 +167,12 @@ _PARSER = m.Call(func=m.Attribute(value=m.Name("argparse"), attr=m.Name("Argumen
 def _argument_inlinings(module: cst.Module) -> Iterator[cst.Module | None]:
     parsers = {
         assign.targets[0].target.value  # type: ignore[union-attr]
-        for assign in m.findall(module, m.Assign(targets=[m.AssignTarget(target=m.Name())], value=_PARSER))
+        for assign in find_all(module, m.Assign(targets=[m.AssignTarget(target=m.Name())], value=_PARSER))
     }
     if not parsers:
         return
     defaults: dict[str, cst.BaseExpression] = {}
-    for call in m.findall(module, m.Call(func=m.Attribute(attr=m.Name("add_argument")))):
+    for call in find_all(module, m.Call(func=m.Attribute(attr=m.Name("add_argument")))):
         if m.matches(call.func.value, m.Name()) and call.func.value.value in parsers:  # type: ignore[union-attr]
             option = _option_default(call)  # type: ignore[arg-type]
             if option is not None:
@@ -180,11 +180,11 @@ def _argument_inlinings(module: cst.Module) -> Iterator[cst.Module | None]:
     parse = m.Call(func=m.Attribute(value=m.OneOf(*(m.Name(p) for p in parsers)), attr=m.Name("parse_args")), args=[])
     holders = {
         assign.targets[0].target.value  # type: ignore[union-attr]
-        for assign in m.findall(module, m.Assign(targets=[m.AssignTarget(target=m.Name())], value=parse))
+        for assign in find_all(module, m.Assign(targets=[m.AssignTarget(target=m.Name())], value=parse))
     }
     assigned = _assigned_attribute_names(module)
     reads: dict[str, list[cst.Attribute]] = {}
-    for attribute in m.findall(module, m.Attribute(attr=m.Name())):
+    for attribute in find_all(module, m.Attribute(attr=m.Name())):
         name = attribute.attr.value  # type: ignore[union-attr]
         held = m.matches(attribute.value, m.Name()) and attribute.value.value in holders  # type: ignore[union-attr]
         if (held or m.matches(attribute.value, parse)) and name in defaults and name not in assigned:

@@ -11,7 +11,7 @@ from typing import Iterator, Sequence
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates, remove_nodes, replace_nodes
+from minimizer.source.cst_utils import find_all, distinct_candidates, remove_nodes, replace_nodes
 
 __all__ = ["remove_prints_and_logging", "simplify_float_constants"]
 
@@ -30,7 +30,7 @@ def simplify_float_constants(module: cst.Module) -> Iterator[cst.Module]:
 
 def _float_candidates(module: cst.Module) -> Iterator[cst.Module]:
     by_value: dict[float, list[cst.Float]] = {}
-    for node in m.findall(module, m.Float()):
+    for node in find_all(module, m.Float()):
         if node.evaluated_value not in (0.0, 1.0, 0.5):
             by_value.setdefault(node.evaluated_value, []).append(node)
     for nodes in by_value.values():
@@ -59,7 +59,7 @@ def remove_prints_and_logging(module: cst.Module) -> Iterator[cst.Module]:
 
 
 def _output_candidates(module: cst.Module) -> Iterator[cst.Module]:
-    statements = list(m.findall(module, m.Expr(value=m.MatchIfTrue(_only_produces_output))))
+    statements = list(find_all(module, m.Expr(value=m.MatchIfTrue(_only_produces_output))))
     if len(statements) > 1:
         yield remove_nodes(module, statements)
     for statement in statements:

@@ -22,7 +22,7 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates
+from minimizer.source.cst_utils import find_all, distinct_candidates
 from minimizer.source.passes.modules import SUPER_INIT, top_level_classes
 
 __all__ = ["collapse_delegating_modules"]
@@ -114,7 +114,7 @@ def _constructions(module: cst.Module, uses: list[cst.CSTNode]) -> list[cst.Call
     """The calls `Cls(...)` holding each use, or `None` when a use is anything else (a base class, a value)."""
 
     ids = {id(use) for use in uses}
-    calls = [call for call in m.findall(module, m.Call()) if id(call.func) in ids]  # type: ignore[union-attr]
+    calls = [call for call in find_all(module, m.Call()) if id(call.func) in ids]  # type: ignore[union-attr]
     if not uses or len(calls) != len(uses):
         return None
     return calls  # type: ignore[return-value]

@@ -13,7 +13,7 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates, nodes_of_type, remove_nodes, replace_node, try_build
+from minimizer.source.cst_utils import find_all, distinct_candidates, nodes_of_type, remove_nodes, replace_node, try_build
 
 __all__ = ["remove_effectless_statements", "split_tuple_assignments"]
 
@@ -87,7 +87,7 @@ def split_tuple_assignments(module: cst.Module) -> Iterator[cst.Module]:
 
 
 def _splits(module: cst.Module) -> Iterator[cst.Module | None]:
-    for line in m.findall(module, m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(target=m.Tuple())])])):
+    for line in find_all(module, m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(target=m.Tuple())])])):
         assign = line.body[0]  # type: ignore[attr-defined]
         targets = assign.targets[0].target.elements
         values = assign.value.elements if isinstance(assign.value, cst.Tuple) else None

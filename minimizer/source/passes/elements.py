@@ -13,7 +13,7 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates, replace_node
+from minimizer.source.cst_utils import find_all, distinct_candidates, replace_node
 
 __all__ = ["delete_collection_elements", "unwrap_single_item_list_arguments"]
 
@@ -26,7 +26,7 @@ def delete_collection_elements(module: cst.Module) -> Iterator[cst.Module]:
 
 
 def _deletions(module: cst.Module) -> Iterator[cst.Module | None]:
-    for display in m.findall(module, m.Dict() | m.List() | m.Set()):
+    for display in find_all(module, m.Dict() | m.List() | m.Set()):
         elements = list(display.elements)  # type: ignore[union-attr]
         if len(elements) < 2:
             continue
@@ -46,6 +46,6 @@ def unwrap_single_item_list_arguments(module: cst.Module) -> Iterator[cst.Module
 
 def _unwrappings(module: cst.Module) -> Iterator[cst.Module | None]:
     single = m.Arg(value=m.List(elements=[m.Element()]), star="")
-    for arg in m.findall(module, single):
+    for arg in find_all(module, single):
         item = arg.value.elements[0].value  # type: ignore[union-attr]
         yield lambda a=arg, i=item: replace_node(module, a, a.with_changes(value=i))

@@ -16,7 +16,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import Assignment, FunctionScope, GlobalScope, Scope, ScopeProvider
 
-from minimizer.source.cst_utils import distinct_candidates, metadata, parent_map, replace_nodes
+from minimizer.source.cst_utils import find_all, distinct_candidates, metadata, parent_map, replace_nodes
 
 __all__ = ["inline_single_use_variables"]
 
@@ -63,7 +63,7 @@ def _find_inlinings(module: cst.Module) -> list[_Inlining]:
     parents = parent_map(wrapper.module)
     analysis = _Analysis(scopes, parents)
     found = []
-    for statement in m.findall(module, m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(m.Name())])])):
+    for statement in find_all(module, m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(m.Name())])])):
         inlining = analysis.inlining_for(statement)
         if inlining is not None:
             found.append(inlining)

@@ -16,6 +16,7 @@ import libcst.matchers as m
 from libcst.metadata import ClassScope, ComprehensionScope, GlobalScope, Scope, ScopeProvider
 
 from minimizer.source.cst_utils import (
+    children,
     parent_map,
     DOCSTRING_LINE,
     distinct_candidates,
@@ -114,7 +115,7 @@ _ONE_TARGET_UNPACKED = m.Assign(targets=[m.AssignTarget(target=m.Tuple(elements=
 def _own_nodes(node: cst.CSTNode, kind: type) -> Iterator[cst.CSTNode]:
     """The nodes of `kind` under `node`, not looking inside nested functions and classes."""
 
-    for child in node.children:
+    for child in children(node):
         if isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
         if isinstance(child, kind):

@@ -17,6 +17,7 @@ import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
 from minimizer.source.cst_utils import (
+    find_all,
     parent_map,
     bind_names,
     distinct_candidates,
@@ -314,14 +315,14 @@ def _construction(module: cst.Module, use: cst.CSTNode, method: str) -> tuple[cs
     """The `Cls()` call of the one use and the node to replace by the function: the call itself for a called
     class, `Cls().method` otherwise."""
 
-    calls = [call for call in m.findall(module, m.Call()) if call.func is use]  # type: ignore[union-attr]
+    calls = [call for call in find_all(module, m.Call()) if call.func is use]  # type: ignore[union-attr]
     if len(calls) != 1 or calls[0].args:
         return None
     call = calls[0]
     if method in _CALLED:
-        owners = [a for a in m.findall(module, m.Attribute()) if a.value is call]  # type: ignore[union-attr]
+        owners = [a for a in find_all(module, m.Attribute()) if a.value is call]  # type: ignore[union-attr]
         return None if owners else (call, call)
-    owners = [a for a in m.findall(module, m.Attribute(attr=m.Name(method))) if a.value is call]  # type: ignore[union-attr]
+    owners = [a for a in find_all(module, m.Attribute(attr=m.Name(method))) if a.value is call]  # type: ignore[union-attr]
     return (call, owners[0]) if len(owners) == 1 else None
 
 

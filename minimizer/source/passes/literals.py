@@ -12,7 +12,7 @@ from typing import Callable, Iterator, Sequence
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates, remove_nodes, replace_nodes
+from minimizer.source.cst_utils import find_all, distinct_candidates, remove_nodes, replace_nodes
 
 __all__ = ["shrink_int_literals", "shrink_shapes"]
 
@@ -45,8 +45,8 @@ def _int_literal_candidates(module: cst.Module) -> Iterator[cst.Module]:
 
 def _shrinkable_integers(module: cst.Module) -> list[cst.Integer]:
     # `-1` is a sentinel (view, dim) far more often than a size; shrinking its digit would only make it `-0`.
-    negated = {id(op.expression) for op in m.findall(module, m.UnaryOperation(operator=m.Minus(), expression=m.Integer()))}
-    return [node for node in m.findall(module, m.Integer()) if id(node) not in negated]
+    negated = {id(op.expression) for op in find_all(module, m.UnaryOperation(operator=m.Minus(), expression=m.Integer()))}
+    return [node for node in find_all(module, m.Integer()) if id(node) not in negated]
 
 
 def _group_by_value(nodes: Sequence[cst.Integer]) -> dict[int, list[cst.Integer]]:

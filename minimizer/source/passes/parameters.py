@@ -19,7 +19,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
-from minimizer.source.cst_utils import distinct_candidates, metadata, parent_map, replace_nodes
+from minimizer.source.cst_utils import find_all, distinct_candidates, metadata, parent_map, replace_nodes
 
 __all__ = ["remove_unused_parameters"]
 
@@ -232,10 +232,10 @@ def _method_call_sites(module: cst.Module, class_def: cst.ClassDef, method: cst.
     if name.startswith("__") or name in _FRAMEWORK_METHODS or method.decorators:
         return None
     # Another method of that name anywhere makes `obj.name(...)` ambiguous.
-    if len(m.findall(module, m.FunctionDef(name=m.Name(name)))) != 1:
+    if len(find_all(module, m.FunctionDef(name=m.Name(name)))) != 1:
         return None
-    calls = m.findall(module, m.Call(func=m.Attribute(attr=m.Name(name))))
-    if not calls or len(m.findall(module, m.Attribute(attr=m.Name(name)))) != len(calls):
+    calls = find_all(module, m.Call(func=m.Attribute(attr=m.Name(name))))
+    if not calls or len(find_all(module, m.Attribute(attr=m.Name(name)))) != len(calls):
         return None  # no visible caller (perhaps the framework calls it), or a use that is not a call
     # `ClassName.method(obj, a)` passes `self` positionally; `obj.method(a)` does not.
     return [_CallSite(call, 0 if m.matches(call.func.value, m.Name(class_def.name.value)) else 1) for call in calls]

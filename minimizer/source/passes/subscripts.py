@@ -11,7 +11,7 @@ from typing import Iterator, Optional, Sequence
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates, replace_node
+from minimizer.source.cst_utils import find_all, distinct_candidates, replace_node
 
 __all__ = ["shrink_subscripts"]
 
@@ -29,12 +29,12 @@ def shrink_subscripts(module: cst.Module) -> Iterator[cst.Module]:
 
 
 def _shrinkings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
-    annotated = {node for annotation in m.findall(module, m.Annotation()) for node in m.findall(annotation, m.Subscript())}
+    annotated = {node for annotation in find_all(module, m.Annotation()) for node in m.findall(annotation, m.Subscript())}
     stored = {
         target.target
-        for target in [*m.findall(module, m.AssignTarget()), *m.findall(module, m.AugAssign()), *m.findall(module, m.AnnAssign())]
+        for target in [*find_all(module, m.AssignTarget()), *find_all(module, m.AugAssign()), *find_all(module, m.AnnAssign())]
     }
-    for subscript in m.findall(module, m.Subscript()):
+    for subscript in find_all(module, m.Subscript()):
         if subscript in annotated:
             continue
         if _whole_slice(subscript):

@@ -13,7 +13,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import GlobalScope, ScopeProvider
 
-from minimizer.source.cst_utils import distinct_candidates, metadata, parent_map, replace_node, replace_nodes
+from minimizer.source.cst_utils import children, distinct_candidates, metadata, parent_map, replace_node, replace_nodes
 
 __all__ = ["unwrap_compound_statements"]
 
@@ -55,7 +55,7 @@ def _compound_statements(statements: Sequence[cst.BaseStatement]) -> Iterator[cs
 
 
 def _nested_blocks(statement: cst.CSTNode) -> Iterator[cst.IndentedBlock]:
-    for child in statement.children:
+    for child in children(statement):
         if isinstance(child, cst.IndentedBlock):
             yield child
         elif isinstance(child, (cst.If, cst.Else, cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally)):

@@ -12,7 +12,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
-from minimizer.source.cst_utils import DOCSTRING_LINE, binds_locally, bind_names, distinct_candidates, metadata, replace_nodes
+from minimizer.source.cst_utils import find_all, DOCSTRING_LINE, binds_locally, bind_names, distinct_candidates, metadata, replace_nodes
 
 __all__ = ["bypass_wrapper_functions", "inline_expression_functions"]
 
@@ -109,7 +109,7 @@ def _expression_inlinings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
         references = [access.node for assignment in global_scope[statement.name.value] for access in assignment.references]
         if len(references) != 1 or len(global_scope[statement.name.value]) != 1:
             continue
-        calls = [c for c in m.findall(module, m.Call(args=[])) if c.func is references[0]]  # type: ignore[union-attr]
+        calls = [c for c in find_all(module, m.Call(args=[])) if c.func is references[0]]  # type: ignore[union-attr]
         if len(calls) != 1:
             continue
         value = bind_names(expression, defaults)
