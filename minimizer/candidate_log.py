@@ -13,6 +13,10 @@ import threading
 from dataclasses import dataclass, field
 
 KEPT_SLOWEST = 3
+# The candidates' own runs set their time limit once this many have finished: the original's first (cold) run,
+# which sets it before, can take several times a warm candidate's, and a candidate that runs into the limit
+# holds every step behind it for the whole limit.
+RUNS_BEFORE_ADAPTING = 10
 
 
 @dataclass
@@ -38,6 +42,17 @@ class CandidateLog:
                 heapq.heappush(self._slowest, entry)
             elif seconds > self._slowest[0][0]:
                 heapq.heapreplace(self._slowest, entry)
+
+    def time_limit(self, initial: float, *, factor: float, floor: float) -> float:
+        """The limit for the next candidate: ``initial`` until enough runs finished, then ``factor`` times the
+        90th percentile of the finished runs plus 10 s (at least ``floor``), never above ``initial``."""
+
+        with self._lock:
+            finished = sorted(self.seconds)
+            if len(finished) - self.timed_out < RUNS_BEFORE_ADAPTING:
+                return initial
+            p90 = finished[int(0.9 * (len(finished) - 1))]
+        return min(initial, max(floor, factor * p90 + 10))
 
     def summary(self) -> dict:
         with self._lock:

@@ -185,6 +185,7 @@ class Session:
         self.sharing = SharingPayoff(enabled=options.share_verdicts)
         self._stats_lock = threading.Lock()
         self.candidate_log = CandidateLog()
+        self.adapt_time_limit = False
 
     def close(self) -> None:
         """Stop the warm workers and remove the run's compile cache."""
@@ -273,6 +274,9 @@ class Session:
         timeout = self.options.timeout or max(
             MIN_CANDIDATE_TIMEOUT, CANDIDATE_TIMEOUT_FACTOR * max(r.seconds for r in report.runs) + 10
         )
+        # Unless the user set it, or the bug is a hang (shown by running into the limit), the candidates' own run
+        # times take over the limit once there are enough of them (see CandidateLog.time_limit).
+        self.adapt_time_limit = not self.options.timeout and pinned.spec != "hang"
         if pinned.spec == "hang":
             # A candidate shows the hang by not finishing within the limit the original did not finish within.
             timeout = max(r.seconds for r in report.runs)
@@ -340,7 +344,8 @@ class Session:
             sharing=self.sharing.to_json(),
             python={"fails_as_claimed": python_fails, "failure": expected, "runs": [r.to_json() for r in plain]},
             backend=self.ray.describe() if self.ray is not None else {"backend": "local"},
-            candidates=self.candidate_log.summary(),
+            candidates=self.candidate_log.summary()
+            | {"time_limit_seconds": round(self._candidate_time_limit(settings), 1)},
         )
         if self.options.report:
             write_atomic(self.options.report, json.dumps(outcome.to_json(), indent=2) + "\n")
@@ -622,9 +627,18 @@ class Session:
             self.compile_cache.add(result.compile_cache)
         return result
 
+    def _candidate_time_limit(self, settings: RunSettings) -> float:
+        if not self.adapt_time_limit:
+            return settings.limits.timeout
+        initial = settings.limits.timeout
+        return self.candidate_log.time_limit(initial, factor=CANDIDATE_TIMEOUT_FACTOR, floor=MIN_CANDIDATE_TIMEOUT)
+
     def _still_fails(self, source: str, settings: RunSettings, target: _Target, cancel: threading.Event) -> bool | None:
         """Whether the candidate shows the pinned bug; ``None`` if it was cancelled before it could tell."""
 
+        limit = self._candidate_time_limit(settings)
+        if limit != settings.limits.timeout:
+            settings = dataclasses.replace(settings, limits=dataclasses.replace(settings.limits, timeout=limit))
         result = self._run(source, settings, cancel)
         self.candidate_log.record(source, result.seconds, timed_out=result.timed_out, cancelled=result.cancelled)
         if result.cancelled:

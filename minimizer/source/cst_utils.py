@@ -26,6 +26,7 @@ NodeT = TypeVar("NodeT", bound=cst.CSTNode)
 
 __all__ = [
     "children",
+    "walk",
     "find_all",
     "code_size",
     "compiles",
@@ -436,6 +437,16 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
         elif isinstance(value, (tuple, list)):
             found.extend(item for item in value if isinstance(item, cst.CSTNode))
     return found
+
+
+def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
+    """``node.visit(visitor)`` for a visitor that only reads (its ``visit_X`` / ``leave_X`` methods, no attribute
+    hooks such as ``visit_Call_func``): libcst's own visit rebuilds every node it passes, this one does not."""
+
+    if visitor.on_visit(node):
+        for child in children(node):
+            walk(child, visitor)
+    visitor.on_leave(node)
 
 
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}

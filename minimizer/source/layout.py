@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 
 import libcst as cst
+
+from minimizer.source.cst_utils import walk
 from minimizer.syntax import parse_python
 
 
@@ -95,7 +97,7 @@ def _drop_redundant_parentheses(module: cst.Module) -> cst.Module:
     kept = 0  # parenthesized expressions, in visiting order, whose parentheses must stay
     while True:
         finder = _ParenthesisFinder()
-        module.visit(finder)  # again after each change: a replaced subtree has new nodes
+        walk(module, finder)  # again after each change: a replaced subtree has new nodes
         if kept >= len(finder.found):
             return module
         reference = reference or ast.dump(parse_python(module.code))

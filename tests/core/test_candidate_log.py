@@ -1,4 +1,4 @@
-from minimizer.candidate_log import CandidateLog
+from minimizer.candidate_log import RUNS_BEFORE_ADAPTING, CandidateLog
 
 
 def test_summary_counts_runs_and_keeps_the_slowest_with_their_text():
@@ -12,3 +12,20 @@ def test_summary_counts_runs_and_keeps_the_slowest_with_their_text():
     assert summary["timed_out"] == 2 and summary["timed_out_seconds"] == 135.0
     assert [entry["text"] for entry in summary["slowest"]] == ["candidate 1", "candidate 4", "candidate 3"]
     assert summary["slowest"][0]["timed_out"] and not summary["slowest"][2]["timed_out"]
+
+
+
+def test_the_time_limit_follows_the_candidates_own_runs_once_enough_finished():
+    log = CandidateLog()
+    for _ in range(RUNS_BEFORE_ADAPTING - 1):
+        log.record("x = 1", 4.0, timed_out=False, cancelled=False)
+    log.record("x = 2", 0.1, timed_out=False, cancelled=True)  # a cancelled run says nothing of run times
+    assert log.time_limit(73.0, factor=3.0, floor=10.0) == 73.0
+    log.record("x = 3", 8.0, timed_out=False, cancelled=False)
+    assert log.time_limit(73.0, factor=3.0, floor=10.0) == 3 * 4.0 + 10  # the 90th percentile of nine 4s and an 8
+    assert log.time_limit(73.0, factor=3.0, floor=30.0) == 30.0  # never below the floor
+    assert log.time_limit(20.0, factor=3.0, floor=10.0) == 20.0  # never above the first limit
+    stuck = CandidateLog()
+    for _ in range(RUNS_BEFORE_ADAPTING + 2):
+        stuck.record("while True: pass", 73.0, timed_out=True, cancelled=False)  # runs at the limit: not finished
+    assert stuck.time_limit(73.0, factor=3.0, floor=10.0) == 73.0

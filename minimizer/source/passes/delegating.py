@@ -22,7 +22,7 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import find_all, distinct_candidates
+from minimizer.source.cst_utils import find_all, distinct_candidates, walk
 from minimizer.source.passes.modules import SUPER_INIT, top_level_classes
 
 __all__ = ["collapse_delegating_modules"]
@@ -166,7 +166,7 @@ def _substitutable_names(expression: cst.BaseExpression) -> list[cst.Name]:
             self.names.append(node)
 
     finder = Finder()
-    expression.visit(finder)
+    walk(expression, finder)
     return [name for name in finder.names if id(name) not in excluded]
 
 

@@ -7,7 +7,7 @@ from typing import Iterator, Sequence
 
 import libcst as cst
 
-from minimizer.source.cst_utils import distinct_candidates, remove_nodes
+from minimizer.source.cst_utils import distinct_candidates, remove_nodes, walk
 
 # Blocks are visited by the kind of scope they sit in: the script's top level decides the most, then classes, then
 # function bodies. A block nested in an `if`/`for`/`with`/`try` takes the rank of the scope around it.
@@ -72,7 +72,7 @@ class _BlockCollector(cst.CSTVisitor):
 
 def _statement_blocks(module: cst.Module) -> list[Sequence[cst.CSTNode]]:
     collector = _BlockCollector()
-    module.visit(collector)
+    walk(module, collector)
     # sorted() is stable, so source order survives within a rank.
     return [body for _, body in sorted(collector.blocks, key=lambda ranked: ranked[0]) if body]
 

@@ -11,7 +11,7 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates
+from minimizer.source.cst_utils import distinct_candidates, walk
 
 __all__ = ["simplify_dtypes"]
 
@@ -59,7 +59,7 @@ def _dtype_candidates(module: cst.Module) -> Iterator[cst.Module]:
 def _dtype_sites(module: cst.Module) -> list[cst.CSTNode]:
     """Every node one edit applies to, in source order."""
     collector = _SiteCollector()
-    module.visit(collector)
+    walk(module, collector)
     return collector.sites
 
 

@@ -17,6 +17,7 @@ import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
 from minimizer.source.cst_utils import (
+    walk,
     find_all,
     parent_map,
     bind_names,
@@ -343,17 +344,17 @@ class _NameCollector(cst.CSTVisitor):
         self.names.add(node.value)
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
+        walk(node.value, self)
         return False
 
     def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)
+        walk(node.value, self)
         return False
 
 
 def _names_in_use(node: cst.CSTNode) -> set[str]:
     collector = _NameCollector()
-    node.visit(collector)
+    walk(node, collector)
     return collector.names
 
 

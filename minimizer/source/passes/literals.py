@@ -12,7 +12,7 @@ from typing import Callable, Iterator, Sequence
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import find_all, distinct_candidates, remove_nodes, replace_nodes
+from minimizer.source.cst_utils import find_all, distinct_candidates, remove_nodes, replace_nodes, walk
 
 __all__ = ["shrink_int_literals", "shrink_shapes"]
 
@@ -124,7 +124,7 @@ def _find_shapes(module: cst.Module) -> list[list[cst.CSTNode]]:
     """Each shape as the list of nodes to remove for dropping a dimension (`Arg` or `Element` nodes), in source
     order, each container once."""
     finder = _ShapeFinder()
-    module.visit(finder)
+    walk(module, finder)
     return [dims for dims in finder.shapes if len(dims) >= 2]
 
 

@@ -12,7 +12,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
-from minimizer.source.cst_utils import distinct_candidates, metadata, replace_nodes
+from minimizer.source.cst_utils import distinct_candidates, metadata, replace_nodes, walk
 
 # A line `super().__init__()` (shared with the delegating-module pass).
 SUPER_INIT = m.SimpleStatementLine(
@@ -89,7 +89,7 @@ def _zero_argument_calls(module: cst.Module, uses: list[cst.CSTNode]) -> list[cs
     """The `Cls()` calls that contain each use, or `None` if some use is anything else."""
 
     finder = _CallFinder(set(map(id, uses)))
-    module.visit(finder)
+    walk(module, finder)
     # `Cls().forward(x)` or `Cls().training` use the instance as an object: a function would not do.
     calls = [call for call in finder.calls if id(call) not in finder.attribute_owners]
     if len(calls) != len(uses) or not uses:

@@ -13,7 +13,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import GlobalScope, ScopeProvider
 
-from minimizer.source.cst_utils import children, distinct_candidates, metadata, parent_map, replace_node, replace_nodes
+from minimizer.source.cst_utils import children, distinct_candidates, metadata, parent_map, replace_node, replace_nodes, walk
 
 __all__ = ["unwrap_compound_statements"]
 
@@ -183,7 +183,7 @@ def _returns(function: cst.FunctionDef) -> bool:
             self.found = True
 
     finder = Finder()
-    function.visit(finder)
+    walk(function, finder)
     return finder.found
 
 
