@@ -108,6 +108,8 @@ class Outcome:
     sharing: dict = field(default_factory=dict)
     # CPU seconds of minimizer's own process (proposing, screening, scheduling), the candidates' not counted.
     parent_cpu_seconds: float = 0.0
+    # CPU seconds of the helper processes that screened candidates for the parent (-j above 1).
+    screen_cpu_seconds: float = 0.0
     # The repro under plain python: whether every run failed as the oracles' runs did, and the runs.
     python: dict = field(default_factory=dict)
     # Where candidates ran: {"backend": "local"} or Ray's {"backend": "ray", "nodes", "cpus", "gpus"}.
@@ -137,6 +139,7 @@ class Outcome:
             "gpus": self.gpus,
             "sharing": self.sharing,
             "parent_cpu_seconds": round(self.parent_cpu_seconds, 2),
+            "screen_cpu_seconds": round(self.screen_cpu_seconds, 2),
             **self.backend,
             "python": self.python,
             "candidates": self.candidates,
@@ -332,6 +335,7 @@ class Session:
             screened_out=work.screened_out,
             seconds=time.monotonic() - started,
             parent_cpu_seconds=time.process_time() - cpu_started,
+            screen_cpu_seconds=work.screen_cpu_seconds,
             accepted_steps=state.steps,
             stopped_early=work.stopped_early,
             final_fire_rate=(fired, len(confirmations)),
@@ -405,21 +409,31 @@ class Session:
 
         from minimizer.source.format import parse_module, render_module, source_passes, source_size
         from minimizer.source.passes import FOLLOW_UP
-        from minimizer.source.viability import Viability
+        from minimizer.reduce.offload import OffloadedScreen
         from minimizer.source.cst_utils import settled
+        from minimizer.source.screen import SourceScreen
+        from minimizer.source.viability import Viability
 
         compares_calls = NEEDS_CALLS in load_oracle(target.spec).needs
-        viability = Viability.of(text, oracle_compares_compiled_calls=compares_calls)
-        place = StatementPlace(target.spec, target.signature)
+        screen = SourceScreen(
+            Viability.of(text, oracle_compares_compiled_calls=compares_calls),
+            StatementPlace(target.spec, target.signature),
+        )
+        jobs = self.options.jobs or 1
+        # With several workers and cores to spare, helper processes screen candidates: the parent's CPU limits
+        # throughput there. On a host with no spare cores they would only take CPU from the candidates.
+        spare_cores = (os.cpu_count() or 1) - jobs
+        offloaded = OffloadedScreen(screen, workers=2) if jobs > 1 and spare_cores >= 4 else None
         tester: Tester = Tester(
             render_module,
             lambda candidate, cancel: self._still_fails(
                 candidate, dataclasses.replace(settings, share_verdicts=self.sharing.enabled), target, cancel
             ),
             key=candidate_key,
-            screen=lambda candidate: viability.why_not(candidate) or place.lost(state.best_text, candidate),
-            jobs=self.options.jobs,
+            screen=lambda candidate: (offloaded or screen)(candidate, state.best_text),
+            jobs=jobs,
             on_result=lambda _text, interesting, cached: self.progress.tested(interesting, cached),
+            screen_in_workers=offloaded is not None,
         )
         passes = source_passes()
         work.add_stage(tester, passes)
@@ -430,6 +444,9 @@ class Session:
             return render_module(reducer.reduce(parse_module(text)))
         finally:
             tester.close()
+            if offloaded is not None:
+                offloaded.close()
+                work.screen_cpu_seconds += offloaded.cpu_seconds
 
     def _graphs_if_they_pay(self, text: str, target: _Target, settings: RunSettings) -> list | None:
         """The script's captured graphs if they hold more operators than the script shows (the model lives
@@ -734,6 +751,7 @@ class _Work:
     oracle_calls: int = 0
     cache_hits: int = 0
     screened_out: int = 0
+    screen_cpu_seconds: float = 0.0
     stopped_early: bool = False
     passes: list[dict] = field(default_factory=list)
     _testers: list[tuple[Tester, list]] = field(default_factory=list)

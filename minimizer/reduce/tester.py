@@ -92,7 +92,8 @@ class Tester(Generic[T]):
     still shows. With ``jobs`` > 1, up to ``jobs`` candidates run at once, chosen as the module docstring says;
     the answer is still the first interesting candidate in order (so it does not depend on ``jobs``), and work
     that can no longer matter is cancelled. ``speculate=False`` keeps spare workers on the caller's own
-    sequence, in order (for measuring what speculation buys).
+    sequence, in order (for measuring what speculation buys). ``screen_in_workers``: with several workers, the
+    worker that would run a candidate screens it first (for a screen that runs in another process).
     """
 
     __test__ = False  # not a pytest test class
@@ -107,6 +108,7 @@ class Tester(Generic[T]):
         jobs: int = 1,
         on_result: Callable[[str, bool, bool], None] | None = None,
         speculate: bool = True,
+        screen_in_workers: bool = False,
     ):
         self.render = render
         self.evaluate = evaluate
@@ -122,6 +124,10 @@ class Tester(Generic[T]):
         self._running: dict[str, _Job] = {}  # by key; a run may outlive the call that started it
         self._dying: list[_Job] = []  # cancelled, still holding a worker until their process is gone
         self._group_record: dict[str, list[int]] = {}  # group -> [questions run, of which interesting]
+        # With several workers, a candidate may be screened by the worker about to run it instead of by the caller
+        # (the screen can then wait on another process without holding up proposals); the answer is the same.
+        self._screen_in_workers = screen_in_workers and self._pool is not None
+        self._screened: set[str] = set()  # keys a worker's screen turned down: no run, nothing to learn from
 
     def consider(self, candidate: T) -> bool:
         """Whether ``candidate`` still shows the bug (cached)."""
@@ -254,7 +260,7 @@ class Tester(Generic[T]):
             node.from_cache = True  # counted as a cache hit once the caller has asked it
         elif node.key in self._running:
             self._running[node.key].nodes.append(node)  # an earlier speculation asked it: its answer is on the way
-        elif self.screen(text) is not None:
+        elif not self._screen_in_workers and self.screen(text) is not None:
             with self._lock:
                 self.stats.screened_out += 1
                 self._cache[node.key] = False
@@ -312,7 +318,7 @@ class Tester(Generic[T]):
             if node.from_cache:
                 self.stats.cache_hits += 1
                 self._on_result(node.text, self._cache[node.key], True)
-            if node.needed_a_run and node.group is not None:
+            if node.needed_a_run and node.group is not None and node.key not in self._screened:
                 record = self._group_record.setdefault(node.group, [0, 0])
                 record[0] += 1
                 record[1] += node is found
@@ -326,6 +332,12 @@ class Tester(Generic[T]):
     def _evaluate_one(self, text: str, key: str, cancel: threading.Event) -> bool | None:
         if cancel.is_set():
             return None
+        if self._screen_in_workers and self.screen(text) is not None:
+            with self._lock:
+                self.stats.screened_out += 1
+                self._screened.add(key)
+                self._cache[key] = False
+            return False
         answer = self.evaluate(text, cancel)
         with self._lock:
             if answer is None:

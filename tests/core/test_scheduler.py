@@ -204,6 +204,44 @@ def test_screened_out_candidates_are_never_run():
     assert tester.stats.screened_out == 2 and tester.stats.oracle_calls == 1
 
 
+def test_a_screen_in_the_workers_turns_down_the_same_candidates_without_running_them():
+    import threading
+
+    runs, screened_by = [], set()
+
+    def screen(text):
+        screened_by.add(threading.current_thread().name)
+        return "has an x" if "x" in text else None
+
+    tester = Tester(lambda t: t, lambda text, cancel: runs.append(text) or text == "ok2", screen=screen, jobs=3,
+                    screen_in_workers=True)  # fmt: skip
+    try:
+        assert tester.first_interesting(["x1", "ok1", "x2", "ok2", "x3"]) == (3, "ok2")
+    finally:
+        tester.close()
+    assert sorted(runs) == ["ok1", "ok2"]  # x3 may be screened speculatively, never run
+    assert tester.stats.screened_out >= 2 and tester.stats.oracle_calls == 2
+    assert threading.main_thread().name not in screened_by
+
+
+def test_an_offloaded_screen_answers_as_the_screen_does_and_counts_its_cpu():
+    from minimizer.reduce.offload import OffloadedScreen
+    from minimizer.source.screen import SourceScreen
+    from minimizer.source.statement import StatementPlace
+    from minimizer.source.viability import Viability
+
+    start = "def f(x):\n    return x + 1\n\nprint(f(2))\n"
+    screen = SourceScreen(Viability.of(start, oracle_compares_compiled_calls=False), StatementPlace("inplace"))
+    offloaded = OffloadedScreen(screen, workers=1)
+    try:
+        for candidate in (start, "print(f(2))\n", "def f(x):\n    return x\n\nprint(f(2, 3))\n", "def f(:\n"):
+            assert offloaded(candidate, start) == screen(candidate, start)
+        assert offloaded(start, start) is None and offloaded("print(f(2))\n", start) is not None
+    finally:
+        offloaded.close()
+    assert offloaded.cpu_seconds > 0
+
+
 def test_speculation_runs_the_follow_on_question_while_the_head_runs():
     import threading
 

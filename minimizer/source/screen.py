@@ -1,0 +1,23 @@
+"""What turns a source candidate down without running it: the static screen of `minimizer.source.viability` and,
+for oracles whose bug gets stated as code, the place to state it (`minimizer.source.statement`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from minimizer.source.statement import StatementPlace
+from minimizer.source.viability import Viability
+
+
+@dataclass
+class SourceScreen:
+    """``screen(candidate, best)``: why ``candidate`` cannot show the bug, given the best script so far, or None.
+
+    Made of picklable parts, so that helper processes can run it (`minimizer.reduce.offload`).
+    """
+
+    viability: Viability
+    place: StatementPlace
+
+    def __call__(self, candidate: str, best: str) -> str | None:
+        return self.viability.why_not(candidate) or self.place.lost(best, candidate)
