@@ -17,6 +17,7 @@ import tokenize
 from typing import Callable, Iterable, Iterator, Mapping, Optional, TypeVar, Union
 
 import libcst as cst
+from libcst._nodes.internal import CodegenState
 from libcst.metadata import GlobalScope, MetadataWrapper
 import libcst.matchers as m
 
@@ -26,6 +27,7 @@ NodeT = TypeVar("NodeT", bound=cst.CSTNode)
 
 __all__ = [
     "children",
+    "code_of",
     "walk",
     "find_all",
     "code_size",
@@ -87,9 +89,54 @@ def render(module: cst.Module) -> str:
         if hit is not None and hit[0] is module:
             _RENDERED.move_to_end(id(module))
             return hit[1]
-    code = module.code
+    code = code_of(module, module)
     _remember_code(module, code)
     return code
+
+
+def code_of(module: cst.Module, node: cst.CSTNode) -> str:
+    """``module.code_for_node(node)``, the same text, with the code of every statement remembered.
+
+    A candidate shares all its statements but the edited ones with the module it came from (the edit rebuilds
+    only the path to its target), so rendering it generates only that path's code. Statements are remembered by
+    identity (the entry keeps the node alive) and by the indentation they were generated at.
+    """
+
+    state = _StatementCachingState(default_indent=module.default_indent, default_newline=module.default_newline)
+    node._codegen(state)
+    return "".join(state.tokens)
+
+
+class _StatementCachingState(CodegenState):
+    """The codegen state of `code_of`; libcst's own renders (``module.code``, positions) use theirs, uncached."""
+
+
+_STATEMENT_TOKENS: collections.OrderedDict[tuple, tuple[cst.CSTNode, list[str]]] = collections.OrderedDict()
+_STATEMENT_TOKENS_KEPT = 50_000
+_STATEMENT_TOKENS_LOCK = threading.Lock()
+
+
+def _statement_codegen(self: cst.BaseStatement, state: CodegenState, **kwargs) -> None:
+    if type(state) is not _StatementCachingState or kwargs:
+        cst.CSTNode._codegen(self, state, **kwargs)
+        return
+    key = (id(self), tuple(state.indent_tokens), state.default_indent, state.default_newline)
+    with _STATEMENT_TOKENS_LOCK:
+        hit = _STATEMENT_TOKENS.get(key)
+        if hit is not None and hit[0] is self:
+            _STATEMENT_TOKENS.move_to_end(key)
+            state.tokens.extend(hit[1])
+            return
+    start = len(state.tokens)
+    cst.CSTNode._codegen(self, state)
+    with _STATEMENT_TOKENS_LOCK:
+        _STATEMENT_TOKENS[key] = (self, state.tokens[start:])
+        while len(_STATEMENT_TOKENS) > _STATEMENT_TOKENS_KEPT:
+            _STATEMENT_TOKENS.popitem(last=False)
+
+
+# Every statement class inherits ``_codegen`` from here (none overrides it); other states pass straight through.
+cst.BaseStatement._codegen = _statement_codegen  # type: ignore[method-assign]
 
 
 def _remember_code(module: cst.Module, code: str) -> None:

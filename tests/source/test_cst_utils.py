@@ -72,3 +72,23 @@ def test_find_all_finds_what_libcst_finds_in_the_same_order():
         assert find_all(module, matcher) == m.findall(module, matcher)
     body = module.body[1]
     assert find_all(body, m.Name()) == m.findall(body, m.Name())
+
+
+def test_rendering_with_remembered_statements_gives_libcsts_code_for_every_candidate():
+    import itertools
+    from pathlib import Path
+
+    from minimizer.source import cst_utils
+    from minimizer.source.format import source_passes
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "triton_inplace_grad.py"
+    module = settled(cst.parse_module(example.read_text()))
+    assert cst_utils.render(module) == module.code
+    checked = 0
+    for reduction_pass in source_passes():
+        for candidate in itertools.islice(reduction_pass.propose(module), 10):
+            assert cst_utils.code_of(candidate, candidate) == candidate.code, reduction_pass.name
+            checked += 1
+    assert checked > 50
+    nested = module.body[-1]
+    assert cst_utils.code_of(module, nested) == module.code_for_node(nested)

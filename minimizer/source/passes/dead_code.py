@@ -17,7 +17,7 @@ import libcst as cst
 import libcst.matchers as m
 import networkx as nx
 
-from minimizer.source.cst_utils import distinct_candidates, remove_node, remove_nodes, render, replace_node
+from minimizer.source.cst_utils import code_of, distinct_candidates, remove_node, remove_nodes, render, replace_node
 from minimizer.source.def_use import ROOT, def_use_graph
 
 
@@ -46,8 +46,8 @@ def definitions_left_dead(before: cst.Module, after: cst.Module) -> list[cst.CST
 
     if not _names_fewer(render(before), render(after)):
         return []  # every name is read as often as before: nothing can have lost its last reader
-    was_dead = {before.code_for_node(node) for node in _dead_definitions_of(before)}  # (few: cheap to render)
-    return [node for node in _dead_definitions_of(after) if after.code_for_node(node) not in was_dead]
+    was_dead = {code_of(before, node) for node in _dead_definitions_of(before)}  # (few: cheap to render)
+    return [node for node in _dead_definitions_of(after) if code_of(after, node) not in was_dead]
 
 
 def _names_fewer(before: str, after: str) -> bool:

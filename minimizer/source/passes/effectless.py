@@ -13,7 +13,7 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import find_all, distinct_candidates, nodes_of_type, remove_nodes, replace_node, try_build
+from minimizer.source.cst_utils import code_of, find_all, distinct_candidates, nodes_of_type, remove_nodes, replace_node, try_build
 
 __all__ = ["remove_effectless_statements", "split_tuple_assignments"]
 
@@ -41,8 +41,8 @@ def statements_left_idle(before: cst.Module, after: cst.Module) -> list[cst.CSTN
     """The statements of ``after`` that do nothing and are not in ``before`` (a bypass that turned
     `router.eval()` into `router`): the reducer's follow-up removes them right after the step."""
 
-    was_idle = {before.code_for_node(node) for node in _effectless(before)}
-    return [node for node in _effectless(after) if after.code_for_node(node) not in was_idle]
+    was_idle = {code_of(before, node) for node in _effectless(before)}
+    return [node for node in _effectless(after) if code_of(after, node) not in was_idle]
 
 
 def _effectless(module: cst.Module) -> list[cst.CSTNode]:
