@@ -47,7 +47,7 @@ from minimizer.source.statement import (
     seeds_random_numbers,
     state_bug,
 )
-from oracles.api import NEEDS_CALLS, Verdict
+from oracles.api import NEEDS_CALLS
 from oracles.script import ALSO_WITHOUT_COMPILE
 from oracles.registry import AUTO_PRIORITY, OracleNotFound, canonical_spec, load_oracle
 

@@ -12,6 +12,7 @@ import dataclasses
 import io
 import json
 import os
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path

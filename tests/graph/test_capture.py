@@ -50,3 +50,18 @@ def test_capture_records_every_graph_its_inputs_and_the_compile_call(tmp_path):
     text = emit_script(case)
     assert "torch.sin(" in text and "backend='eager'" in text and "dynamic=False" in text
     exec(compile(text, "<repro>", "exec"), {"__name__": "__main__"})
+
+
+def test_a_graph_that_cannot_be_captured_still_compiles_as_the_script_asked(capsys):
+    from minimizer.graph.capture import _CapturingBackend
+    from minimizer.graph.case import CompileCall
+
+    def broken_sink(captured):
+        raise RuntimeError("disk full")
+
+    compiled = []
+    backend = _CapturingBackend(lambda gm, inputs: compiled.append(gm) or gm.forward, CompileCall(), broken_sink, [0])
+    gm = torch.fx.symbolic_trace(torch.nn.ReLU())
+    assert backend(gm, [torch.ones(2)]) == gm.forward
+    assert compiled == [gm]
+    assert "could not capture graph 0: disk full" in capsys.readouterr().err
