@@ -645,10 +645,10 @@ class Session:
         return result
 
     def _candidate_time_limit(self, settings: RunSettings) -> float:
+        first = settings.limits.timeout
         if not self.adapt_time_limit:
-            return settings.limits.timeout
-        initial = settings.limits.timeout
-        return self.candidate_log.time_limit(initial, factor=CANDIDATE_TIMEOUT_FACTOR, floor=MIN_CANDIDATE_TIMEOUT)
+            return first
+        return self.candidate_log.time_limit(first, factor=CANDIDATE_TIMEOUT_FACTOR, floor=MIN_CANDIDATE_TIMEOUT)
 
     def _still_fails(self, source: str, settings: RunSettings, target: _Target, cancel: threading.Event) -> bool | None:
         """Whether the candidate shows the pinned bug; ``None`` if it was cancelled before it could tell."""

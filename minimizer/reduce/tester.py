@@ -127,7 +127,7 @@ class Tester(Generic[T]):
         # With several workers, a candidate may be screened by the worker about to run it instead of by the caller
         # (the screen can then wait on another process without holding up proposals); the answer is the same.
         self._screen_in_workers = screen_in_workers and self._pool is not None
-        self._screened: set[str] = set()  # keys a worker's screen turned down: no run, nothing to learn from
+        self._screened: set[str] = set()  # keys the screen turned down: no run, nothing to learn from
 
     def consider(self, candidate: T) -> bool:
         """Whether ``candidate`` still shows the bug (cached)."""
@@ -261,9 +261,7 @@ class Tester(Generic[T]):
         elif node.key in self._running:
             self._running[node.key].nodes.append(node)  # an earlier speculation asked it: its answer is on the way
         elif not self._screen_in_workers and self.screen(text) is not None:
-            with self._lock:
-                self.stats.screened_out += 1
-                self._cache[node.key] = False
+            self._turn_down(node.key)
             return
         node.needed_a_run = not node.from_cache
 
@@ -329,14 +327,19 @@ class Tester(Generic[T]):
         runs, interesting = self._group_record.get(group, (0, 0))
         return (interesting + 1) / (runs + 2)  # Laplace's rule: a half before anything is known
 
+    def _turn_down(self, key: str) -> None:
+        """The screen said the candidate cannot show the bug: not interesting, without a run."""
+
+        with self._lock:
+            self.stats.screened_out += 1
+            self._screened.add(key)
+            self._cache[key] = False
+
     def _evaluate_one(self, text: str, key: str, cancel: threading.Event) -> bool | None:
         if cancel.is_set():
             return None
         if self._screen_in_workers and self.screen(text) is not None:
-            with self._lock:
-                self.stats.screened_out += 1
-                self._screened.add(key)
-                self._cache[key] = False
+            self._turn_down(key)
             return False
         answer = self.evaluate(text, cancel)
         with self._lock:
