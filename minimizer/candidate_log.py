@@ -2,7 +2,7 @@
 
 A reduction waits for the first candidate in order; one that runs into the time limit holds every step behind it
 for the whole limit. The report says how many did and how long runs took, and keeps the slowest few (with their
-text) to show what made them slow.
+text, and for a run killed at the limit, where its threads were) to show what made them slow.
 """
 
 from __future__ import annotations
@@ -25,10 +25,11 @@ class CandidateLog:
     timed_out: int = 0
     timed_out_seconds: float = 0.0
     cancelled: int = 0
-    _slowest: list[tuple[float, int, bool, str]] = field(default_factory=list)  # a min-heap of the slowest runs
+    # A min-heap of the slowest runs: (seconds, run number, timed out, text, stacks at the time limit).
+    _slowest: list[tuple[float, int, bool, str, str]] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def record(self, text: str, seconds: float, *, timed_out: bool, cancelled: bool) -> None:
+    def record(self, text: str, seconds: float, *, timed_out: bool, cancelled: bool, stacks: str = "") -> None:
         with self._lock:
             if cancelled:
                 self.cancelled += 1
@@ -37,7 +38,7 @@ class CandidateLog:
             if timed_out:
                 self.timed_out += 1
                 self.timed_out_seconds += seconds
-            entry = (seconds, len(self.seconds), timed_out, text)
+            entry = (seconds, len(self.seconds), timed_out, text, stacks)
             if len(self._slowest) < KEPT_SLOWEST:
                 heapq.heappush(self._slowest, entry)
             elif seconds > self._slowest[0][0]:
@@ -67,6 +68,7 @@ class CandidateLog:
                 "timed_out_seconds": round(self.timed_out_seconds, 1),
                 "slowest": [
                     {"seconds": round(seconds, 2), "run": number, "timed_out": timed_out, "text": text}
-                    for seconds, number, timed_out, text in slowest
+                    | ({"stacks": stacks} if stacks else {})
+                    for seconds, number, timed_out, text, stacks in slowest
                 ],
             }

@@ -657,7 +657,9 @@ class Session:
         if limit != settings.limits.timeout:
             settings = dataclasses.replace(settings, limits=dataclasses.replace(settings.limits, timeout=limit))
         result = self._run(source, settings, cancel)
-        self.candidate_log.record(source, result.seconds, timed_out=result.timed_out, cancelled=result.cancelled)
+        self.candidate_log.record(
+            source, result.seconds, timed_out=result.timed_out, cancelled=result.cancelled, stacks=result.stacks
+        )
         if result.cancelled:
             return None
         with self._stats_lock:

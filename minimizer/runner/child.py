@@ -11,10 +11,15 @@ import json
 import os
 import random
 import runpy
+import signal
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+# Sent by the parent to a candidate about to be killed at its time limit: the candidate writes every thread's
+# stack, so the report can say where it was stuck. A real-time signal: scripts don't handle those.
+STACKS_SIGNAL = signal.SIGRTMIN + 3
 
 
 def fix_seeds(seed: int) -> None:
@@ -174,9 +179,21 @@ def enter_script_folder(script: str) -> None:
     sys.argv = [script]
 
 
+def _dump_stacks_on_signal(path: str | None) -> None:
+    """Write every thread's stack to ``path`` when the parent, at the time limit, sends ``STACKS_SIGNAL``."""
+
+    if path is None:
+        return
+    import faulthandler
+
+    # Kept open for the process's life: faulthandler writes to the file descriptor from the signal handler.
+    faulthandler.register(STACKS_SIGNAL, file=open(path, "w"), all_threads=True)  # noqa: SIM115
+
+
 def main(request_path: str) -> int:
     request = json.loads(Path(request_path).read_text())
     started = time.monotonic()
+    _dump_stacks_on_signal(request.get("stacks"))
     script = request["script"]
     enter_script_folder(script)
 

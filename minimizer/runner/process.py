@@ -12,8 +12,9 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Callable, Protocol
 
+from minimizer.runner.child import STACKS_SIGNAL
 from minimizer.runner.gpus import NO_GPUS, GpuPool
 from minimizer.runner.prelude import PREIMPORT_VARIABLE, PRELUDES, preimports
 from minimizer.runner.workspace import populate
@@ -34,6 +35,7 @@ USER_ENV = dict(os.environ)
 # candidate's end wakes it at once): at -j 8 the wake-ups and /proc reads were a tenth of the parent's CPU.
 _POLL_SECONDS = 0.05
 _MEMORY_CHECK_SECONDS = 0.25
+_STACKS_WAIT_SECONDS = 1.0
 
 # Candidates run in their own sessions, so a Ctrl-C at the terminal does not reach them: we kill them.
 _LIVE: set[Handle] = set()
@@ -120,6 +122,7 @@ class RunResult:
     shared_verdict: bool = False  # the verdicts came from an earlier candidate with the same fingerprint
     tracing_seconds: float = 0.0  # the pre-check that traced the compiled calls for the fingerprint
     phase: str = ""  # of a run killed at its time limit: the harness's last mark (see oracles.hang)
+    stacks: str = ""  # of a run killed at its time limit: where its threads were (Python stacks)
 
     @property
     def completed(self) -> bool:
@@ -199,6 +202,7 @@ def run_candidate(
             else None,
             "result": str(own / "result.json"),
             "phase": str(own / "phase"),
+            "stacks": str(own / "stacks"),
         }
         (own / "request.json").write_text(json.dumps(request))
         started = time.monotonic()
@@ -211,7 +215,9 @@ def run_candidate(
                 env={k: v for k, v in {**gpu_env, **job_env(settings)}.items() if k not in set_by_script},
                 base_env=base_env,
             )
-            timed_out, memory_exceeded, cancelled = supervise(handle, settings.limits, cancel)
+            timed_out, memory_exceeded, cancelled = supervise(
+                handle, settings.limits, cancel, before_timeout_kill=lambda: _dump_stacks(handle, own / "stacks")
+            )
         # A candidate lost with the warm server has no answer, like a cancelled one.
         cancelled = cancelled or getattr(handle, "lost", False)
         seconds = time.monotonic() - started
@@ -225,6 +231,7 @@ def run_candidate(
             stdout_tail=_tail(own / "stdout"),
             stderr_tail=_tail(own / "stderr"),
             phase=_tail(own / "phase") if timed_out else "",
+            stacks=_head(own / "stacks") if timed_out else "",
         )
         result_file = own / "result.json"
         if result_file.exists() and not (timed_out or memory_exceeded or cancelled):
@@ -374,25 +381,35 @@ def kill_process_group(pid: int) -> None:
             pass
 
 
-def supervise(handle: Handle, limits: Limits, cancel: threading.Event | None = None) -> tuple[bool, bool, bool]:
+def supervise(
+    handle: Handle,
+    limits: Limits,
+    cancel: threading.Event | None = None,
+    *,
+    before_timeout_kill: Callable[[], None] = lambda: None,
+) -> tuple[bool, bool, bool]:
     """Wait for a launched process under ``limits`` (killable by ``kill_all_candidates`` meanwhile); returns
-    (timed out, memory exceeded, cancelled)."""
+    (timed out, memory exceeded, cancelled). ``before_timeout_kill`` runs when the time limit is reached, before
+    the kill."""
 
     with _LIVE_LOCK:
         _LIVE.add(handle)
     try:
-        return _wait(handle, limits, cancel)
+        return _wait(handle, limits, cancel, before_timeout_kill)
     finally:
         with _LIVE_LOCK:
             _LIVE.discard(handle)
 
 
-def _wait(handle: Handle, limits: Limits, cancel: threading.Event | None) -> tuple[bool, bool, bool]:
+def _wait(
+    handle: Handle, limits: Limits, cancel: threading.Event | None, before_timeout_kill: Callable[[], None]
+) -> tuple[bool, bool, bool]:
     deadline = time.monotonic() + limits.timeout
     next_memory_check = 0.0
     while handle.poll() is None:
         now = time.monotonic()
         if now > deadline:
+            before_timeout_kill()
             handle.kill()
             return True, False, False
         if now >= next_memory_check:
@@ -414,6 +431,25 @@ def _wait(handle: Handle, limits: Limits, cancel: threading.Event | None) -> tup
     return False, False, False
 
 
+def _dump_stacks(handle: Handle, path: Path) -> None:
+    """Ask a candidate at its time limit to write its threads' stacks to ``path``; wait a moment for them."""
+
+    if handle.pid <= 0:
+        return
+    try:
+        os.kill(handle.pid, STACKS_SIGNAL)
+    except (ProcessLookupError, PermissionError):
+        return
+    waited_until = time.monotonic() + _STACKS_WAIT_SECONDS
+    size = -1
+    while time.monotonic() < waited_until and handle.poll() is None:
+        handle.wait_briefly(0.1)
+        now_size = path.stat().st_size if path.exists() else 0
+        if now_size and now_size == size:  # written, and no longer growing
+            return
+        size = now_size
+
+
 def _rss_mb(pid: int) -> float:
     try:
         with open(f"/proc/{pid}/statm") as f:
@@ -430,6 +466,14 @@ def _signal_name(returncode: int | None) -> str | None:
         return signal.Signals(-returncode).name
     except ValueError:
         return f"signal {-returncode}"
+
+
+def _head(path: Path, chars: int = _TAIL_CHARS) -> str:
+    try:
+        with open(path, "rb") as f:
+            return f.read(chars).decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 def _tail(path: Path, chars: int = _TAIL_CHARS) -> str:

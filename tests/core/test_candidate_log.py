@@ -4,7 +4,8 @@ from minimizer.candidate_log import RUNS_BEFORE_ADAPTING, CandidateLog
 def test_summary_counts_runs_and_keeps_the_slowest_with_their_text():
     log = CandidateLog()
     for number, seconds in enumerate([1.0, 70.0, 2.0, 3.0, 65.0]):
-        log.record(f"candidate {number}", seconds, timed_out=seconds > 60, cancelled=False)
+        stacks = f"File bug.py, line {number}" if seconds > 60 else ""
+        log.record(f"candidate {number}", seconds, timed_out=seconds > 60, cancelled=False, stacks=stacks)
     log.record("cancelled one", 5.0, timed_out=False, cancelled=True)
     summary = log.summary()
     assert summary["runs"] == 5 and summary["cancelled"] == 1
@@ -12,7 +13,7 @@ def test_summary_counts_runs_and_keeps_the_slowest_with_their_text():
     assert summary["timed_out"] == 2 and summary["timed_out_seconds"] == 135.0
     assert [entry["text"] for entry in summary["slowest"]] == ["candidate 1", "candidate 4", "candidate 3"]
     assert summary["slowest"][0]["timed_out"] and not summary["slowest"][2]["timed_out"]
-
+    assert summary["slowest"][0]["stacks"] == "File bug.py, line 1" and "stacks" not in summary["slowest"][2]
 
 
 def test_the_time_limit_follows_the_candidates_own_runs_once_enough_finished():

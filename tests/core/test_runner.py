@@ -39,10 +39,12 @@ def test_clean_run_does_not_fire(tmp_path, run_candidate):
     assert "fine" in result.stdout_tail
 
 
-def test_hanging_candidate_is_killed_at_the_timeout(tmp_path, run_candidate):
-    result = run_candidate("import time\nwhile True:\n    time.sleep(1)\n", settings(tmp_path, timeout=4))
+def test_hanging_candidate_is_killed_at_the_timeout_and_says_where_it_was(tmp_path, run_candidate):
+    source = "import time\n\ndef wait_forever():\n    while True:\n        time.sleep(1)\n\nwait_forever()\n"
+    result = run_candidate(source, settings(tmp_path, timeout=4))
     assert result.timed_out and not result.completed
     assert result.seconds < 10
+    assert 'in wait_forever' in result.stacks and "bug.py" in result.stacks
 
 
 def test_segfault_is_recorded_as_a_signal(tmp_path, run_candidate):
