@@ -8,8 +8,8 @@ comparison then stands at the smallest size both reached.
     python bench/jobs_speedup.py EXAMPLE --only 1 --save-dir DIR      # one setting (a device call each)
     python bench/jobs_speedup.py --compare DIR/run-j8.json DIR/run-j1.json [--json-out FILE]
 
-Each run is saved as soon as it ends (``--save-dir``, ``run-j<N>.json``), so a call stopped at its time limit
-keeps the runs it finished.
+Each run is saved as soon as it ends (``--save-dir``, ``run-j<N>.json``, with its progress output in
+``run-j<N>.log``), so a call stopped at its time limit keeps the runs it finished.
 """
 
 from __future__ import annotations
@@ -26,16 +26,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from minimizer.output import strip_header  # noqa: E402
 
 
-def reduce(example: Path, jobs: int, max_time: float | None, extra: list[str], scratch: Path) -> dict:
+def reduce(
+    example: Path, jobs: int, max_time: float | None, extra: list[str], scratch: Path, log: Path | None = None
+) -> dict:
+    """One `minimizer reduce` run; with ``log``, its progress output is kept there."""
+
     report = scratch / f"report-j{jobs}.json"
     output = scratch / f"repro-j{jobs}.py"
     command = [sys.executable, "-m", "minimizer", "reduce", str(example), "-o", str(output), "--report", str(report)]
-    command += ["--jobs", str(jobs), "-q", *extra]
+    command += ["--jobs", str(jobs), *([] if log else ["-q"]), *extra]
     if max_time is not None:
         command += ["--max-time", str(max_time)]
     started = time.monotonic()
     run = subprocess.run(command, capture_output=True, text=True)
     wall = time.monotonic() - started
+    if log is not None:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text(run.stderr + run.stdout)
     if run.returncode != 0:
         sys.exit(f"minimizer reduce --jobs {jobs} failed ({run.returncode}): {run.stderr.strip()[-2000:]}")
     data = json.loads(report.read_text())
@@ -72,7 +79,8 @@ def main() -> None:
     runs = []
     with tempfile.TemporaryDirectory() as scratch:
         for jobs in settings:
-            run = reduce(args.example, jobs, args.max_time, args.extra, Path(scratch))
+            log = args.save_dir / f"run-j{jobs}.log" if args.save_dir else None
+            run = reduce(args.example, jobs, args.max_time, args.extra, Path(scratch), log)
             run["example"] = str(args.example)
             runs.append(run)
             print_run(run)

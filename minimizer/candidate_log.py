@@ -10,6 +10,7 @@ from __future__ import annotations
 import heapq
 import statistics
 import threading
+import time
 from dataclasses import dataclass, field
 
 KEPT_SLOWEST = 3
@@ -27,10 +28,27 @@ class CandidateLog:
     cancelled: int = 0
     # A min-heap of the slowest runs: (seconds, run number, timed out, text, stacks at the time limit).
     _slowest: list[tuple[float, int, bool, str, str]] = field(default_factory=list)
+    # Every run, cancelled ones too, as [start, seconds, outcome] (start in seconds since ``origin``; outcome "y"
+    # shows the bug, "n" does not, "c" cancelled, "t" timed out): when workers were busy, and with what.
+    timeline: list[list] = field(default_factory=list)
+    origin: float = field(default_factory=time.monotonic)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def record(self, text: str, seconds: float, *, timed_out: bool, cancelled: bool, stacks: str = "") -> None:
+    def record(
+        self,
+        text: str,
+        seconds: float,
+        *,
+        timed_out: bool,
+        cancelled: bool,
+        stacks: str = "",
+        started: float | None = None,
+        interesting: bool | None = None,
+    ) -> None:
         with self._lock:
+            if started is not None:
+                outcome = "c" if cancelled else "t" if timed_out else "y" if interesting else "n"
+                self.timeline.append([round(started - self.origin, 2), round(seconds, 2), outcome])
             if cancelled:
                 self.cancelled += 1
                 return
@@ -71,4 +89,5 @@ class CandidateLog:
                     | ({"stacks": stacks} if stacks else {})
                     for seconds, number, timed_out, text, stacks in slowest
                 ],
+                "timeline": sorted(self.timeline),
             }

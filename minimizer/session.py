@@ -267,6 +267,7 @@ class Session:
         """Check and pin the original, run the reducers the ``reducer`` option asks for, confirm, write."""
 
         started, cpu_started = time.monotonic(), time.process_time()
+        self.candidate_log.origin = started
         report = self.check()
         pinned = self.pin(report)
         self.progress.message(f"pinned oracle {pinned.spec}: {pinned.signature}")
@@ -656,9 +657,17 @@ class Session:
         limit = self._candidate_time_limit(settings)
         if limit != settings.limits.timeout:
             settings = dataclasses.replace(settings, limits=dataclasses.replace(settings.limits, timeout=limit))
+        started = time.monotonic()
         result = self._run(source, settings, cancel)
+        shown = None if result.cancelled else target.shown_by(result)
         self.candidate_log.record(
-            source, result.seconds, timed_out=result.timed_out, cancelled=result.cancelled, stacks=result.stacks
+            source,
+            result.seconds,
+            timed_out=result.timed_out,
+            cancelled=result.cancelled,
+            stacks=result.stacks,
+            started=started,
+            interesting=shown,
         )
         if result.cancelled:
             return None
@@ -671,7 +680,7 @@ class Session:
                 f"sharing verdicts does not pay here (tracing cost {self.sharing.tracing_seconds:.0f} s, "
                 f"sharing saved about {self.sharing.saved_seconds:.0f} s): switched off"
             )
-        return target.shown_by(result)
+        return shown
 
 
 def _python_failure(confirmations: list[RunResult], plain: list[PlainRun]) -> tuple[str | None, bool]:
@@ -820,7 +829,7 @@ class _BestSoFar:
             if tokens < self.best_tokens:
                 calls = self.work.live_calls[0] if self.work else 0
                 seconds = round(time.monotonic() - self.started, 2)
-                self.trajectory.append({"oracle_calls": calls, "seconds": seconds, "tokens": tokens})
+                self.trajectory.append({"oracle_calls": calls, "seconds": seconds, "tokens": tokens, "pass": pass_name})
             self.best_text, self.best_tokens = text, tokens
             self.history.append(text)
             # Unformatted: formatting every step cost the parent more than the rest of writing; an interrupted
