@@ -28,8 +28,9 @@ class CandidateLog:
     cancelled: int = 0
     # A min-heap of the slowest runs: (seconds, run number, timed out, text, stacks at the time limit).
     _slowest: list[tuple[float, int, bool, str, str]] = field(default_factory=list)
-    # Every run, cancelled ones too, as [start, seconds, outcome] (start in seconds since ``origin``; outcome "y"
-    # shows the bug, "n" does not, "c" cancelled, "t" timed out): when workers were busy, and with what.
+    # Every run, cancelled ones too, as [start, seconds, outcome, key] (start in seconds since ``origin``; outcome
+    # "y" shows the bug, "n" does not, "c" cancelled, "t" timed out; key: a short hash of the candidate's cache key):
+    # when workers were busy, and with what (bench/speculation.py --replay replays a run's answers).
     timeline: list[list] = field(default_factory=list)
     origin: float = field(default_factory=time.monotonic)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -44,11 +45,12 @@ class CandidateLog:
         stacks: str = "",
         started: float | None = None,
         interesting: bool | None = None,
+        key: str = "",
     ) -> None:
         with self._lock:
             if started is not None:
                 outcome = "c" if cancelled else "t" if timed_out else "y" if interesting else "n"
-                self.timeline.append([round(started - self.origin, 2), round(seconds, 2), outcome])
+                self.timeline.append([round(started - self.origin, 2), round(seconds, 2), outcome, key])
             if cancelled:
                 self.cancelled += 1
                 return

@@ -6,6 +6,7 @@ Behaviour lives here so that it is testable without the CLI; the CLI only parses
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import tempfile
@@ -161,6 +162,12 @@ def candidate_key(text: str) -> str:
         return " ".join(code_tokens(text))
     except Exception:  # tokenize errors: fall back to the text itself
         return text
+
+
+def short_key(text: str) -> str:
+    """A short hash of ``candidate_key(text)``: names a candidate in the report's timeline."""
+
+    return hashlib.sha1(candidate_key(text).encode()).hexdigest()[:12]
 
 
 class Session:
@@ -668,6 +675,7 @@ class Session:
             stacks=result.stacks,
             started=started,
             interesting=shown,
+            key=short_key(source),
         )
         if result.cancelled:
             return None
