@@ -10,6 +10,7 @@ Server -> parent: ``{"id", "pid"}`` once forked, then ``{"id", "status"}`` (a wa
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -41,6 +42,43 @@ def _preload() -> None:
             load_oracle(name)
         except Exception:  # an oracle that fails here fails again, with a message, in the child
             pass
+
+
+def _settle_cpu_vec_isa() -> None:
+    """Let Inductor find out, once, which CPU vector instructions work, so that forked candidates don't.
+
+    Inductor answers by building a probe library and loading it in a child interpreter, once per process: 2 s
+    per candidate that compiles for the CPU on torch 2.13, 4 s on 2.5.1 (its child imports torch), and under
+    load a child that stalled past a candidate's time limit was seen. The answer depends on the CPU, the
+    compiler and the environment, which the server shares with its candidates. Only the answers per
+    instruction set stay cached: the list is rebuilt in the candidate, from the config it has then. The parent
+    asks for this only where the script does not set ``vec_isa_ok`` (``SETTLE_VEC_ISA_VARIABLE``). The probe
+    builds in a scratch cache, not the user's."""
+
+    import shutil
+    import tempfile
+
+    from minimizer.runner.prelude import SETTLE_VEC_ISA_VARIABLE
+
+    if not os.environ.pop(SETTLE_VEC_ISA_VARIABLE, None):
+        return
+    scratch = tempfile.mkdtemp(prefix="minimizer-vec-isa-")
+    user_cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = scratch
+    try:
+        from torch._inductor import cpu_vec_isa
+
+        with _output_discarded():
+            cpu_vec_isa.valid_vec_isa_list()
+        cpu_vec_isa.valid_vec_isa_list.cache_clear()
+    except Exception:  # the candidate finds out again, as it would have anyway
+        pass
+    finally:
+        if user_cache is None:
+            os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
+        else:
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = user_cache
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _preimport_script_modules() -> list[str]:
@@ -95,23 +133,33 @@ def _cuda_usable_in_a_fork() -> int:
 def _quietly_import(names: list[str]) -> None:
     import importlib
 
-    sys.stdout.flush()
-    saved = os.dup(1)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)
     nvml_check = os.environ.get(_NVML_CHECK)
     os.environ[_NVML_CHECK] = "1"
     try:
-        for name in names:
-            try:
-                importlib.import_module(name)
-            except BaseException:  # noqa: BLE001 - the candidate imports it again and shows what goes wrong
-                pass
+        with _output_discarded():
+            for name in names:
+                try:
+                    importlib.import_module(name)
+                except BaseException:  # noqa: BLE001 - the candidate imports it again and shows what goes wrong
+                    pass
     finally:
         if nvml_check is None:
             os.environ.pop(_NVML_CHECK)
         else:
             os.environ[_NVML_CHECK] = nvml_check
+
+
+@contextlib.contextmanager
+def _output_discarded():
+    """Standard output (ours and our children's) goes nowhere meanwhile: it is the protocol channel."""
+
+    sys.stdout.flush()
+    saved = os.dup(1)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    try:
+        yield
+    finally:
         sys.stdout.flush()
         os.dup2(saved, 1)
         os.close(saved)
@@ -166,6 +214,7 @@ def serve() -> None:
     parent = os.getppid()
     apply_sys_path()  # the script's prelude, before torch is imported
     _preload()
+    _settle_cpu_vec_isa()
     _preimport_script_modules()
     out = sys.stdout
     out.write(json.dumps({"ready": True}) + "\n")

@@ -34,6 +34,9 @@ from minimizer.syntax import parse_python
 SYS_PATH_VARIABLE = "MINIMIZER_PRELUDE_SYS_PATH"
 # Modules the warm server imports once before forking candidates (see ``preimports``).
 PREIMPORT_VARIABLE = "MINIMIZER_PREIMPORT"
+# Set when the warm server may settle Inductor's choice of CPU vector instructions before forking (see
+# minimizer.runner.forkserver._settle_cpu_vec_isa): not for a script that overrides that choice itself.
+SETTLE_VEC_ISA_VARIABLE = "MINIMIZER_SETTLE_VEC_ISA"
 # Imported by every warm server anyway, or never worth it.
 _ALWAYS_LOADED = frozenset({"torch", "triton", "__future__", "os", "sys"})
 PROBE_TIMEOUT = 60.0
@@ -73,6 +76,13 @@ def apply_sys_path() -> None:
 
     entries = json.loads(os.environ.pop(SYS_PATH_VARIABLE, "[]") or "[]")
     sys.path[0:0] = [p for p in entries if p not in sys.path[: len(entries)]]
+
+
+def may_settle_vec_isa(source: str) -> bool:
+    """Whether the warm server may settle the CPU vector instructions for this script: it does not set
+    ``config.cpp.vec_isa_ok`` itself (older releases cache the answer whatever the config says later)."""
+
+    return "vec_isa" not in source
 
 
 def preimports(source: str, beside: str | None) -> list[str]:

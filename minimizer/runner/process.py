@@ -16,7 +16,13 @@ from typing import Callable, Protocol
 
 from minimizer.runner.child import STACKS_SIGNAL
 from minimizer.runner.gpus import NO_GPUS, GpuPool
-from minimizer.runner.prelude import PREIMPORT_VARIABLE, PRELUDES, preimports
+from minimizer.runner.prelude import (
+    PREIMPORT_VARIABLE,
+    PRELUDES,
+    SETTLE_VEC_ISA_VARIABLE,
+    may_settle_vec_isa,
+    preimports,
+)
 from minimizer.runner.workspace import populate
 from oracles.api import ExceptionInfo, Verdict
 from oracles.hang import verdict_of_timeout
@@ -269,6 +275,8 @@ def prepare_run_folder(source: str, settings: RunSettings, work: Path) -> tuple[
     modules = preimports(source, beside)
     if modules:
         start_env[PREIMPORT_VARIABLE] = ",".join(modules)
+    if may_settle_vec_isa(source):
+        start_env[SETTLE_VEC_ISA_VARIABLE] = "1"
     return script, own, start_env, {name for name, _ in prelude.env}
 
 

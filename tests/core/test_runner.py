@@ -1,5 +1,8 @@
 """The process boundary: every way a candidate can end is recorded, none takes the reducer down."""
 
+import subprocess
+import sys
+
 import pytest
 
 from minimizer.runner.process import Limits, RunSettings
@@ -43,7 +46,7 @@ def test_hanging_candidate_is_killed_at_the_timeout_and_says_where_it_was(tmp_pa
     source = "import time\n\ndef wait_forever():\n    while True:\n        time.sleep(1)\n\nwait_forever()\n"
     result = run_candidate(source, settings(tmp_path, timeout=4))
     assert result.timed_out and not result.completed
-    assert result.seconds < 10
+    assert result.seconds < 30  # the limit, plus a warm server's start for the first candidate
     assert 'in wait_forever' in result.stacks and "bug.py" in result.stacks
 
 
@@ -179,3 +182,24 @@ def test_the_scripts_installed_libraries_are_imported_once_per_warm_server(tmp_p
     assert all(r.exception is not None and r.exception.type == "ValueError" for r in results)
     # Once in the server's forked trial (does it touch CUDA?) and once in the server: not once per candidate.
     assert counter.read_text() == "xx"
+
+
+PICKED_ISA = (
+    "import torch\n{config}from torch._inductor import cpu_vec_isa\n"
+    "raise RuntimeError('picked ' + str(cpu_vec_isa.pick_vec_isa()))\n"
+)
+
+
+def test_warm_candidates_pick_the_cpu_vector_instructions_plain_python_picks(tmp_path, warm_launcher):
+    """The warm server settles Inductor's CPU vector-instruction probe once; candidates see the same answer, and
+    a script that overrides the probe (``vec_isa_ok``) still gets its own."""
+
+    picked = []
+    for config in ("", "torch._inductor.config.cpp.vec_isa_ok = False\n"):
+        source = PICKED_ISA.format(config=config)
+        plain = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True)
+        expected = plain.stderr.strip().splitlines()[-1].removeprefix("RuntimeError: ")
+        result = run_cold(source, settings(tmp_path), launcher=warm_launcher)
+        assert result.exception.message == expected
+        picked.append(expected)
+    assert picked[0] != picked[1]  # the override mattered (the CI's x86 CPUs have vector instructions)
