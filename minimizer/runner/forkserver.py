@@ -52,23 +52,39 @@ def _settle_cpu_vec_isa() -> None:
     load a child that stalled past a candidate's time limit was seen. The answer depends on the CPU, the
     compiler and the environment, which the server shares with its candidates. Only the answers per
     instruction set stay cached: the list is rebuilt in the candidate, from the config it has then. The parent
-    asks for this only where the script does not set ``vec_isa_ok`` (``SETTLE_VEC_ISA_VARIABLE``). The probe
-    builds in a scratch cache, not the user's."""
-
-    import shutil
-    import tempfile
+    asks for this only where the script does not set ``vec_isa_ok`` (``SETTLE_VEC_ISA_VARIABLE``). On a host
+    with a GPU, a forked trial settles first and the server follows only if CUDA still works in a fork after
+    it (the probe touched CUDA on torch 2.11)."""
 
     from minimizer.runner.prelude import SETTLE_VEC_ISA_VARIABLE
 
     if not os.environ.pop(SETTLE_VEC_ISA_VARIABLE, None):
         return
+    if _gpu_present() and _exit_status(lambda: _settle_vec_isa_then(_cuda_usable_in_a_fork)) != 0:
+        return
+    _settle_vec_isa_then(lambda: 0)
+
+
+def _gpu_present() -> bool:
+    import torch
+
+    with _nvml_based_cuda_check():
+        return torch.cuda.is_available()
+
+
+def _settle_vec_isa_then(check) -> int:
+    """Run Inductor's probe (in a scratch cache, with torch's CUDA check left to NVML), then ``check()``."""
+
+    import shutil
+    import tempfile
+
     scratch = tempfile.mkdtemp(prefix="minimizer-vec-isa-")
     user_cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = scratch
     try:
         from torch._inductor import cpu_vec_isa
 
-        with _output_discarded():
+        with _output_discarded(), _nvml_based_cuda_check():
             cpu_vec_isa.valid_vec_isa_list()
         cpu_vec_isa.valid_vec_isa_list.cache_clear()
     except Exception:  # the candidate finds out again, as it would have anyway
@@ -79,6 +95,7 @@ def _settle_cpu_vec_isa() -> None:
         else:
             os.environ["TORCHINDUCTOR_CACHE_DIR"] = user_cache
         shutil.rmtree(scratch, ignore_errors=True)
+    return check()
 
 
 def _preimport_script_modules() -> list[str]:
@@ -133,15 +150,22 @@ def _cuda_usable_in_a_fork() -> int:
 def _quietly_import(names: list[str]) -> None:
     import importlib
 
+    with _output_discarded(), _nvml_based_cuda_check():
+        for name in names:
+            try:
+                importlib.import_module(name)
+            except BaseException:  # noqa: BLE001 - the candidate imports it again and shows what goes wrong
+                pass
+
+
+@contextlib.contextmanager
+def _nvml_based_cuda_check():
+    """torch's CUDA checks meanwhile ask NVML, which leaves the CUDA runtime (and so later forks) alone."""
+
     nvml_check = os.environ.get(_NVML_CHECK)
     os.environ[_NVML_CHECK] = "1"
     try:
-        with _output_discarded():
-            for name in names:
-                try:
-                    importlib.import_module(name)
-                except BaseException:  # noqa: BLE001 - the candidate imports it again and shows what goes wrong
-                    pass
+        yield
     finally:
         if nvml_check is None:
             os.environ.pop(_NVML_CHECK)
