@@ -52,17 +52,15 @@ def _settle_cpu_vec_isa() -> None:
     load a child that stalled past a candidate's time limit was seen. The answer depends on the CPU, the
     compiler and the environment, which the server shares with its candidates. Only the answers per
     instruction set stay cached: the list is rebuilt in the candidate, from the config it has then. The parent
-    asks for this only where the script does not set ``vec_isa_ok`` (``SETTLE_VEC_ISA_VARIABLE``). On a host
-    with a GPU, a forked trial settles first and the server follows only if CUDA still works in a fork after
-    it (the probe touched CUDA on torch 2.11)."""
+    asks for this only where the script does not set ``vec_isa_ok`` (``SETTLE_VEC_ISA_VARIABLE``). Not on a
+    host with a GPU: there (torch 2.11, CUDA 13) the probe touched CUDA, which breaks every later fork, and
+    run in a forked trial instead, its child interpreter hung for over a minute."""
 
     from minimizer.runner.prelude import SETTLE_VEC_ISA_VARIABLE
 
-    if not os.environ.pop(SETTLE_VEC_ISA_VARIABLE, None):
+    if not os.environ.pop(SETTLE_VEC_ISA_VARIABLE, None) or _gpu_present():
         return
-    if _gpu_present() and _exit_status(lambda: _settle_vec_isa_then(_cuda_usable_in_a_fork)) != 0:
-        return
-    _settle_vec_isa_then(lambda: 0)
+    _settle_vec_isa()
 
 
 def _gpu_present() -> bool:
@@ -72,8 +70,8 @@ def _gpu_present() -> bool:
         return torch.cuda.is_available()
 
 
-def _settle_vec_isa_then(check) -> int:
-    """Run Inductor's probe (in a scratch cache, with torch's CUDA check left to NVML), then ``check()``."""
+def _settle_vec_isa() -> None:
+    """Run Inductor's probe, in a scratch cache."""
 
     import shutil
     import tempfile
@@ -84,7 +82,7 @@ def _settle_vec_isa_then(check) -> int:
     try:
         from torch._inductor import cpu_vec_isa
 
-        with _output_discarded(), _nvml_based_cuda_check():
+        with _output_discarded():
             cpu_vec_isa.valid_vec_isa_list()
         cpu_vec_isa.valid_vec_isa_list.cache_clear()
     except Exception:  # the candidate finds out again, as it would have anyway
@@ -95,7 +93,6 @@ def _settle_vec_isa_then(check) -> int:
         else:
             os.environ["TORCHINDUCTOR_CACHE_DIR"] = user_cache
         shutil.rmtree(scratch, ignore_errors=True)
-    return check()
 
 
 def _preimport_script_modules() -> list[str]:
