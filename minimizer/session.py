@@ -49,9 +49,11 @@ from minimizer.source.statement import (
     state_bug,
 )
 from oracles.api import NEEDS_CALLS
-from oracles.script import ALSO_WITHOUT_COMPILE
+from oracles.script import ALSO_WITHOUT_COMPILE, ONLY_UNDER_COMPILE
 from oracles.registry import AUTO_PRIORITY, OracleNotFound, canonical_spec, load_oracle
 
+# How many compiled targets are tried alone (confirm runs each) to hold a generic assert to one of them.
+_MOST_TARGETS_TRIED_ALONE = 6
 # How many earlier steps are tried (each a run) when the bug cannot be stated in the best repro.
 _EARLIER_STEPS_TO_STATE = 3
 # Oracles whose failure can depend on the numbers drawn (a crash or a lost requires_grad rarely does).
@@ -196,6 +198,8 @@ class Session:
         self._stats_lock = threading.Lock()
         self.candidate_log = CandidateLog()
         self.adapt_time_limit = False
+        # Once pinned to a generic assert that one compiled target fails alone: every later run compiles only it.
+        self.only_compile: str | None = None
 
     def close(self) -> None:
         """Stop the warm workers and remove the run's compile cache."""
@@ -268,6 +272,39 @@ class Session:
         assert report.pinned is not None
         return report.pinned
 
+    def _hold_to_one_compiled_target(self, pinned: OracleFinding, report: CheckReport, timeout: float) -> OracleFinding:
+        """A generic assert (nothing it reads names what failed) over several compiled targets: hold the
+        reduction to the first target that, compiled alone with the others run eagerly, fails the assert the
+        same way in every run. A candidate whose assert fails because another compiled call misbehaves (a parity
+        check over several losses, say) is then not the same bug. ``pinned`` unchanged if none does alone."""
+
+        suffix = f" {ONLY_UNDER_COMPILE}"
+        generic = pinned.signature.startswith("AssertionError") and "[operands:" not in pinned.signature
+        targets = report.runs[0].compiled_targets if report.runs else []
+        if pinned.spec != "script" or not generic or not pinned.signature.endswith(suffix) or len(targets) < 2:
+            return pinned
+        base = pinned.signature.removesuffix(suffix)
+        self.progress.message(
+            f"the assert reads nothing that names what failed, over {len(targets)} compiled targets: "
+            "finding the one that fails it alone"
+        )
+        settings = self._settings(("script",), timeout)
+        for name in targets[:_MOST_TARGETS_TRIED_ALONE]:
+            alone = dataclasses.replace(settings, only_compile=name)
+            runs = self._call_all(
+                [lambda seed=seed: self._run(self.source, dataclasses.replace(alone, seed=seed)) for seed in report.seeds]
+            )
+            finding = OracleFinding("script", [run.verdict("script") for run in runs])
+            if finding.steady and finding.signature == f"{base} [with only {name} compiled]{suffix}":
+                self.only_compile = name
+                self.progress.message(
+                    f"the assert fails with only {name} compiled: every candidate compiles only it, so the "
+                    "reduction cannot slip to another compiled call's mismatch"
+                )
+                return finding
+        self.progress.message("no compiled target fails the assert alone: reducing with every target compiled")
+        return pinned
+
     # -- reducing --------------------------------------------------------------------------------------
 
     def reduce(self) -> Outcome:
@@ -297,6 +334,7 @@ class Session:
         # A bug that needs eager to fail (the reverse crash, a failure that is not the compiler's) is where the
         # eager pre-check must not reject candidates.
         precheck = not (pinned.signature.startswith("crash: eager raised") or pinned.signature.endswith(ALSO_WITHOUT_COMPILE))
+        pinned = self._hold_to_one_compiled_target(pinned, report, timeout)
         settings = dataclasses.replace(self._settings((pinned.spec,), timeout), eager_precheck=precheck)
         target = _Target(pinned.spec, pinned.signature)
         state = _BestSoFar(self, report, target, measure(self.source), started)
@@ -623,6 +661,7 @@ class Session:
             limits=Limits(timeout=timeout, memory_mb=self.options.memory_mb),
             seed=self.options.seed,
             compile_cache=self._compile_cache_dir.name,
+            only_compile=self.only_compile,
         )
 
     def _call_all(self, calls: list[Callable[[], object]]) -> list:

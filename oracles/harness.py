@@ -53,8 +53,13 @@ class Harness:
         script_path: str | None = None,
         fingerprint: Any = None,
         phase_file: str | None = None,
+        only_compile: str | None = None,
     ):
         self.needs = frozenset(needs)
+        # Compile only the target of this name (see ``_target_name``); every other runs eagerly. The script
+        # oracle uses it to hold a generic assert to the one compiled call whose misbehaviour fails it.
+        self.only_compile = only_compile
+        self.compiled_targets: list[str] = []  # every target passed to torch.compile, in order, once each
         # Where to mark that a compiled call is under way, its eager side done (read by the parent when it kills
         # a hanging run, see oracles.hang), or None.
         self.phase_file = phase_file
@@ -91,6 +96,11 @@ class Harness:
             if model is None:
                 return lambda fn: compile(fn, **kwargs)
             if harness._eager_only:
+                return model
+            target = _target_name(model)
+            if target not in harness.compiled_targets:
+                harness.compiled_targets.append(target)
+            if harness.only_compile is not None and target != harness.only_compile:
                 return model
             if harness.fingerprint is not None:
                 harness.fingerprint.add_compile(kwargs)

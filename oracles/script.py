@@ -20,6 +20,11 @@ def script(run: RecordedRun) -> Verdict:
     and asserts once fails with the same message for every one of them, and a candidate where another loss
     mismatches is another bug.
 
+    A generic assert (nothing it reads names what failed) over several compiled calls can be held to the one
+    whose misbehaviour fails it: a run that compiles only that target (``RecordedRun.only_compile``; the
+    others run eagerly) says so in the signature (``[with only focal_loss compiled]``), and a candidate where
+    the assert now fails because another compiled call misbehaves passes in such a run.
+
     The Triton kernels of the script that ran before the failure are part of the signature too: an assert that
     compares a kernel's output fails just as well when the kernel no longer runs (the output then holds
     whatever ``torch.empty`` gave), and that is not the same bug.
@@ -31,6 +36,7 @@ def script(run: RecordedRun) -> Verdict:
     operands = normalize_message(run.exception.operands) if run.exception.operands else ""
     signature = failure + (f" [operands: {operands}]" if operands else "")
     signature += f" [kernels: {', '.join(sorted(run.kernels))}]" if run.kernels else ""
+    signature += f" [with only {run.only_compile} compiled]" if run.only_compile else ""
     message = run.exception.message.strip()
     detail = message.splitlines()[0][:200] if message else ""
     if not run.used_compile:

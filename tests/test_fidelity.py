@@ -4,6 +4,7 @@ plain python, and scripts minimizer cannot reduce faithfully get one honest line
 The scripts use planted backends (labelled as such) instead of Inductor, so each run takes seconds.
 """
 
+import dataclasses
 import json
 import os
 import shutil
@@ -117,6 +118,45 @@ def f(x, w):
 x = data["x"]
 out = torch.compile(f, backend=planted_backend)(x, weights)
 assert torch.allclose(out, f(x, weights)), "compiled and eager disagree"
+'''
+
+
+# A parity suite that compiles three losses and asserts once on the worst gap. Planted backend (labelled): the
+# losses named in SKEWED come out 1.5x too large under torch.compile.
+PARITY_SCRIPT = '''import torch
+
+SKEWED = {skewed}
+
+
+def skewing_backend(name):
+    def backend(gm, example_inputs):
+        if name not in SKEWED:
+            return gm.forward
+        return lambda *args: [out * 1.5 for out in gm(*args)]
+    return backend
+
+
+def focal_loss(logits):
+    p = logits.sigmoid()
+    return ((1 - p) ** 2 * p.log()).mean()
+
+
+def kl_loss(logits):
+    return (logits.softmax(-1) * logits.log_softmax(-1)).sum()
+
+
+def dice_loss(logits):
+    p = logits.sigmoid()
+    return 1 - 2 * (p * p).sum() / (p.sum() + p.sum())
+
+
+losses = {{"focal": focal_loss, "kl": kl_loss, "dice": dice_loss}}
+compiled = {{name: torch.compile(fn, backend=skewing_backend(name)) for name, fn in losses.items()}}
+logits = torch.randn(4, 8)
+worst = 0.0
+for name, fn in losses.items():
+    worst = max(worst, (compiled[name](logits) - fn(logits)).abs().item())
+assert worst < 1e-5, "compiled losses differ from eager"
 '''
 
 
@@ -340,3 +380,31 @@ def test_termination_leaves_no_process_of_the_run(tmp_path, sig):
     while time.monotonic() < deadline and any(_alive(pid) for pid in seen):
         time.sleep(0.2)
     assert not [pid for pid in seen if _alive(pid)], "processes of the run outlived it"
+
+
+def test_a_generic_assert_over_several_compiled_calls_is_held_to_the_one_that_fails_it(tmp_path):
+    """Item 8 of the fidelity issue: the assert reads only a number, so its signature cannot tell the focal loss's
+    mismatch from the KL loss's; with only focal_loss compiled, a candidate where KL misbehaves instead passes."""
+
+    from minimizer.runner.process import RunSettings, run_candidate
+
+    settings = RunSettings("parity.py", str(tmp_path), ("script",), Limits(timeout=120))
+    focal, kl = PARITY_SCRIPT.format(skewed='{"focal"}'), PARITY_SCRIPT.format(skewed='{"kl"}')
+    every = [run_candidate(text, settings).verdict("script") for text in (focal, kl)]
+    assert every[0].fires and every[0].signature == every[1].signature  # the slip, with every target compiled
+    alone = dataclasses.replace(settings, only_compile="focal_loss")
+    held = [run_candidate(text, alone).verdict("script") for text in (focal, kl)]
+    assert held[0].fires and "[with only focal_loss compiled]" in held[0].signature
+    assert not held[1].fires
+
+    path = tmp_path / "parity.py"
+    path.write_text(focal)
+    python_says = plain_failure(path)
+    report = tmp_path / "report.json"
+    result = invoke("reduce", path, "-q", "-j", "2", "--oracle", "script", "--report", report)
+    assert result.exit_code == 0, result.output
+    data = json.loads(report.read_text())
+    assert "[with only focal_loss compiled]" in data["signature"]
+    repro = tmp_path / "parity.min.py"
+    assert "focal" in repro.read_text() and "kl_loss" not in repro.read_text()
+    assert fails_in_a_fresh_folder(repro, [], tmp_path) == python_says

@@ -96,6 +96,7 @@ def _record(
                     exception=info(eager_first),
                     inplace_violations=harness.inplace_violations,
                     kernels=list(harness.kernels),
+                    only_compile=harness.only_compile,
                 ),
                 None,
             )
@@ -113,6 +114,7 @@ def _record(
         calls=harness.calls,
         inplace_violations=harness.inplace_violations,
         kernels=list(harness.kernels),
+        only_compile=harness.only_compile,
     )
     if eager_precheck:
         run.eager_rerun_done = True  # it ran first, without an exception
@@ -214,7 +216,12 @@ def main(request_path: str) -> int:
         shared = SharedVerdicts(request["shared_verdicts"], request["oracles"], request["seed"])
         fingerprint = CallFingerprint()
     harness = Harness(
-        needs, seed=request["seed"], script_path=script, fingerprint=fingerprint, phase_file=request.get("phase")
+        needs,
+        seed=request["seed"],
+        script_path=script,
+        fingerprint=fingerprint,
+        phase_file=request.get("phase"),
+        only_compile=request.get("only_compile"),
     )
     harness.install()
 
@@ -244,6 +251,7 @@ def main(request_path: str) -> int:
         "exception": None if run is None or run.exception is None else run.exception.to_json(),
         "used_compile": harness.used_compile,
         "compiled_calls": len(harness.calls),
+        "compiled_targets": harness.compiled_targets,
         "verdicts": verdicts,
         "seconds": time.monotonic() - started,
         "compile_cache": _compile_cache_stats(),

@@ -86,6 +86,8 @@ class RunSettings:
     # A folder whose entries every run's folder links to, so files beside the script are found as under
     # `python script.py` (see minimizer.runner.workspace); ``None``: the script's own folder.
     beside: str | None = None
+    # Compile only the target of this name, run every other eagerly (see oracles.harness.Harness.only_compile).
+    only_compile: str | None = None
 
 
 @dataclass
@@ -116,6 +118,7 @@ class RunResult:
     exception: ExceptionInfo | None = None
     used_compile: bool = False
     compiled_calls: int = 0  # calls of compiled functions the harness recorded
+    compiled_targets: list[str] = field(default_factory=list)  # what the script passed to torch.compile, in order
     verdicts: dict[str, Verdict] = field(default_factory=dict)
     stdout_tail: str = ""
     stderr_tail: str = ""
@@ -209,6 +212,7 @@ def run_candidate(
             "result": str(own / "result.json"),
             "phase": str(own / "phase"),
             "stacks": str(own / "stacks"),
+            "only_compile": settings.only_compile,
         }
         (own / "request.json").write_text(json.dumps(request))
         started = time.monotonic()
@@ -245,6 +249,7 @@ def run_candidate(
             result.exception = ExceptionInfo.from_json(data["exception"])
             result.used_compile = data["used_compile"]
             result.compiled_calls = data.get("compiled_calls", 0)
+            result.compiled_targets = list(data.get("compiled_targets", []))
             result.verdicts = {k: Verdict.from_json(v) for k, v in data["verdicts"].items()}
             result.device = data.get("device", "")
             result.torch_version = data.get("torch_version", "")
