@@ -33,6 +33,13 @@ def test_a_tuple_assignment_splits_into_one_per_name():
     assert codes(split_tuple_assignments, source) == ["online = make()\ntarget = build(config)\n"]
 
 
+def test_a_value_may_read_its_own_target_and_a_self_assignment_goes():
+    source = "indices, features = indices, expected\n"
+    assert codes(split_tuple_assignments, source) == ["features = expected\n"]
+    assert codes(split_tuple_assignments, "a, b = a + 1, c\n") == ["a = a + 1\nb = c\n"]
+    assert codes(split_tuple_assignments, "a, b = c, a + 1\n") == []  # b would read the new a
+
+
 def test_swaps_starred_and_nested_targets_stay_whole():
     for source in ["a, b = b, a\n", "a, *b = x, y, z\n", "(a, b), c = x, y\n", "a, b = pair\n", "a, b = x, y, z\n"]:
         assert codes(split_tuple_assignments, source) == [], source

@@ -80,7 +80,8 @@ def split_tuple_assignments(module: cst.Module) -> Iterator[cst.Module]:
     """Yield `module` with one `a, b = x, y` written as `a = x` then `b = y`, in source order.
 
     Only where both sides are tuples of the same length without starred elements, every target is a plain name,
-    and no value reads a target's name (`a, b = b, a` swaps; it stays). Then what each half binds can go on its own.
+    and no value reads a name bound before it in that order (`a, b = b, a` swaps; it stays). A half that binds a
+    name to itself (`a, b = a, y`) goes. Then what each half binds can go on its own.
     """
 
     return distinct_candidates(module, _splits(module))
@@ -97,11 +98,15 @@ def _splits(module: cst.Module) -> Iterator[cst.Module | None]:
             continue
         if not all(isinstance(v, cst.Element) for v in values):
             continue
-        names = {t.value.value for t in targets}
-        if any(n.value in names for v in values for n in m.findall(v.value, m.Name())):
+        names = [t.value.value for t in targets]
+        # One after another, a value must not read a name bound before it (`a, b = b, a` swaps); its own is fine.
+        if any(n.value in names[:j] for j, v in enumerate(values) for n in m.findall(v.value, m.Name())):
             continue
         lines = [
             line.with_changes(body=[cst.Assign(targets=[cst.AssignTarget(target=t.value)], value=v.value)])
             for t, v in zip(targets, values)
+            if not (isinstance(v.value, cst.Name) and v.value.value == t.value.value)  # `a = a` binds nothing new
         ]
+        if not lines:
+            continue
         yield lambda line=line, lines=lines: replace_node(module, line, cst.FlattenSentinel(lines))
