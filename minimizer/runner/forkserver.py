@@ -24,17 +24,15 @@ _NVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"
 
 
 def _preload() -> None:
-    import torch  # noqa: F401
+    import importlib
 
+    # What every candidate imports, once here (by name: nothing here uses them).
+    for name in ("torch", "torch._dynamo", "torch._inductor.config", "minimizer.runner.child", "oracles.harness"):
+        importlib.import_module(name)
     try:
-        import triton  # noqa: F401
+        importlib.import_module("triton")
     except ImportError:
         pass
-    import torch._dynamo  # noqa: F401
-    import torch._inductor.config  # noqa: F401
-
-    import minimizer.runner.child  # noqa: F401
-    import oracles.harness  # noqa: F401
     from oracles.registry import BUILTINS, load_oracle
 
     for name in BUILTINS:
