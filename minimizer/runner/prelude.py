@@ -79,10 +79,11 @@ def apply_sys_path() -> None:
 
 
 def may_settle_vec_isa(source: str) -> bool:
-    """Whether the warm server may settle the CPU vector instructions for this script: it does not set
+    """Whether the warm server should settle the CPU vector instructions for this script: it compiles (a script
+    that runs Triton kernels alone never asks, and the settle costs each new server 2-4 s), and it does not set
     ``config.cpp.vec_isa_ok`` itself (older releases cache the answer whatever the config says later)."""
 
-    return "vec_isa" not in source
+    return "compile" in source and "vec_isa" not in source
 
 
 def preimports(source: str, beside: str | None) -> list[str]:

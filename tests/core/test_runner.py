@@ -203,3 +203,11 @@ def test_warm_candidates_pick_the_cpu_vector_instructions_plain_python_picks(tmp
         assert result.exception.message == expected
         picked.append(expected)
     assert picked[0] != picked[1]  # the override mattered (the CI's x86 CPUs have vector instructions)
+
+
+def test_the_vector_instruction_probe_is_settled_only_for_scripts_that_compile_and_leave_it_alone():
+    from minimizer.runner.prelude import may_settle_vec_isa
+
+    assert may_settle_vec_isa("import torch\ntorch.compile(f)(x)\n")
+    assert not may_settle_vec_isa("import triton\nkernel[(1,)](x)\n")  # never asks; a new server would pay
+    assert not may_settle_vec_isa("torch._inductor.config.cpp.vec_isa_ok = False\ntorch.compile(f)(x)\n")
