@@ -32,6 +32,7 @@ from minimizer.runner.process import (
     Limits,
     RunResult,
     RunSettings,
+    allow_candidates,
     kill_all_candidates,
     run_candidate,
 )
@@ -174,6 +175,7 @@ def short_key(text: str) -> str:
 
 class Session:
     def __init__(self, options: Options, progress: Progress):
+        allow_candidates()  # an earlier run in this process may have been stopped
         self.options = options
         self.progress = progress
         self.source = strip_header(read_script(options.script))

@@ -48,13 +48,26 @@ _LIVE: set[Handle] = set()
 _LIVE_LOCK = threading.Lock()
 
 
-def kill_all_candidates() -> None:
-    """Kill every candidate process still running (on Ctrl-C, a time limit, or a crash of the reducer)."""
+# Set once the run is stopping: a candidate whose launch was already under way (its warm server still starting,
+# say) is killed as soon as it is supervised, instead of holding its thread until its time limit.
+_STOPPING = threading.Event()
 
+
+def kill_all_candidates() -> None:
+    """Kill every candidate process still running, and any launched from now on (on Ctrl-C, a time limit, or a
+    crash of the reducer), until ``allow_candidates``."""
+
+    _STOPPING.set()
     with _LIVE_LOCK:
         live = list(_LIVE)
     for handle in live:
         handle.kill()
+
+
+def allow_candidates() -> None:
+    """A new run in this process may launch candidates again (after an earlier one was stopped)."""
+
+    _STOPPING.clear()
 
 
 @dataclass(frozen=True)
@@ -408,6 +421,9 @@ def supervise(
     with _LIVE_LOCK:
         _LIVE.add(handle)
     try:
+        if _STOPPING.is_set():
+            handle.kill()
+            return False, False, True
         return _wait(handle, limits, cancel, before_timeout_kill)
     finally:
         with _LIVE_LOCK:
