@@ -11,6 +11,11 @@ guessed. Sizes below the `-j 1` run's smallest are not comparable (its answers s
 
     python bench/replay.py bench/results/2026-11-26-h100-miscompile-j8-vs-j1.json [--jobs 1,8] [--speed 10]
 
+Caveats: the parent's own work runs at its real pace, so its share grows ``--speed`` times when figures are
+scaled back (use a low ``--speed`` for end figures); unknown candidates answer quickly, so a replay speculates
+more than the real run did. First use (2026-11-26, the H100 pair, ``--speed 5``): -j 1 305 s, -j 8 106 s (the
+real reductions: 242 s and 98 s), 2.89x against the real 2.41x.
+
 Use it to tune the scheduler (``MIN_CHANCE``, ``PREEMPT_FACTOR``) against real answer patterns before spending
 GPU time; a setting only counts once a real run confirms it.
 """
