@@ -30,7 +30,7 @@ class CandidateLog:
     _slowest: list[tuple[float, int, bool, str, str]] = field(default_factory=list)
     # Every run, cancelled ones too, as [start, seconds, outcome, key] (start in seconds since ``origin``; outcome
     # "y" shows the bug, "n" does not, "c" cancelled, "t" timed out; key: a short hash of the candidate's cache key):
-    # when workers were busy, and with what (bench/speculation.py --replay replays a run's answers).
+    # when workers were busy, and with what (bench/replay.py replays a run's answers).
     timeline: list[list] = field(default_factory=list)
     origin: float = field(default_factory=time.monotonic)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)

@@ -50,7 +50,7 @@ from minimizer.source.statement import (
     state_bug,
 )
 from oracles.api import NEEDS_CALLS
-from oracles.script import ALSO_WITHOUT_COMPILE, ONLY_UNDER_COMPILE
+from oracles.script import ALSO_WITHOUT_COMPILE, ONLY_UNDER_COMPILE, only_compiled
 from oracles.registry import AUTO_PRIORITY, OracleNotFound, canonical_spec, load_oracle
 
 # How many compiled targets are tried alone (confirm runs each) to hold a generic assert to one of them.
@@ -297,7 +297,7 @@ class Session:
                 [lambda seed=seed: self._run(self.source, dataclasses.replace(alone, seed=seed)) for seed in report.seeds]
             )
             finding = OracleFinding("script", [run.verdict("script") for run in runs])
-            if finding.steady and finding.signature == f"{base} [with only {name} compiled]{suffix}":
+            if finding.steady and finding.signature == f"{base} {only_compiled(name)}{suffix}":
                 self.only_compile = name
                 self.progress.message(
                     f"the assert fails with only {name} compiled: every candidate compiles only it, so the "

@@ -36,7 +36,7 @@ def script(run: RecordedRun) -> Verdict:
     operands = normalize_message(run.exception.operands) if run.exception.operands else ""
     signature = failure + (f" [operands: {operands}]" if operands else "")
     signature += f" [kernels: {', '.join(sorted(run.kernels))}]" if run.kernels else ""
-    signature += f" [with only {run.only_compile} compiled]" if run.only_compile else ""
+    signature += f" {only_compiled(run.only_compile)}" if run.only_compile else ""
     message = run.exception.message.strip()
     detail = message.splitlines()[0][:200] if message else ""
     if not run.used_compile:
@@ -47,6 +47,12 @@ def script(run: RecordedRun) -> Verdict:
     if rerun is not None and exception_signature(rerun) == failure:
         return Verdict(True, f"{signature} {ALSO_WITHOUT_COMPILE}", "fails the same way without torch.compile")
     return Verdict(True, f"{signature} {ONLY_UNDER_COMPILE}", detail)
+
+
+def only_compiled(target: str) -> str:
+    """The mark of a run that compiled only ``target`` (``RecordedRun.only_compile``)."""
+
+    return f"[with only {target} compiled]"
 
 
 ONLY_UNDER_COMPILE = "[only under torch.compile]"
