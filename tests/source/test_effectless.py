@@ -33,6 +33,11 @@ def test_a_tuple_assignment_splits_into_one_per_name():
     assert codes(split_tuple_assignments, source) == ["online = make()\ntarget = build(config)\n"]
 
 
+def test_list_unpacking_and_a_single_name_split_too():
+    assert codes(split_tuple_assignments, "batch, = [1]\n") == ["batch = 1\n"]
+    assert codes(split_tuple_assignments, "[a, b] = [x, y]\n") == ["a = x\nb = y\n"]
+
+
 def test_a_value_may_read_its_own_target_and_a_self_assignment_goes():
     source = "indices, features = indices, expected\n"
     assert codes(split_tuple_assignments, source) == ["features = expected\n"]

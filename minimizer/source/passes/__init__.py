@@ -25,6 +25,7 @@ from minimizer.source.passes.dtypes import simplify_dtypes
 from minimizer.source.passes.inline import inline_single_use_variables
 from minimizer.source.passes.inline_calls import inline_single_call_functions
 from minimizer.source.passes.instances import single_instances_to_functions
+from minimizer.source.passes.leaves import layers_to_leaves
 from minimizer.source.passes.leftovers import remove_what_the_step_left
 from minimizer.source.passes.module_lists import unwrap_single_module_lists
 from minimizer.source.passes.modules import module_classes_to_functions
@@ -55,6 +56,7 @@ SOURCE_PASSES = [
     bypass_wrapper_functions,
     bypass_operators,
     bypass_attributes,
+    layers_to_leaves,
     remove_unused_parameters,
     delete_arguments,
     delete_collection_elements,

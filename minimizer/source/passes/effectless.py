@@ -77,9 +77,10 @@ def _block_does_nothing(block: cst.BaseSuite) -> bool:
 
 
 def split_tuple_assignments(module: cst.Module) -> Iterator[cst.Module]:
-    """Yield `module` with one `a, b = x, y` written as `a = x` then `b = y`, in source order.
+    """Yield `module` with one `a, b = x, y` written as `a = x` then `b = y`, in source order; `a, = [x]` becomes
+    `a = x`.
 
-    Only where both sides are tuples of the same length without starred elements, every target is a plain name,
+    Only where both sides are tuples or lists of the same length without starred elements, every target is a plain name,
     and no value reads a name bound before it in that order (`a, b = b, a` swaps; it stays). A half that binds a
     name to itself (`a, b = a, y`) goes. Then what each half binds can go on its own.
     """
@@ -88,11 +89,12 @@ def split_tuple_assignments(module: cst.Module) -> Iterator[cst.Module]:
 
 
 def _splits(module: cst.Module) -> Iterator[cst.Module | None]:
-    for line in find_all(module, m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(target=m.Tuple())])])):
+    unpacking = m.Assign(targets=[m.AssignTarget(target=m.Tuple() | m.List())])
+    for line in find_all(module, m.SimpleStatementLine(body=[unpacking])):
         assign = line.body[0]  # type: ignore[attr-defined]
         targets = assign.targets[0].target.elements
-        values = assign.value.elements if isinstance(assign.value, cst.Tuple) else None
-        if values is None or len(values) != len(targets) or len(targets) < 2:
+        values = assign.value.elements if isinstance(assign.value, (cst.Tuple, cst.List)) else None
+        if values is None or len(values) != len(targets):
             continue
         if not all(isinstance(t, cst.Element) and isinstance(t.value, cst.Name) for t in targets):
             continue
