@@ -251,13 +251,45 @@ def seeds_random_numbers(source: str) -> bool:
     return bool(_SEEDING.search(source))
 
 
+# What may draw from torch's generator: random factories and in-place samplers, dropout, weight init (any torch.nn
+# layer), a generator object. Read as words of the source, so it errs on the side of seeding.
+_TORCH_DRAWS = re.compile(
+    r"\b(\w*rand\w*|normal_?|bernoulli_?|multinomial|poisson|uniform_|exponential_|geometric_|cauchy_|log_normal_"
+    r"|\w*[Dd]ropout\w*|\w*[Rr]ReLU|init|nn|Generator|sample\w*)\b"
+)
+# Modules that never draw from torch's generator behind the script's back (a library that builds layers may).
+_DRAW_FREE_MODULES = {
+    "torch", "triton", "os", "sys", "math", "functools", "itertools", "operator", "dataclasses", "typing",
+    "collections", "contextlib", "warnings", "__future__", "enum", "abc", "re", "time", "copy",
+}
+
+
+def may_draw_from_torch(source: str) -> bool:
+    """Whether running ``source`` may draw a random number from torch's generator (conservatively)."""
+
+    if _TORCH_DRAWS.search(source):
+        return True
+    module = cst.parse_module(source)
+    for node in m.findall(module, m.Import() | m.ImportFrom()):
+        if isinstance(node, cst.Import):
+            names = [module.code_for_node(alias.name) for alias in node.names]
+        else:
+            names = [module.code_for_node(node.module)] if node.module is not None else ["."]
+        if any(name.split(".")[0] not in _DRAW_FREE_MODULES for name in names):
+            return True
+    return False
+
+
 def seed_like_the_harness(source: str, seed: int) -> str:
     """``source`` with the random generators seeded as minimizer's harness seeds them before a run (Python's
     ``random``, NumPy and torch, each only where the script imports it at its top level): each seed call
     follows the block of imports that brings its module in, so nothing draws a number before it and plain
-    python draws the numbers the oracles saw. ``source`` unchanged if it imports none of them."""
+    python draws the numbers the oracles saw; torch only where the script may draw from it
+    (`may_draw_from_torch`). ``source`` unchanged if it imports none of them."""
 
     calls = {"random": "{}.seed({})", "numpy": "{}.random.seed({})", "torch": "{}.manual_seed({})"}
+    if not may_draw_from_torch(source):
+        del calls["torch"]  # `torch.ones(2)` draws nothing: a seed line would only be noise
     module = cst.parse_module(source)
     body: list = []
     pending: list[str] = []

@@ -179,6 +179,13 @@ def test_seeds_follow_the_import_block_that_brings_each_module():
     assert seed_like_the_harness("import math\nx = math.pi\n", 0) == "import math\nx = math.pi\n"
 
 
+def test_a_script_that_draws_nothing_from_torch_gets_no_torch_seed():
+    fixed = "import torch\n\nx = torch.ones(2)\nprint(torch.compile(torch.sin)(x))\n"
+    assert seed_like_the_harness(fixed, 0) == fixed
+    for draws in ["x = torch.ones(2).uniform_()\n", "m = torch.nn.Linear(1, 1)\n", "y = F.dropout(x)\n", "import transformers\n"]:
+        assert "torch.manual_seed(0)" in seed_like_the_harness(fixed + draws, 0), draws
+
+
 # --- diagnose --------------------------------------------------------------------------------------------------
 
 

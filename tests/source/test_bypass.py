@@ -140,6 +140,12 @@ def test_tensor_attributes_become_their_receiver_outer_first():
     assert attribute_bypasses("return_value = skew(v).H.real\n") == ["return_value = skew(v).H\n", "return_value = skew(v).real\n"]
 
 
+def test_a_field_of_a_method_result_becomes_the_receiver():
+    assert attribute_bypasses("target = q.max(dim=-1).values\n") == ["target = q\n"]
+    # A method called on the result is bypass_operators' (`x.float().sum()`), an imported module's never.
+    assert attribute_bypasses("y = x.float().sum()\nz = np.zeros(3).shape\nimport numpy as np\n") == []
+
+
 def test_stores_module_attributes_and_other_attributes_are_left_alone():
     assert attribute_bypasses("import numpy as np\np.data = np.real\ndel q.T\ny = x.grad + x.shape\n") == []
 

@@ -31,6 +31,7 @@ from minimizer.source.passes.module_lists import unwrap_single_module_lists
 from minimizer.source.passes.modules import module_classes_to_functions
 from minimizer.source.passes.literals import shrink_int_literals, shrink_shapes
 from minimizer.source.passes.parameters import remove_unused_parameters
+from minimizer.source.passes.random_inputs import random_inputs_to_ones
 from minimizer.source.passes.subscripts import shrink_subscripts
 from minimizer.source.passes.unwrap import unwrap_compound_statements
 from minimizer.source.passes.wrappers import bypass_wrapper_functions, inline_expression_functions
@@ -67,6 +68,7 @@ SOURCE_PASSES = [
     unwrap_single_module_lists,
     shrink_int_literals,
     shrink_shapes,
+    random_inputs_to_ones,
     simplify_dtypes,
     simplify_float_constants,
 ]

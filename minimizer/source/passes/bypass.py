@@ -19,6 +19,7 @@ from minimizer.source.cst_utils import (
     RemovalRepairingTransformer,
     distinct_candidates,
     metadata,
+    parent_map,
     remove_node,
     replace_node,
     substitute_expression,
@@ -110,12 +111,15 @@ def _imported_names(module: cst.Module) -> set[str]:
         names.add(bound.split(".")[0])
     return names
 
+_FIELD_OF_METHOD_RESULT = m.Attribute(value=m.Call(func=_METHOD))
+
 
 def bypass_attributes(module: cst.Module) -> Iterator[cst.Module]:
     """Yield `module` with one tensor-attribute load replaced by its receiver, outer first in source order.
 
     The attributes are `T`, `mT`, `H`, `mH`, `data` and `real` (`skew(v).T` -> `skew(v)`); assignments to them
-    (`p.data = x`) and attributes of imported modules (`np.real`) are left alone.
+    (`p.data = x`) and attributes of imported modules (`np.real`) are left alone. Then, a field read from a
+    method's result becomes the method's receiver (`q.max(dim=-1).values` -> `q`).
     """
     return distinct_candidates(module, _attribute_bypasses(module))
 
@@ -126,6 +130,13 @@ def _attribute_bypasses(module: cst.Module) -> Iterator[cst.Module | None]:
     for node in find_all(module, _TENSOR_VIEW_ATTRIBUTES):
         if contexts.get(node) == ExpressionContext.LOAD and _root_name(node.value) not in imported:
             yield lambda: replace_node(module, node, substitute_expression(node, node.value))
+    # A field of a method's result (`q.max(dim=-1).values`): bypassing the call alone leaves `q.values`.
+    parents = parent_map(module)
+    for node in find_all(module, _FIELD_OF_METHOD_RESULT):
+        receiver = node.value.func.value
+        called = m.matches(parents.get(node), m.Call()) and parents[node].func is node
+        if contexts.get(node) == ExpressionContext.LOAD and not called and _root_name(receiver) not in imported:
+            yield lambda: replace_node(module, node, substitute_expression(node, receiver))
 
 
 def remove_layers(module: cst.Module) -> Iterator[cst.Module]:

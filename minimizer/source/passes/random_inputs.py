@@ -1,0 +1,40 @@
+"""Random inputs made fixed: `torch.randn(2, 3)` becomes `torch.ones(2, 3)`.
+
+A script draws its inputs at random by habit; most bugs show on ones as well. A repro that draws nothing needs
+no seed line to fail the same way on every run, and its numbers are the same on every machine.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+import libcst.matchers as m
+
+from minimizer.source.cst_utils import distinct_candidates, find_all, replace_nodes
+
+__all__ = ["random_inputs_to_ones"]
+
+_FIXED = {"randn": "ones", "rand": "ones", "randn_like": "ones_like", "rand_like": "ones_like"}
+_RANDOM_FACTORY = m.Call(
+    func=m.Attribute(value=m.Name("torch"), attr=m.Name(m.MatchIfTrue(lambda name: name in _FIXED)))
+)
+
+
+def random_inputs_to_ones(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with `torch.randn` / `torch.rand` (and their `_like` forms) calling `torch.ones` (`ones_like`):
+    all at once, then each alone in source order. Calls given a `generator=` are left alone (`ones` takes none).
+    """
+
+    sites = [
+        call for call in find_all(module, _RANDOM_FACTORY)
+        if not any(arg.keyword is not None and arg.keyword.value == "generator" for arg in call.args)
+    ]
+    groups = ([sites] if len(sites) > 1 else []) + [[site] for site in sites]
+    return distinct_candidates(module, (lambda group=group: _fixed(module, group) for group in groups))
+
+
+def _fixed(module: cst.Module, calls: list[cst.Call]) -> cst.Module:
+    return replace_nodes(
+        module, {call: call.with_changes(func=call.func.with_changes(attr=cst.Name(_FIXED[call.func.attr.value]))) for call in calls}
+    )
