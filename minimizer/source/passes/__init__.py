@@ -25,6 +25,7 @@ from minimizer.source.passes.dtypes import simplify_dtypes
 from minimizer.source.passes.inline import inline_single_use_variables
 from minimizer.source.passes.inline_calls import inline_single_call_functions
 from minimizer.source.passes.instances import single_instances_to_functions
+from minimizer.source.passes.known_shapes import fold_known_shapes
 from minimizer.source.passes.leaves import layers_to_leaves
 from minimizer.source.passes.leftovers import remove_what_the_step_left
 from minimizer.source.passes.module_lists import unwrap_single_module_lists
@@ -51,6 +52,7 @@ SOURCE_PASSES = [
     inline_config_defaults,
     inline_argument_defaults,
     split_tuple_assignments,
+    fold_known_shapes,
     remove_name_aliases,
     delete_statements,
     keep_effects_of_unused_assignments,

@@ -1,0 +1,106 @@
+"""Fold sizes the source already states: `x = torch.randn(2, 1)` then `rows, cols = x.shape` reads `rows` as `2`.
+
+Scripts name their sizes (`batch, dim = x.shape`, `n = x.size(0)`); once literals have shrunk, the names are
+indirection the reader must follow back to the factory, and they keep a tensor's rank fixed: `x` cannot lose
+its second dimension while `rows, cols = x.shape` unpacks two.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.metadata import ScopeProvider
+
+from minimizer.source.cst_utils import distinct_candidates, metadata, nodes_of_type, parent_map, replace_nodes
+
+__all__ = ["fold_known_shapes"]
+
+# Factories whose positional integer arguments are the shape: `torch.randn(2, 3)`.
+_FACTORY = m.Call(
+    func=m.Attribute(value=m.Name("torch"), attr=m.OneOf(*(m.Name(n) for n in ("randn", "rand", "zeros", "ones", "empty"))))
+)
+
+
+def fold_known_shapes(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with one `a, b = x.shape` (or `n = x.shape[i]`, `n = x.size(i)`) removed and its names'
+    reads replaced by the sizes, in source order.
+
+    Only where `x` and each name are bound once in their scope, `x` by a torch factory whose positional arguments
+    are all integer literals (`torch.randn(2, 1, requires_grad=True)`), and the sizes unpack exactly.
+    """
+
+    return distinct_candidates(module, _folds(module))
+
+
+def _folds(module: cst.Module) -> Iterator[cst.Module | None]:
+    scopes = metadata(module).resolve(ScopeProvider)
+    parents = parent_map(module)
+    for line in nodes_of_type(module, cst.SimpleStatementLine):
+        if len(line.body) != 1 or not m.matches(line.body[0], m.Assign(targets=[m.AssignTarget()])):
+            continue
+        assign = line.body[0]
+        scope = scopes.get(assign)
+        if scope is None:
+            continue
+        names = _target_names(assign.targets[0].target)
+        sizes = _sizes(assign.value, scope, parents)
+        if names is None or sizes is None or len(names) != len(sizes):
+            continue
+        reads: dict = {}
+        for name, size in zip(names, sizes):
+            bindings = scope.assignments[name]
+            if len(bindings) != 1:
+                break
+            for access in next(iter(bindings)).references:
+                reads[access.node] = cst.Integer(str(size))
+        else:
+            yield lambda line=line, reads=reads: replace_nodes(module, {line: cst.RemovalSentinel.REMOVE, **reads})
+
+
+def _target_names(target: cst.BaseExpression) -> list[str] | None:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)) and all(
+        isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in target.elements
+    ):
+        return [e.value.value for e in target.elements]
+    return None
+
+
+def _sizes(value: cst.BaseExpression, scope, parents: dict) -> list[int] | None:
+    """The sizes `value` reads, if it reads them from a tensor whose factory states its shape."""
+
+    if m.matches(value, m.Attribute(value=m.Name(), attr=m.Name("shape"))):
+        return _factory_shape(value.value.value, scope, parents)
+    index = None
+    if m.matches(value, m.Subscript(value=m.Attribute(value=m.Name(), attr=m.Name("shape")))):
+        tensor = value.value.value.value
+        if len(value.slice) == 1 and m.matches(value.slice[0].slice, m.Index(value=m.Integer())):
+            index = int(value.slice[0].slice.value.value)
+    elif m.matches(value, m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("size")), args=[m.Arg(value=m.Integer(), keyword=None)])):
+        tensor = value.func.value.value
+        index = int(value.args[0].value.value)
+    if index is None:
+        return None
+    shape = _factory_shape(tensor, scope, parents)
+    return [shape[index]] if shape is not None and index < len(shape) else None
+
+
+def _factory_shape(name: str, scope, parents: dict) -> list[int] | None:
+    bindings = scope[name] if name in scope else set()
+    if len(bindings) != 1:
+        return None
+    target = next(iter(bindings)).node
+    holder = parents.get(target)
+    node = parents.get(holder)
+    if not isinstance(holder, cst.AssignTarget) or not isinstance(node, cst.Assign) or len(node.targets) != 1:
+        return None
+    factory = node.value
+    if not m.matches(factory, _FACTORY):
+        return None
+    positional = [arg.value for arg in factory.args if arg.keyword is None and not arg.star]
+    if not positional or not all(isinstance(value, cst.Integer) for value in positional):
+        return None
+    return [int(value.value) for value in positional]

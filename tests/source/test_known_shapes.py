@@ -1,0 +1,35 @@
+import libcst as cst
+
+from minimizer.source.passes.known_shapes import fold_known_shapes
+
+
+def codes(source):
+    return [candidate.code for candidate in fold_known_shapes(cst.parse_module(source))]
+
+
+def test_sizes_read_from_a_factory_with_literal_shape_become_literals():
+    source = (
+        "import torch\nx = torch.randn(2, 3, requires_grad=True)\nrows, cols = x.shape\nn = x.size(0)\n"
+        "k = x.shape[1]\nkernel[rows,](x, cols, n, k)\n"
+    )
+    unpacked, sized, indexed = codes(source)
+    assert "rows, cols" not in unpacked and "kernel[2,](x, 3, n, k)" in unpacked
+    assert "n = " not in sized and "kernel[rows,](x, cols, 2, k)" in sized
+    assert "k = " not in indexed and "kernel[rows,](x, cols, n, 3)" in indexed
+    # What the fold reads is what running it gives.
+    import torch
+
+    x = torch.randn(2, 3, requires_grad=True)
+    assert (x.shape[0], x.shape[1], x.size(0)) == (2, 3, 2)
+
+
+def test_shapes_not_stated_as_literals_or_names_bound_twice_stay():
+    for source in [
+        "import torch\nx = torch.randn(n, 3)\nrows, cols = x.shape\n",
+        "import torch\nx = load()\nrows, cols = x.shape\n",
+        "import torch\nx = torch.randn(2, 3)\nx = x.t()\nrows, cols = x.shape\n",
+        "import torch\nx = torch.randn(2, 3)\nrows, cols = x.shape\nrows = 4\n",
+        "import torch\nx = torch.randn(2, 3)\nrows, cols, depth = x.shape\n",
+        "def f(x):\n    b, d = x.shape\n    return b\n",
+    ]:
+        assert codes(source) == [], source
