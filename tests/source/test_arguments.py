@@ -52,3 +52,19 @@ def test_greedy_loop_drops_unneeded_arguments():
     interesting = runs_and(lambda namespace: namespace["result"] % 2 == 1 and namespace["result"] > 10)
     reduced = greedy_reduce(code, delete_arguments, interesting)
     assert reduced.endswith("result = total(5, scale=2, offset=1)\n")
+
+
+def test_a_first_keyword_argument_is_passed_by_position():
+    from minimizer.source.passes.arguments import keywords_to_positional
+
+    source = "y = torch.logsumexp(x, dim=-1, keepdim=True)\ng = torch.autograd.grad(outputs=out, inputs=z)\n"
+    assert [c.code for c in keywords_to_positional(cst.parse_module(source))] == [
+        "y = torch.logsumexp(x, -1, keepdim=True)\ng = torch.autograd.grad(outputs=out, inputs=z)\n",
+        "y = torch.logsumexp(x, dim=-1, keepdim=True)\ng = torch.autograd.grad(out, inputs=z)\n",
+    ]
+    import torch
+
+    x = torch.randn(2, 3)
+    assert torch.equal(torch.logsumexp(x, -1, keepdim=True), torch.logsumexp(x, dim=-1, keepdim=True))
+    keyword_only = "x = torch.randn(2, dtype=torch.half)\nf = torch.compile(g, backend='eager')\nh(*a, k=1)\n"
+    assert list(keywords_to_positional(cst.parse_module(keyword_only))) == []

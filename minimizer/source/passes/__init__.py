@@ -7,7 +7,7 @@ scheduler orders passes by what they removed per proposal so far.
 """
 
 from minimizer.source.passes.aliases import remove_name_aliases
-from minimizer.source.passes.arguments import delete_arguments
+from minimizer.source.passes.arguments import delete_arguments, keywords_to_positional
 from minimizer.source.passes.autograd_functions import autograd_functions_to_functions
 from minimizer.source.passes.bypass import bypass_attributes, bypass_operators, remove_layers
 from minimizer.source.passes.comprehensions import collapse_single_item_comprehensions
@@ -33,6 +33,7 @@ from minimizer.source.passes.modules import module_classes_to_functions
 from minimizer.source.passes.literals import shrink_int_literals, shrink_shapes
 from minimizer.source.passes.parameters import remove_unused_parameters
 from minimizer.source.passes.random_inputs import random_inputs_to_ones
+from minimizer.source.passes.returns import drop_unread_returned_values
 from minimizer.source.passes.subscripts import shrink_subscripts
 from minimizer.source.passes.unwrap import unwrap_compound_statements
 from minimizer.source.passes.wrappers import bypass_wrapper_functions, inline_expression_functions
@@ -61,6 +62,7 @@ SOURCE_PASSES = [
     bypass_attributes,
     layers_to_leaves,
     remove_unused_parameters,
+    drop_unread_returned_values,
     delete_arguments,
     delete_collection_elements,
     unwrap_single_item_list_arguments,
@@ -73,6 +75,7 @@ SOURCE_PASSES = [
     random_inputs_to_ones,
     simplify_dtypes,
     simplify_float_constants,
+    keywords_to_positional,
 ]
 
 # Tried right after every accepted step (see Reducer's follow_up).

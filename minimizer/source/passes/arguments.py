@@ -1,4 +1,5 @@
-"""Delete arguments of calls: all keyword arguments of a call at once, then each keyword, then positionals."""
+"""Arguments of calls: delete them (all keyword arguments of a call at once, then each keyword, then
+positionals), and pass a keyword argument by position."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import find_all, distinct_candidates, remove_node, remove_nodes
+from minimizer.source.cst_utils import find_all, distinct_candidates, remove_node, remove_nodes, replace_node
 
 
 def delete_arguments(module: cst.Module) -> Iterator[cst.Module]:
@@ -28,3 +29,30 @@ def _deletions(module: cst.Module) -> Iterator[cst.Module | None]:
             yield lambda: remove_nodes(module, keywords)
         for arg in [*keywords, *reversed(positionals)]:
             yield lambda: remove_node(module, arg)
+
+
+# Keywords that are keyword-only wherever torch takes them (`torch.randn(2, dtype=...)`): never tried as positional.
+_KEYWORD_ONLY = frozenset(
+    {"dtype", "device", "requires_grad", "generator", "out", "layout", "pin_memory", "memory_format", "mutates_args"}
+)
+_COMPILE = m.Call(func=m.Attribute(value=m.Name("torch"), attr=m.Name("compile")))
+
+
+def keywords_to_positional(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with the first keyword argument of one call passed by position, calls outer first in source
+    order (`torch.logsumexp(x, dim=-1)` -> `torch.logsumexp(x, -1)`; the next keyword gets its turn next round).
+
+    Skipped: keywords torch takes only by keyword (`dtype`, `device`, `requires_grad`, ...), calls of
+    `torch.compile` (all of its options are keyword-only), and calls with a starred argument.
+    """
+    return distinct_candidates(module, _by_position(module))
+
+
+def _by_position(module: cst.Module) -> Iterator[cst.Module | None]:
+    for call in find_all(module, m.Call()):
+        if m.matches(call, _COMPILE) or any(arg.star for arg in call.args):
+            continue
+        first = next((arg for arg in call.args if arg.keyword is not None), None)
+        if first is not None and first.keyword.value not in _KEYWORD_ONLY:
+            positional = first.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)
+            yield lambda first=first, positional=positional: replace_node(module, first, positional)

@@ -1,0 +1,101 @@
+"""Drop a returned value nobody reads: `return target, info` with `_, info = step(x)` returns `info` alone.
+
+Functions return tuples out of habit (`loss, logits, aux = model(batch)`); once the repro reads one of them,
+the others are still computed, returned and unpacked. Removing the unpacked name alone breaks the unpacking and
+removing the returned value alone does too; this pass removes both at once.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.metadata import ScopeProvider
+
+from minimizer.source.cst_utils import distinct_candidates, find_all, metadata, replace_nodes
+
+__all__ = ["drop_unread_returned_values"]
+
+_COMPILE = m.Call(func=m.Attribute(value=m.Name("torch"), attr=m.Name("compile")))
+
+
+def drop_unread_returned_values(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with one position of one function's returned tuple dropped, with the name each call site
+    unpacks there, in source order.
+
+    Only for a module-level function bound once whose every `return` gives a tuple of the same length, whose every
+    use is a call (`f(x)`, or `torch.compile(f)(x)`) unpacked into as many plain names, and only where no call
+    site's name at that position is read. Two values become one (`return a`, `a = f(x)`).
+    """
+
+    return distinct_candidates(module, _drops(module))
+
+
+def _drops(module: cst.Module) -> Iterator[cst.Module | None]:
+    scopes = metadata(module).resolve(ScopeProvider)
+    top = scopes[module]
+    for function in module.body:
+        if not isinstance(function, cst.FunctionDef) or len(top.assignments[function.name.value]) != 1:
+            continue
+        returns = [r for r in find_all(function.body, m.Return()) if _own_return(function, r)]
+        lengths = {len(r.value.elements) if isinstance(r.value, cst.Tuple) else -1 for r in returns}
+        if len(lengths) != 1 or min(lengths) < 2:
+            continue
+        width = lengths.pop()
+        sites = _unpacking_sites(module, function.name.value, width, top)
+        if sites is None:
+            continue
+        for position in range(width):
+            targets = [assign.targets[0].target.elements[position].value for assign in sites]
+            if any(_is_read(target, scopes) for target in targets):
+                continue
+            yield lambda position=position, sites=sites: _drop(module, returns, sites, position)
+
+
+def _own_return(function: cst.FunctionDef, node: cst.Return) -> bool:
+    """Whether `node` returns from `function`, not from a function or lambda nested in it."""
+
+    nested = find_all(function.body, m.FunctionDef())
+    return not any(node in find_all(inner, m.Return()) for inner in nested)
+
+
+def _unpacking_sites(module: cst.Module, name: str, width: int, top) -> list[cst.Assign] | None:
+    """The assignments `a, b = name(...)` (or `= torch.compile(name)(...)`), if every use of `name` is one."""
+
+    uses = [access.node for assignment in top.assignments[name] for access in assignment.references]
+    called = m.Call(func=m.Name(name) | m.Call(func=_COMPILE.func, args=[m.Arg(value=m.Name(name))]))
+    unpacking = m.Assign(targets=[m.AssignTarget(target=m.Tuple())], value=called)
+    sites = find_all(module, unpacking)
+    if len(sites) != len(uses) or not sites:
+        return None
+    for assign in sites:
+        elements = assign.targets[0].target.elements
+        if len(elements) != width or not all(isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in elements):
+            return None
+    return sites
+
+
+def _is_read(target: cst.Name, scopes) -> bool:
+    scope = scopes.get(target)
+    if scope is None:
+        return True
+    return any(assignment.node is target and assignment.references for assignment in scope.assignments[target.value])
+
+
+def _drop(module: cst.Module, returns: list[cst.Return], sites: list[cst.Assign], position: int) -> cst.Module:
+    replacements: dict = {}
+    for node in returns:
+        replacements[node.value] = _without(node.value, position)
+    for assign in sites:
+        target = assign.targets[0].target
+        replacements[target] = _without(target, position)
+    return replace_nodes(module, replacements)
+
+
+def _without(pair: cst.Tuple, position: int) -> cst.BaseExpression:
+    kept = [element for index, element in enumerate(pair.elements) if index != position]
+    if len(kept) == 1:
+        return kept[0].value
+    kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return pair.with_changes(elements=kept)

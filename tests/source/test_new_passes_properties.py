@@ -1,0 +1,30 @@
+"""Candidates of the passes added for the corpus compile and never grow, on generated scripts."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from minimizer.source.passes.arguments import keywords_to_positional
+from minimizer.source.passes.known_shapes import fold_known_shapes
+from minimizer.source.passes.leaves import layers_to_leaves
+from minimizer.source.passes.random_inputs import random_inputs_to_ones
+from minimizer.source.passes.returns import drop_unread_returned_values
+from tests.source.helpers import check_candidates_are_valid_and_not_larger, snippets
+
+_EXTRA = st.sampled_from(
+    [
+        "import torch\nfrom torch import nn\nlin = nn.Linear(2, 2)\nx = torch.randn(2, 2)\nrows, cols = x.shape\ny = lin(x)[rows]\n",
+        "def f(x):\n    return x, x * 2\n\n\na, b = torch.compile(f)(torch.rand(1))\nprint(b.sum(dim=0))\n",
+        "q = g(nn.Conv2d(1, 1, 1)(torch.randn(1, 1, 1)), k=torch.randn_like(z))\n",
+    ]
+)
+
+
+@pytest.mark.parametrize(
+    "reduction_pass",
+    [layers_to_leaves, random_inputs_to_ones, fold_known_shapes, drop_unread_returned_values, keywords_to_positional],
+)
+@settings(max_examples=20, deadline=None)
+@given(code=st.one_of(snippets, _EXTRA, st.tuples(snippets, _EXTRA).map("".join)))
+def test_candidates_compile_and_never_grow(reduction_pass, code):
+    check_candidates_are_valid_and_not_larger(code, reduction_pass)
