@@ -16,8 +16,11 @@ import os
 import select
 import signal
 import sys
+from pathlib import Path
 
 
+# Where Inductor's CPU probe libraries are built and kept (see _settle_vec_isa).
+VEC_ISA_PROBE_CACHE = Path.home() / ".cache" / "minimizer" / "vec-isa-probe"
 # torch.cuda.is_available() / device_count() count devices through NVML when this is set, without starting
 # the CUDA runtime (which would leave every later fork unable to use the GPU).
 _NVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"
@@ -45,38 +48,29 @@ def _preload() -> None:
 def _settle_cpu_vec_isa() -> None:
     """Let Inductor find out, once, which CPU vector instructions work, so that forked candidates don't.
 
-    Inductor answers by building a probe library and loading it in a child interpreter, once per process: 2 s
-    per candidate that compiles for the CPU on torch 2.13, 4 s on 2.5.1 (its child imports torch), and under
-    load a child that stalled past a candidate's time limit was seen. The answer depends on the CPU, the
-    compiler and the environment, which the server shares with its candidates. Only the answers per
-    instruction set stay cached: the list is rebuilt in the candidate, from the config it has then. The parent
-    asks for this only where the script does not set ``vec_isa_ok`` (``SETTLE_VEC_ISA_VARIABLE``). Not on a
-    host with a GPU: there (torch 2.11, CUDA 13) the probe touched CUDA, which breaks every later fork, and
-    run in a forked trial instead, its child interpreter hung for over a minute."""
+    Inductor answers by building a probe library per instruction set and loading it in a child interpreter,
+    once per process: 2 s per candidate that compiles for the CPU on torch 2.13, 4 s on 2.5.1 (its child imports
+    torch), 41 to 57 s with a cold cache on the GPU machine's host (torch 2.11), where candidates stalled past
+    their time limit in it. The answer depends on the CPU, the compiler and the environment, which the server
+    shares with its candidates. Only the answers per instruction set stay cached: the list is rebuilt in the
+    candidate, from the config it has then. The parent asks for this only where the script does not set
+    ``vec_isa_ok`` (``SETTLE_VEC_ISA_VARIABLE``). The probe runs with torch's NVML-based CUDA check: with the
+    runtime check it left a GPU host's server unable to fork candidates that use CUDA."""
 
     from minimizer.runner.prelude import SETTLE_VEC_ISA_VARIABLE
 
-    if not os.environ.pop(SETTLE_VEC_ISA_VARIABLE, None) or _gpu_present():
+    if not os.environ.pop(SETTLE_VEC_ISA_VARIABLE, None):
         return
-    _settle_vec_isa()
-
-
-def _gpu_present() -> bool:
-    import torch
-
     with _nvml_based_cuda_check():
-        return torch.cuda.is_available()
+        _settle_vec_isa()
 
 
 def _settle_vec_isa() -> None:
-    """Run Inductor's probe, in a scratch cache."""
+    """Run Inductor's probe, its libraries built in a cache of ours (kept: a cold build takes most of a minute
+    on some hosts), not in the user's Inductor cache."""
 
-    import shutil
-    import tempfile
-
-    scratch = tempfile.mkdtemp(prefix="minimizer-vec-isa-")
     user_cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
-    os.environ["TORCHINDUCTOR_CACHE_DIR"] = scratch
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(VEC_ISA_PROBE_CACHE)
     try:
         from torch._inductor import cpu_vec_isa
 
@@ -90,7 +84,6 @@ def _settle_vec_isa() -> None:
             os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
         else:
             os.environ["TORCHINDUCTOR_CACHE_DIR"] = user_cache
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _preimport_script_modules() -> list[str]:

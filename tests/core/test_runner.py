@@ -184,9 +184,10 @@ def test_the_scripts_installed_libraries_are_imported_once_per_warm_server(tmp_p
     assert counter.read_text() == "xx"
 
 
+# Reads Inductor's pick without the words the settle looks for, so that the server settles the probe for it.
 PICKED_ISA = (
-    "import torch\n{config}from torch._inductor import cpu_vec_isa\n"
-    "raise RuntimeError('picked ' + str(cpu_vec_isa.pick_vec_isa()))\n"
+    "import importlib\nimport torch\n{config}probe = importlib.import_module('torch._inductor.cpu_vec' + '_isa')\n"
+    "torch.compile\nraise RuntimeError('picked ' + str(getattr(probe, 'pick_vec' + '_isa')()))\n"
 )
 
 
@@ -194,14 +195,20 @@ def test_warm_candidates_pick_the_cpu_vector_instructions_plain_python_picks(tmp
     """The warm server settles Inductor's CPU vector-instruction probe once; candidates see the same answer, and
     a script that overrides the probe (``vec_isa_ok``) still gets its own."""
 
+    from minimizer.runner.forkserver import VEC_ISA_PROBE_CACHE
+    from minimizer.runner.prelude import may_settle_vec_isa
+
     picked = []
     for config in ("", "torch._inductor.config.cpp.vec_isa_ok = False\n"):
         source = PICKED_ISA.format(config=config)
+        assert may_settle_vec_isa(source) == (config == "")
         plain = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True)
         expected = plain.stderr.strip().splitlines()[-1].removeprefix("RuntimeError: ")
         result = run_cold(source, settings(tmp_path), launcher=warm_launcher)
         assert result.exception.message == expected
         picked.append(expected)
+        if config == "":
+            assert any(VEC_ISA_PROBE_CACHE.iterdir())  # the server did build the probe
     assert picked[0] != picked[1]  # the override mattered (the CI's x86 CPUs have vector instructions)
 
 

@@ -54,3 +54,18 @@ def test_factories_inside_functions_are_left_as_they_are():
     source = "import torch\nfrom torch import nn\nlin = nn.Linear(1, 1)\n\n\ndef f():\n    return lin(torch.ones(1))\n"
     (code,) = codes(source)
     assert "return torch.ones(1) * 2" in code and "requires_grad" not in code
+
+
+def test_with_several_factories_each_is_also_marked_alone():
+    source = (
+        "import torch\nfrom torch import nn\n\n\ndef router(tokens):\n    counters[0].add_(1)\n    return gate(tokens)\n\n\n"
+        "gate = nn.Linear(1, 1)\ncounters = torch.zeros(2)\nout = router(torch.randn(1))\n"
+    )
+    every, first, second = codes(source)
+    assert "torch.zeros(2, requires_grad=True)" in every and "torch.randn(1, requires_grad=True)" in every
+    assert "torch.zeros(2, requires_grad=True)" in first and "torch.randn(1))" in first
+    assert "torch.zeros(2)\n" in second and "torch.randn(1, requires_grad=True)" in second
+    # Only the last keeps the script running: a buffer updated in place must not require grad.
+    scope: dict = {}
+    exec(second, scope)
+    assert scope["out"].requires_grad and scope["counters"].tolist() == [1.0, 0.0]

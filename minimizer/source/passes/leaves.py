@@ -44,8 +44,8 @@ def layers_to_leaves(module: cst.Module) -> Iterator[cst.Module]:
 
     A layer constructed where it is called on a tensor factory (`nn.Linear(1, 1)(torch.randn(1))`) becomes the
     factory with `requires_grad=True`. A layer bound to a name (`encoder = nn.Conv2d(1, 1, 1)`) whose every use
-    is a call on one input goes with its binding: each `encoder(x)` becomes `x * 2`, and every tensor factory
-    outside functions that does not say `requires_grad` gets `requires_grad=True`.
+    is a call on one input goes with its binding: each `encoder(x)` becomes `x * 2`, and the tensor factories
+    outside functions that do not say `requires_grad` get `requires_grad=True`: all of them, then each alone.
     """
 
     return distinct_candidates(module, _replacements(module))
@@ -64,7 +64,14 @@ def _replacements(module: cst.Module) -> Iterator[cst.Module | None]:
         calls = find_all(module, m.Call(func=m.Name(name)) & _ONE_INPUT)
         if not calls or len(calls) != len(uses):
             continue
-        yield lambda line=line, calls=calls: _replace_bound_layer(module, line, calls)
+        # Which input feeds the layer is not known here: every factory at once, then each alone (a buffer the
+        # script updates in place must not require grad).
+        replaced = _replace_bound_layer(module, line, calls)
+        factories = _factories_outside_functions(replaced)
+        for chosen in [factories, *([[f] for f in factories] if len(factories) > 1 else [])]:
+            yield lambda replaced=replaced, chosen=chosen: replace_nodes(
+                replaced, {node: _requiring_grad(node) for node in chosen}
+            )
 
 
 def _replace_bound_layer(module: cst.Module, binding: cst.CSTNode, calls: list[cst.Call]) -> cst.Module:
@@ -75,9 +82,7 @@ def _replace_bound_layer(module: cst.Module, binding: cst.CSTNode, calls: list[c
         # Parentheses only where an operator or attribute around the call would bind tighter.
         bare = isinstance(parents.get(call), _HOLDS_ANY_EXPRESSION) and not call.lpar
         replacements[call] = doubled if bare else substitute_expression(call, doubled)
-    replaced = replace_nodes(module, replacements)
-    # In a second step: a factory may be the input of a call replaced above.
-    return replace_nodes(replaced, {node: _requiring_grad(node) for node in _factories_outside_functions(replaced)})
+    return replace_nodes(module, replacements)
 
 
 def _factories_outside_functions(module: cst.Module) -> list[cst.Call]:
