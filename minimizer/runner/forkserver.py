@@ -54,15 +54,24 @@ def _settle_cpu_vec_isa() -> None:
     their time limit in it. The answer depends on the CPU, the compiler and the environment, which the server
     shares with its candidates. Only the answers per instruction set stay cached: the list is rebuilt in the
     candidate, from the config it has then. The parent asks for this only where the script does not set
-    ``vec_isa_ok`` (``SETTLE_VEC_ISA_VARIABLE``). The probe runs with torch's NVML-based CUDA check: with the
+    ``vec_isa_ok`` (``SETTLE_VEC_ISA_VARIABLE``), on a GPU host only for a script that does not mention CUDA
+    (``settle_vec_isa_value``). The probe runs with torch's NVML-based CUDA check: with the
     runtime check it left a GPU host's server unable to fork candidates that use CUDA."""
 
-    from minimizer.runner.prelude import SETTLE_VEC_ISA_VARIABLE
+    from minimizer.runner.prelude import SETTLE_VEC_ISA_VARIABLE, SETTLE_WITHOUT_GPU
 
-    if not os.environ.pop(SETTLE_VEC_ISA_VARIABLE, None):
+    where = os.environ.pop(SETTLE_VEC_ISA_VARIABLE, None)
+    if not where or (where == SETTLE_WITHOUT_GPU and _gpu_present()):
         return
     with _nvml_based_cuda_check():
         _settle_vec_isa()
+
+
+def _gpu_present() -> bool:
+    import torch
+
+    with _nvml_based_cuda_check():
+        return torch.cuda.is_available()
 
 
 def _settle_vec_isa() -> None:

@@ -86,6 +86,19 @@ def may_settle_vec_isa(source: str) -> bool:
     return "compile" in source and "vec_isa" not in source
 
 
+# Values of SETTLE_VEC_ISA_VARIABLE: settle on any host, or only on hosts without a GPU.
+SETTLE_ON_ANY_HOST = "any-host"
+SETTLE_WITHOUT_GPU = "without-gpu"
+
+
+def settle_vec_isa_value(source: str) -> str:
+    """Where the server settles the probe for ``source``: a script that mentions CUDA compiles for the GPU where
+    there is one and never asks the CPU probe there, while the probe costs a GPU host's server most of a minute
+    with a cold cache; on a host without a GPU it compiles for the CPU."""
+
+    return SETTLE_WITHOUT_GPU if "cuda" in source else SETTLE_ON_ANY_HOST
+
+
 def preimports(source: str, beside: str | None) -> list[str]:
     """Modules the script imports at top level that live outside its folder (installed libraries such as
     transformers or liger_kernel), in order: a warm server imports them once, so each candidate forks with

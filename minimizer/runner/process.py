@@ -21,6 +21,7 @@ from minimizer.runner.prelude import (
     PRELUDES,
     SETTLE_VEC_ISA_VARIABLE,
     may_settle_vec_isa,
+    settle_vec_isa_value,
     preimports,
 )
 from minimizer.runner.workspace import populate
@@ -294,7 +295,7 @@ def prepare_run_folder(source: str, settings: RunSettings, work: Path) -> tuple[
     if modules:
         start_env[PREIMPORT_VARIABLE] = ",".join(modules)
     if may_settle_vec_isa(source):
-        start_env[SETTLE_VEC_ISA_VARIABLE] = "1"
+        start_env[SETTLE_VEC_ISA_VARIABLE] = settle_vec_isa_value(source)
     return script, own, start_env, {name for name, _ in prelude.env}
 
 

@@ -218,3 +218,8 @@ def test_the_vector_instruction_probe_is_settled_only_for_scripts_that_compile_a
     assert may_settle_vec_isa("import torch\ntorch.compile(f)(x)\n")
     assert not may_settle_vec_isa("import triton\nkernel[(1,)](x)\n")  # never asks; a new server would pay
     assert not may_settle_vec_isa("torch._inductor.config.cpp.vec_isa_ok = False\ntorch.compile(f)(x)\n")
+    from minimizer.runner.prelude import SETTLE_ON_ANY_HOST, SETTLE_WITHOUT_GPU, settle_vec_isa_value
+
+    # A GPU host's server settles it only for scripts that compile for the CPU there.
+    assert settle_vec_isa_value("import torch\ntorch.compile(f)(x)\n") == SETTLE_ON_ANY_HOST
+    assert settle_vec_isa_value("import torch\ntorch.compile(f)(x.cuda())\n") == SETTLE_WITHOUT_GPU
