@@ -16,11 +16,7 @@ import os
 import select
 import signal
 import sys
-from pathlib import Path
 
-
-# Where Inductor's CPU probe libraries are built and kept (see _settle_vec_isa).
-VEC_ISA_PROBE_CACHE = Path.home() / ".cache" / "minimizer" / "vec-isa-probe"
 # torch.cuda.is_available() / device_count() count devices through NVML when this is set, without starting
 # the CUDA runtime (which would leave every later fork unable to use the GPU).
 _NVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"
@@ -46,25 +42,22 @@ def _preload() -> None:
 
 
 def _settle_cpu_vec_isa() -> None:
-    """Let Inductor find out, once, which CPU vector instructions work, so that forked candidates don't.
-
-    Inductor answers by building a probe library per instruction set and loading it in a child interpreter,
-    once per process: 2 s per candidate that compiles for the CPU on torch 2.13, 4 s on 2.5.1 (its child imports
-    torch), 41 to 57 s with a cold cache on the GPU machine's host (torch 2.11), where candidates stalled past
-    their time limit in it. The answer depends on the CPU, the compiler and the environment, which the server
-    shares with its candidates. Only the answers per instruction set stay cached: the list is rebuilt in the
-    candidate, from the config it has then. The parent asks for this only where the script does not set
-    ``vec_isa_ok`` (``SETTLE_VEC_ISA_VARIABLE``), on a GPU host only for a script that does not mention CUDA
-    (``settle_vec_isa_value``). The probe runs with torch's NVML-based CUDA check: with the
-    runtime check it left a GPU host's server unable to fork candidates that use CUDA."""
+    """Let Inductor find out, once, which CPU vector instructions work, so that forked candidates don't
+    (``vec_isa.settle_vec_isa``; 2 s per candidate that compiles for the CPU on torch 2.13, 4 s on 2.5.1, 30 s
+    on the GPU machine's host). The parent asks for this only where the script does not set ``vec_isa_ok``
+    (``SETTLE_VEC_ISA_VARIABLE``), on a GPU host only for a script that does not mention CUDA
+    (``settle_vec_isa_value``). It runs with torch's NVML-based CUDA check: with the runtime check the probe
+    left a GPU host's server unable to fork candidates that use CUDA."""
 
     from minimizer.runner.prelude import SETTLE_VEC_ISA_VARIABLE, SETTLE_WITHOUT_GPU
 
     where = os.environ.pop(SETTLE_VEC_ISA_VARIABLE, None)
     if not where or (where == SETTLE_WITHOUT_GPU and _gpu_present()):
         return
+    from minimizer.runner.vec_isa import settle_vec_isa
+
     with _nvml_based_cuda_check():
-        _settle_vec_isa()
+        settle_vec_isa()
 
 
 def _gpu_present() -> bool:
@@ -72,27 +65,6 @@ def _gpu_present() -> bool:
 
     with _nvml_based_cuda_check():
         return torch.cuda.is_available()
-
-
-def _settle_vec_isa() -> None:
-    """Run Inductor's probe, its libraries built in a cache of ours (kept: a cold build takes most of a minute
-    on some hosts), not in the user's Inductor cache."""
-
-    user_cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
-    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(VEC_ISA_PROBE_CACHE)
-    try:
-        from torch._inductor import cpu_vec_isa
-
-        with _output_discarded():
-            cpu_vec_isa.valid_vec_isa_list()
-        cpu_vec_isa.valid_vec_isa_list.cache_clear()
-    except Exception:  # the candidate finds out again, as it would have anyway
-        pass
-    finally:
-        if user_cache is None:
-            os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
-        else:
-            os.environ["TORCHINDUCTOR_CACHE_DIR"] = user_cache
 
 
 def _preimport_script_modules() -> list[str]:

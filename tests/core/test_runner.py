@@ -195,7 +195,7 @@ def test_warm_candidates_pick_the_cpu_vector_instructions_plain_python_picks(tmp
     """The warm server settles Inductor's CPU vector-instruction probe once; candidates see the same answer, and
     a script that overrides the probe (``vec_isa_ok``) still gets its own."""
 
-    from minimizer.runner.forkserver import VEC_ISA_PROBE_CACHE
+    from minimizer.runner.vec_isa import VEC_ISA_PROBE_CACHE
     from minimizer.runner.prelude import may_settle_vec_isa
 
     picked = []
