@@ -157,6 +157,9 @@ def check(
     try:
         session = Session(options, QuietProgress())
         report = session.check()
+        problem = diagnose(report, explicit_oracle=oracle != "auto")
+        # What `reduce` would hold the reduction to (a generic assert over several compiled targets).
+        held = session.hold_to_one_compiled_target(report.pinned, report) if problem is None else None
     except MinimizerError as exc:
         _fail(str(exc))
         return
@@ -166,9 +169,9 @@ def check(
     finally:
         if session is not None:
             session.close()
-    problem = diagnose(report, explicit_oracle=oracle != "auto")
+    held_to = session.only_compile if held is not None and held is not report.pinned else None
     if as_json:
-        print(json.dumps({**report.to_json(), "problem": problem}, indent=2))
+        print(json.dumps({**report.to_json(), "problem": problem, "held_to": held_to}, indent=2))
         return
     table = Table(title=f"{script} on {report.device}, torch {report.torch_version}")
     for column in ("oracle", "fires", "signature", "detail"):
@@ -180,6 +183,12 @@ def check(
     console = Console()
     console.print(f"plain python: {report.plain_summary()}", highlight=False, markup=False)
     console.print(table)
+    if held_to is not None:
+        console.print(
+            f"held: the assert fails with only {held_to} compiled; reduce compiles only it ({held.signature})",
+            highlight=False,
+            markup=False,
+        )
     if problem is not None:
         console.print(f"not reducible as it is: {problem}", highlight=False, markup=False)
 

@@ -274,7 +274,14 @@ class Session:
         assert report.pinned is not None
         return report.pinned
 
-    def _hold_to_one_compiled_target(self, pinned: OracleFinding, report: CheckReport, timeout: float) -> OracleFinding:
+    def candidate_timeout(self, report: CheckReport) -> float:
+        """A candidate's time limit: the user's, else a multiple of the original's slowest run."""
+
+        return self.options.timeout or max(
+            MIN_CANDIDATE_TIMEOUT, CANDIDATE_TIMEOUT_FACTOR * max(r.seconds for r in report.runs) + 10
+        )
+
+    def hold_to_one_compiled_target(self, pinned: OracleFinding, report: CheckReport) -> OracleFinding:
         """A generic assert (nothing it reads names what failed) over several compiled targets: hold the
         reduction to the first target that, compiled alone with the others run eagerly, fails the assert the
         same way in every run. A candidate whose assert fails because another compiled call misbehaves (a parity
@@ -290,7 +297,7 @@ class Session:
             f"the assert reads nothing that names what failed, over {len(targets)} compiled targets: "
             "finding the one that fails it alone"
         )
-        settings = self._settings(("script",), timeout)
+        settings = self._settings(("script",), self.candidate_timeout(report))
         for name in targets[:_MOST_TARGETS_TRIED_ALONE]:
             alone = dataclasses.replace(settings, only_compile=name)
             runs = self._call_all(
@@ -321,9 +328,7 @@ class Session:
             self.progress.message(
                 f"{self.options.jobs} candidate(s) at once over {len(self.gpus.gpus)} GPUs, each on the least busy one"
             )
-        timeout = self.options.timeout or max(
-            MIN_CANDIDATE_TIMEOUT, CANDIDATE_TIMEOUT_FACTOR * max(r.seconds for r in report.runs) + 10
-        )
+        timeout = self.candidate_timeout(report)
         # Unless the user set it, or the bug is a hang (shown by running into the limit), the candidates' own run
         # times take over the limit once there are enough of them (see CandidateLog.time_limit).
         self.adapt_time_limit = not self.options.timeout and pinned.spec != "hang"
@@ -336,7 +341,7 @@ class Session:
         # A bug that needs eager to fail (the reverse crash, a failure that is not the compiler's) is where the
         # eager pre-check must not reject candidates.
         precheck = not (pinned.signature.startswith("crash: eager raised") or pinned.signature.endswith(ALSO_WITHOUT_COMPILE))
-        pinned = self._hold_to_one_compiled_target(pinned, report, timeout)
+        pinned = self.hold_to_one_compiled_target(pinned, report)
         settings = dataclasses.replace(self._settings((pinned.spec,), timeout), eager_precheck=precheck)
         target = _Target(pinned.spec, pinned.signature)
         state = _BestSoFar(self, report, target, measure(self.source), started)

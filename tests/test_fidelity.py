@@ -400,6 +400,7 @@ def test_a_generic_assert_over_several_compiled_calls_is_held_to_the_one_that_fa
     path = tmp_path / "parity.py"
     path.write_text(focal)
     python_says = plain_failure(path)
+    assert check_json(path, "--oracle", "script")["held_to"] == "focal_loss"  # check shows what reduce holds to
     report = tmp_path / "report.json"
     result = invoke("reduce", path, "-q", "-j", "2", "--oracle", "script", "--report", report)
     assert result.exit_code == 0, result.output
