@@ -1,4 +1,4 @@
-"""Tests for `simplify_float_constants` and `remove_prints_and_logging`."""
+"""Tests for `simplify_float_constants`, `fold_integer_arithmetic` and `remove_prints_and_logging`."""
 
 from __future__ import annotations
 
@@ -129,3 +129,13 @@ def test_output_candidates_parse_differ_and_shrink(code):
     check_candidates_are_valid_and_not_larger(code, remove_prints_and_logging, limit=20)
     for candidate in itertools.islice(remove_prints_and_logging(cst.parse_module(code)), 10):
         assert count_tokens(candidate.code) < count_tokens(code)
+
+
+def test_integer_arithmetic_on_literals_is_computed_in_one_candidate():
+    from minimizer.source.passes.constants import fold_integer_arithmetic
+
+    source = "r = torch.randint(-10, -10 + 1, (2,)) + 10\nx = (1 + 2) * 3 - -4\ny = a + 1\nq = (1 + 2).bit_length()\n"
+    (code,) = [c.code for c in fold_integer_arithmetic(cst.parse_module(source))]
+    assert code == "r = torch.randint(-10, -9, (2,)) + 10\nx = 13\ny = a + 1\nq = (3).bit_length()\n"
+    assert eval("(1 + 2) * 3 - -4") == 13 and (3).bit_length() == (1 + 2).bit_length()
+    assert list(fold_integer_arithmetic(cst.parse_module("y = a + 1\nz = 2 ** 3\n"))) == []

@@ -12,7 +12,11 @@ from minimizer.source.passes.autograd_functions import autograd_functions_to_fun
 from minimizer.source.passes.bypass import bypass_attributes, bypass_operators, remove_layers
 from minimizer.source.passes.comprehensions import collapse_single_item_comprehensions
 from minimizer.source.passes.configs import inline_argument_defaults, inline_config_defaults
-from minimizer.source.passes.constants import remove_prints_and_logging, simplify_float_constants
+from minimizer.source.passes.constants import (
+    fold_integer_arithmetic,
+    remove_prints_and_logging,
+    simplify_float_constants,
+)
 from minimizer.source.passes.dead_code import (
     keep_effects_of_unused_assignments,
     remove_unused_definitions,
@@ -70,6 +74,7 @@ SOURCE_PASSES = [
     shrink_subscripts,
     collapse_single_item_comprehensions,
     unwrap_single_module_lists,
+    fold_integer_arithmetic,
     shrink_int_literals,
     shrink_shapes,
     random_inputs_to_ones,

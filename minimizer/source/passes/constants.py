@@ -1,4 +1,4 @@
-"""Passes that simplify float constants and remove output-only statements.
+"""Passes that simplify constants (floats, integer arithmetic) and remove output-only statements.
 
 Float constants such as `1e-5` or `0.7071` seldom matter to a compiler bug; `0.0`, `1.0` and `0.5` read as
 "any number". Prints and logging only produce output, which the oracle does not look at.
@@ -13,7 +13,7 @@ import libcst.matchers as m
 
 from minimizer.source.cst_utils import find_all, distinct_candidates, remove_nodes, replace_nodes
 
-__all__ = ["remove_prints_and_logging", "simplify_float_constants"]
+__all__ = ["fold_integer_arithmetic", "remove_prints_and_logging", "simplify_float_constants"]
 
 _SIMPLE_FLOATS = ("0.0", "1.0", "0.5")
 _LOGGER_NAMES = frozenset({"logging", "logger", "log", "_logger", "_log", "LOGGER", "LOG", "LOGGING"})
@@ -82,3 +82,36 @@ def _root_name(expression: cst.BaseExpression) -> str | None:
     while m.matches(expression, m.Attribute() | m.Call()):
         expression = expression.value if m.matches(expression, m.Attribute()) else expression.func
     return expression.value if m.matches(expression, m.Name()) else None
+
+
+_INTEGER = m.Integer() | m.UnaryOperation(operator=m.Minus(), expression=m.Integer())
+_FOLDED = {cst.Add: lambda a, b: a + b, cst.Subtract: lambda a, b: a - b, cst.Multiply: lambda a, b: a * b}
+
+
+def fold_integer_arithmetic(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with integer arithmetic on literals computed (`-10 + 1` -> `-9`, `2 * 3 + 1` -> `7`):
+    one candidate, every foldable operation at once. `+`, `-` and `*` on small integer literals only (what a
+    shape or index computation leaves once its names were inlined); the value is the same, only shorter."""
+
+    folded = module.visit(_IntegerFolder())
+    return distinct_candidates(module, [folded] if not folded.deep_equals(module) else [])
+
+
+class _IntegerFolder(cst.CSTTransformer):
+    def leave_BinaryOperation(self, original_node: cst.BinaryOperation, updated_node: cst.BinaryOperation):
+        operate = _FOLDED.get(type(updated_node.operator))
+        if operate is None or not (m.matches(updated_node.left, _INTEGER) and m.matches(updated_node.right, _INTEGER)):
+            return updated_node
+        value = operate(_integer(updated_node.left), _integer(updated_node.right))
+        if abs(value) > 2**31:
+            return updated_node
+        literal = cst.Integer(str(abs(value)))
+        result = literal if value >= 0 else cst.UnaryOperation(operator=cst.Minus(), expression=literal)
+        # The operation's own parentheses stay (`(1 + 2).bit_length()` needs them); the layout drops the rest.
+        return result.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
+
+
+def _integer(node: cst.BaseExpression) -> int:
+    if isinstance(node, cst.UnaryOperation):
+        return -int(node.expression.value, 0)
+    return int(node.value, 0)
