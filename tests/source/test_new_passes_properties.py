@@ -5,6 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minimizer.source.passes.arguments import keywords_to_positional
+from minimizer.source.passes.constants import fold_integer_arithmetic
 from minimizer.source.passes.known_shapes import fold_known_shapes
 from minimizer.source.passes.leaves import layers_to_leaves
 from minimizer.source.passes.random_inputs import random_inputs_to_ones
@@ -16,13 +17,21 @@ _EXTRA = st.sampled_from(
         "import torch\nfrom torch import nn\nlin = nn.Linear(2, 2)\nx = torch.randn(2, 2)\nrows, cols = x.shape\ny = lin(x)[rows]\n",
         "def f(x):\n    return x, x * 2\n\n\na, b = torch.compile(f)(torch.rand(1))\nprint(b.sum(dim=0))\n",
         "q = g(nn.Conv2d(1, 1, 1)(torch.randn(1, 1, 1)), k=torch.randn_like(z))\n",
+        "r = torch.randint(-10, -10 + 1, (2 * 3,)) + (1 + 2).bit_length()\n",
     ]
 )
 
 
 @pytest.mark.parametrize(
     "reduction_pass",
-    [layers_to_leaves, random_inputs_to_ones, fold_known_shapes, drop_unread_returned_values, keywords_to_positional],
+    [
+        layers_to_leaves,
+        random_inputs_to_ones,
+        fold_known_shapes,
+        drop_unread_returned_values,
+        keywords_to_positional,
+        fold_integer_arithmetic,
+    ],
 )
 @settings(max_examples=20, deadline=None)
 @given(code=st.one_of(snippets, _EXTRA, st.tuples(snippets, _EXTRA).map("".join)))
