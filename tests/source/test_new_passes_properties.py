@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 
 from minimizer.source.passes.arguments import keywords_to_positional
 from minimizer.source.passes.constants import fold_integer_arithmetic
+from minimizer.source.passes.kernels import constant_kernel_loads
 from minimizer.source.passes.known_shapes import fold_known_shapes
 from minimizer.source.passes.leaves import layers_to_leaves
 from minimizer.source.passes.random_inputs import random_inputs_to_ones
@@ -18,6 +19,7 @@ _EXTRA = st.sampled_from(
         "def f(x):\n    return x, x * 2\n\n\na, b = torch.compile(f)(torch.rand(1))\nprint(b.sum(dim=0))\n",
         "q = g(nn.Conv2d(1, 1, 1)(torch.randn(1, 1, 1)), k=torch.randn_like(z))\n",
         "r = torch.randint(-10, -10 + 1, (2 * 3,)) + (1 + 2).bit_length()\n",
+        "@triton.jit\ndef k(p):\n    tl.store(p, tl.load(p + 1) * tl.load(p))\n",
     ]
 )
 
@@ -31,6 +33,7 @@ _EXTRA = st.sampled_from(
         drop_unread_returned_values,
         keywords_to_positional,
         fold_integer_arithmetic,
+        constant_kernel_loads,
     ],
 )
 @settings(max_examples=20, deadline=None)

@@ -29,6 +29,7 @@ from minimizer.source.passes.dtypes import simplify_dtypes
 from minimizer.source.passes.inline import inline_single_use_variables
 from minimizer.source.passes.inline_calls import inline_single_call_functions
 from minimizer.source.passes.instances import single_instances_to_functions
+from minimizer.source.passes.kernels import constant_kernel_loads
 from minimizer.source.passes.known_shapes import fold_known_shapes
 from minimizer.source.passes.leaves import layers_to_leaves
 from minimizer.source.passes.leftovers import remove_what_the_step_left
@@ -65,6 +66,7 @@ SOURCE_PASSES = [
     bypass_operators,
     bypass_attributes,
     layers_to_leaves,
+    constant_kernel_loads,
     remove_unused_parameters,
     drop_unread_returned_values,
     delete_arguments,
