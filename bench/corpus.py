@@ -17,7 +17,10 @@ For each case it writes tokens, oracle calls and seconds, and the same-bug check
   the compiler's; a Triton-kernel case has no compile);
 - ``identity_fails_earlier``: for a compiled call that runs where eager raises, the repro calls eager after it;
   with the identity, the compiled call itself raises, on an earlier line;
-- ``passes_on``: ``out.py`` exits 0 on the release named in ``case.json`` (the fix, or before a regression).
+- ``passes_on``: ``out.py`` exits 0 on the release named in ``case.json`` (the fix, or before a regression);
+- ``passes_fixed``: for a case with no compile and no release to pass on (a hand-written Triton kernel),
+  ``case.json``'s ``fix`` ([old, new] text) applied to ``out.py`` makes it exit 0; an output without the
+  text no longer holds the buggy code and fails the check.
 
 The tool is never told which case it runs: it gets the program, as a user would give it.
 """
@@ -144,6 +147,11 @@ def exits_zero(python: str, folder: Path, script: str, identity: bool = False) -
     return _run(python, folder, script, identity).returncode == 0
 
 
+def _exits_zero_fixed(python: str, folder: Path, fixed: str) -> bool:
+    (folder / "fixed.py").write_text(fixed)
+    return exits_zero(python, folder, "fixed.py")
+
+
 def _run(python: str, folder: Path, script: str, identity: bool):
     source = (folder / script).read_text()
     if identity:
@@ -207,6 +215,9 @@ def run_case(name: str, pythons: dict[str, str], args: argparse.Namespace) -> Ca
             # call itself raises, before the line that fails with the compiler.
             compiled, identity = (failing_line(python, work, "out.py", identity=flag) for flag in (False, True))
             result.checks["identity_fails_earlier"] = None not in (compiled, identity) and identity < compiled
+        if meta.get("fix"):
+            old, new = meta["fix"]
+            result.checks["passes_fixed"] = old in output and _exits_zero_fixed(python, work, output.replace(old, new))
         passes_on = meta.get("passes_on")
         if passes_on:
             other = pythons.get(passes_on)
