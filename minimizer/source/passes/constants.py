@@ -12,6 +12,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from minimizer.source.cst_utils import find_all, distinct_candidates, remove_nodes, replace_nodes
+from minimizer.source.passes.literals import INTEGER_LITERAL
 
 __all__ = ["fold_integer_arithmetic", "remove_prints_and_logging", "simplify_float_constants"]
 
@@ -84,7 +85,6 @@ def _root_name(expression: cst.BaseExpression) -> str | None:
     return expression.value if m.matches(expression, m.Name()) else None
 
 
-_INTEGER = m.Integer() | m.UnaryOperation(operator=m.Minus(), expression=m.Integer())
 _FOLDED = {cst.Add: lambda a, b: a + b, cst.Subtract: lambda a, b: a - b, cst.Multiply: lambda a, b: a * b}
 
 
@@ -100,7 +100,7 @@ def fold_integer_arithmetic(module: cst.Module) -> Iterator[cst.Module]:
 class _IntegerFolder(cst.CSTTransformer):
     def leave_BinaryOperation(self, original_node: cst.BinaryOperation, updated_node: cst.BinaryOperation):
         operate = _FOLDED.get(type(updated_node.operator))
-        if operate is None or not (m.matches(updated_node.left, _INTEGER) and m.matches(updated_node.right, _INTEGER)):
+        if operate is None or not (m.matches(updated_node.left, INTEGER_LITERAL) and m.matches(updated_node.right, INTEGER_LITERAL)):
             return updated_node
         value = operate(_integer(updated_node.left), _integer(updated_node.right))
         if abs(value) > 2**31:

@@ -77,7 +77,8 @@ _VARARG_SHAPE_CALLS = frozenset(
 _SHAPE_CALLS = _VARARG_SHAPE_CALLS | {"randint", "full", "new_full", "empty_strided", "randn_like", "zeros_like"}
 _SHAPE_KEYWORDS = frozenset({"size", "shape"})
 
-_INTISH = m.Integer() | m.UnaryOperation(operator=m.Minus(), expression=m.Integer())
+# An integer literal, negative ones included (`-3` is a unary minus on `3`).
+INTEGER_LITERAL = m.Integer() | m.UnaryOperation(operator=m.Minus(), expression=m.Integer())
 
 
 def shrink_shapes(module: cst.Module) -> Iterator[cst.Module]:
@@ -159,7 +160,7 @@ class _ShapeFinder(cst.CSTVisitor):
         elements = list(node.elements)
         if any(m.matches(e, m.StarredElement()) for e in elements):
             return
-        if require_ints and not all(m.matches(e.value, _INTISH) for e in elements):
+        if require_ints and not all(m.matches(e.value, INTEGER_LITERAL) for e in elements):
             return
         self._seen.add(id(node))
         self.shapes.append(elements)
