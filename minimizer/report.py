@@ -63,7 +63,7 @@ def title_of(header: Header, plain: PlainRun) -> str:
 
     what = header.signature or plain.describe()
     what = re.sub(r"\s*\[(only under|also without) torch\.compile\]", "", what)
-    what = re.sub(r"\s*\[kernels: [^\]]*\]", "", what)
+    what = re.sub(r"\s*\[(kernels|compared): [^\]]*\]", "", what)
     kind = re.match(r"(numerical|gradient): (?:(input|parameter) )?(\S+) (\S+)", what)
     if kind:
         side, dtype, how = kind.group(2), kind.group(3), _HOW.get(kind.group(4), kind.group(4))

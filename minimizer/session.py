@@ -464,6 +464,7 @@ class Session:
         from minimizer.source.passes import FOLLOW_UP
         from minimizer.reduce.offload import OffloadedScreen
         from minimizer.source.cst_utils import settled
+        from minimizer.source.frozen import FrozenKernels
         from minimizer.source.screen import SourceScreen
         from minimizer.source.viability import Viability
 
@@ -471,6 +472,7 @@ class Session:
         screen = SourceScreen(
             Viability.of(text, oracle_compares_compiled_calls=compares_calls),
             StatementPlace(target.spec, target.signature),
+            FrozenKernels.of(text, target.signature),
         )
         jobs = self.options.jobs or 1
         # With several workers and cores to spare, helper processes screen candidates: the parent's CPU limits

@@ -29,6 +29,9 @@ class ExceptionInfo:
     # For a failed assert of the script: the names its test reads whose values say *what* failed (strings and
     # collections of strings, such as the losses a parity check found mismatched), as ``name=value``.
     operands: str | None = None
+    # For a failed comparison of a Triton kernel's output: where each compared operand comes from (see
+    # ``oracles.compared``), e.g. ``kernel row_softmax_kernel, softmax``.
+    compared: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -38,6 +41,7 @@ class ExceptionInfo:
             "stage": self.stage,
             "traceback_tail": self.traceback_tail,
             "operands": self.operands,
+            "compared": self.compared,
         }
 
     @classmethod

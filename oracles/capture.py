@@ -8,26 +8,34 @@ from pathlib import Path
 from types import FrameType
 
 from oracles.api import ExceptionInfo
+from oracles.compared import KernelWrites, compared_operands, parse_script
 from oracles.stages import stage_of
 
 _TAIL_CHARS = 2000
 
 
-def exception_info(exc: BaseException, script_path: str | None = None) -> ExceptionInfo:
-    """Describe ``exc``; for an ``AssertionError`` raised by ``script_path`` itself, include the assert's test."""
+def exception_info(
+    exc: BaseException, script_path: str | None = None, kernel_writes: KernelWrites | None = None
+) -> ExceptionInfo:
+    """Describe ``exc``; for an ``AssertionError`` raised by ``script_path`` itself, include the assert's test,
+    and where the script's kernels wrote tensors (``kernel_writes``), what the failing comparison compares."""
 
     cls = type(exc)
     # Named as Python's own traceback names it (the script's classes run as __main__ without a module).
     name = cls.__qualname__ if cls.__module__ in ("builtins", "__main__") else f"{cls.__module__}.{cls.__qualname__}"
-    assert_text = operands = None
+    assert_text = operands = compared = None
     if isinstance(exc, AssertionError) and script_path is not None:
         frame, lineno = _last_frame_in(exc, Path(script_path))
         test = _assert_test_node(Path(script_path), lineno) if frame is not None else None
         if test is not None:
             assert_text, operands = ast.unparse(test), _operands(test, frame)
+        tree = parse_script(Path(script_path)) if frame is not None and kernel_writes else None
+        if tree is not None:
+            compared = compared_operands(tree, lineno, frame, kernel_writes)
     tail = "".join(traceback.format_exception(exc))[-_TAIL_CHARS:]
     return ExceptionInfo(
-        type=name, message=str(exc), assert_text=assert_text, stage=stage_of(exc), traceback_tail=tail, operands=operands
+        type=name, message=str(exc), assert_text=assert_text, stage=stage_of(exc), traceback_tail=tail, operands=operands,
+        compared=compared,
     )
 
 

@@ -9,6 +9,7 @@ wrong inside the recording itself is swallowed: that call is simply not recorded
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import copy
 import os
@@ -27,6 +28,7 @@ from oracles.api import (
     SideResult,
 )
 from oracles.capture import exception_info
+from oracles.compared import KernelWrites
 from oracles.hang import IN_COMPILED_CALL
 
 # Saved tensors up to this many elements are fingerprinted by a full copy; larger ones by checksums.
@@ -71,6 +73,7 @@ class Harness:
         self.calls: list[CallRecord] = []
         self.inplace_violations: list[InplaceViolation] = []
         self.kernels: list[str] = []
+        self.kernel_writes = KernelWrites()  # the tensors those kernels wrote into
         self._real_getitem: Any = None
         self._real_compile: Callable[..., Any] | None = None
         self._eager_only = False
@@ -186,6 +189,7 @@ class Harness:
         self.calls.clear()
         self.inplace_violations.clear()
         self.kernels.clear()
+        self.kernel_writes.clear()
 
     def _record_kernel_launches(self) -> None:
         """Note each launch ``kernel[grid](...)`` of a Triton kernel defined in the script's folder (the script
@@ -200,6 +204,7 @@ class Harness:
         real = KernelInterface.__getitem__
         folder = os.path.dirname(os.path.abspath(self.script_path)) if self.script_path else None
         harness = self
+        launches: collections.Counter[str] = collections.Counter()
 
         def getitem(kernel: Any, grid: Any) -> Any:
             fn = kernel
@@ -208,15 +213,21 @@ class Harness:
             code = getattr(fn, "__code__", None)
             launch = real(kernel, grid)
             ours = code is not None and folder and os.path.dirname(os.path.abspath(code.co_filename)) == folder
-            if not ours or fn.__name__ in harness.kernels:
+            if not ours:
                 return launch
 
             def launch_and_note(*args: Any, **kwargs: Any) -> Any:
-                before = _snapshot_tensors([*args, *kwargs.values()])
+                values = [*args, *kwargs.values()]
+                # A kernel launched in a loop: after a few launches, every tensor argument counts as written
+                # rather than each launch being copied and compared.
+                before = _snapshot_tensors(values) if launches[fn.__name__] < _LAUNCHES_COMPARED else None
+                launches[fn.__name__] += 1
                 result = launch(*args, **kwargs)
-                if before is None or any(_changed(pair) for pair in before):
-                    if fn.__name__ not in harness.kernels:
-                        harness.kernels.append(fn.__name__)
+                written = _tensors(values) if before is None else [t for t, copy in before if _changed((t, copy))]
+                for tensor in written:
+                    harness.kernel_writes.note(tensor, fn.__name__)
+                if written and fn.__name__ not in harness.kernels:
+                    harness.kernels.append(fn.__name__)
                 return result
 
             return launch_and_note
@@ -740,6 +751,8 @@ def _rng_devices() -> list[int]:
     return list(range(torch.cuda.device_count())) if torch.cuda.is_initialized() else []
 
 
+# Launches of one kernel whose tensors are compared before and after, to tell which ones it wrote.
+_LAUNCHES_COMPARED = 8
 # Tensors of one kernel launch larger than this in all are not copied: the launch counts as one that wrote.
 _SNAPSHOT_LIMIT_BYTES = 256 * 2**20
 
@@ -749,10 +762,16 @@ def _snapshot_tensors(values: list[Any]) -> list[tuple[Any, Any]] | None:
 
     import torch
 
-    tensors = [v for v in values if isinstance(v, torch.Tensor)]
+    tensors = _tensors(values)
     if sum(t.numel() * t.element_size() for t in tensors) > _SNAPSHOT_LIMIT_BYTES:
         return None
     return [(t, _bytes_of(t).clone()) for t in tensors]
+
+
+def _tensors(values: list[Any]) -> list[Any]:
+    import torch
+
+    return [v for v in values if isinstance(v, torch.Tensor)]
 
 
 def _bytes_of(tensor: Any) -> Any:

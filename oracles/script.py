@@ -27,7 +27,10 @@ def script(run: RecordedRun) -> Verdict:
 
     The Triton kernels of the script that ran before the failure are part of the signature too: an assert that
     compares a kernel's output fails just as well when the kernel no longer runs (the output then holds
-    whatever ``torch.empty`` gave), and that is not the same bug.
+    whatever ``torch.empty`` gave), and that is not the same bug. Where such an assert compares tensors, where
+    each comes from is too (``[compared: kernel row_softmax_kernel, softmax]``, see ``oracles.compared``): a
+    candidate that compares the kernel's output with the reference's input instead fails the same way and is
+    not the same bug. The kernels it compares are then left as they are (``minimizer.source.frozen``).
     """
 
     if run.exception is None:
@@ -36,6 +39,7 @@ def script(run: RecordedRun) -> Verdict:
     operands = normalize_message(run.exception.operands) if run.exception.operands else ""
     signature = failure + (f" [operands: {operands}]" if operands else "")
     signature += f" [kernels: {', '.join(sorted(run.kernels))}]" if run.kernels else ""
+    signature += f" [compared: {run.exception.compared}]" if run.exception.compared else ""
     signature += f" {only_compiled(run.only_compile)}" if run.only_compile else ""
     message = run.exception.message.strip()
     detail = message.splitlines()[0][:200] if message else ""

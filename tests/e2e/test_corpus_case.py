@@ -4,9 +4,8 @@ gets the program as a user would, and the output is checked as the same bug the 
 The two Triton cases (kernels under the interpreter that the script turns on in its prelude) are the cheapest
 on this torch: no Inductor compile per candidate. Capped, so the suite stays short; the check is that the capped
 output is still the same bug and smaller, not how small (bench/results has the full runs). triton_row_softmax
-is a known slip (docs/corpus.md, run 14): its output fails the check that the fixed kernel passes, because the
-script oracle cannot tell a gutted kernel compared with a bypassed reference from the masked-lane bug; it is
-expected to fail until the oracle pins such comparisons (strict: a pass reports itself).
+is the case that once slipped (docs/corpus.md, run 14): a gutted kernel compared with a bypassed reference
+failed the same assert; the script oracle now pins what the comparison compares and the kernel stays as is.
 """
 
 import argparse
@@ -27,16 +26,7 @@ sys.modules[spec.name] = corpus  # its dataclasses look their module up
 spec.loader.exec_module(corpus)
 
 
-@pytest.mark.parametrize(
-    "case",
-    [
-        "triton_ce_zloss",
-        pytest.param(
-            "triton_row_softmax",
-            marks=pytest.mark.xfail(strict=True, reason="the script oracle lets the kernel comparison slip"),
-        ),
-    ],
-)
+@pytest.mark.parametrize("case", ["triton_ce_zloss", "triton_row_softmax"])
 def test_a_corpus_case_reduces_to_the_same_bug(case):
     pytest.importorskip("triton")
     meta = json.loads((REPO / "corpus" / "cases" / case / "case.json").read_text())

@@ -28,7 +28,25 @@ eager, compiled = observe(torch.ones(2))
 
 def test_a_parameter_passed_its_own_name_needs_no_binding_and_a_dropped_result_goes():
     source = "def step(model, x):\n    model(x).sum().backward()\n    return x\n\n\nstep(model, inputs)\n"
-    assert codes(source) == ["x = inputs\nmodel(x).sum().backward()\n"]
+    assert codes(source) == ["model(inputs).sum().backward()\n"]
+
+
+def test_a_parameter_passed_another_name_is_spelled_as_that_name_even_where_the_caller_has_its_own():
+    source = (
+        "def row_softmax(x):\n    out = torch.empty_like(x)\n    kernel[1,](x, out)\n    return out\n\n\n"
+        "x = torch.ones(3)\nlogits = x * 2\nours = row_softmax(logits)\nprint(ours, x)\n"
+    )
+    assert codes(source) == [
+        "x = torch.ones(3)\nlogits = x * 2\nout = torch.empty_like(logits)\nkernel[1,](logits, out)\nours = out\n"
+        "print(ours, x)\n"
+    ]
+
+
+def test_a_parameter_rebound_in_the_helper_or_passed_a_name_the_helper_binds_is_still_bound():
+    rebound = "def f(x):\n    x = x + 1\n    return x\n\n\ny = f(a)\n"
+    assert codes(rebound) == ["x = a\nx = x + 1\ny = x\n"]
+    taken = "def f(x):\n    a = x + 1\n    return a\n\n\ny = f(a)\n"
+    assert codes(taken) == []  # the helper's own `a` would overwrite the caller's
 
 
 def test_inlined_into_the_function_that_calls_it():

@@ -78,9 +78,10 @@ def _inlinings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
         helper_scope = scopes[function.body.body[0]]  # type: ignore[attr-defined]
         caller_scope = scopes[statement]
         reassigned = _names_the_statement_rebinds(small, call)
-        if caller_scope is None or not _fits_scope(helper_scope, caller_scope, bound, reassigned):
+        renamed = _parameters_passed_names(bound, helper_scope)
+        if caller_scope is None or not _fits_scope(helper_scope, caller_scope, bound, reassigned | set(renamed)):
             continue
-        yield lambda f=function, c=call, s=statement, sm=small, b=bound: _inline(module, f, c, s, sm, b)
+        yield lambda f=function, c=call, s=statement, sm=small, b=bound, r=renamed: _inline(module, f, c, s, sm, b, r)
 
 
 def _inlinable_definition(node: cst.CSTNode) -> bool:
@@ -191,6 +192,23 @@ def _fits_scope(helper: Scope, caller: Scope, bound: dict[str, cst.BaseExpressio
     return not any(caller.assignments[name] for name in read - helper_locals)
 
 
+def _parameters_passed_names(bound: dict[str, cst.BaseExpression], helper: Scope) -> dict[str, list[cst.Name]]:
+    """Parameters passed a plain name (`row_softmax(logits)`), never rebound, where the helper binds nothing of
+    the argument's spelling: the helper's reads of each, to be spelled as the argument (no `x = logits` line,
+    and no clash with a caller's own `x`)."""
+
+    helper_locals = {assignment.name for assignment in helper.assignments}
+    renamed = {}
+    for name, value in bound.items():
+        assignments = list(helper.assignments[name])
+        if not isinstance(value, cst.Name) or value.value == name or value.value in helper_locals or len(assignments) != 1:
+            continue
+        reads = [access.node for access in assignments[0].references]
+        if all(isinstance(node, cst.Name) for node in reads):
+            renamed[name] = reads
+    return renamed
+
+
 def _already_bound(name: str, bound: dict[str, cst.BaseExpression], helper: Scope) -> bool:
     """A parameter passed the caller's variable of the same name, and never rebound in the helper."""
 
@@ -205,12 +223,16 @@ def _inline(
     statement: cst.SimpleStatementLine,
     small: cst.CSTNode,
     bound: dict[str, cst.BaseExpression],
+    renamed: dict[str, list[cst.Name]],
 ) -> cst.Module:
-    body = list(function.body.body)  # type: ignore[attr-defined]
+    spelled = {read: cst.Name(bound[name].value) for name, reads in renamed.items() for read in reads}  # type: ignore[attr-defined]
+    bound = {name: value for name, value in bound.items() if name not in renamed}
+    helper = swap_nodes(function, spelled)
+    body = list(helper.body.body)  # type: ignore[attr-defined]
     if body and m.matches(body[0], DOCSTRING_LINE):
         body = body[1:]
     returned: cst.BaseExpression = cst.Name("None")
-    yielded = _yielded(function)
+    yielded = _yielded(helper)
     if yielded is not None:
         body.pop()
         target = small.targets[0].target.elements[0].value  # type: ignore[attr-defined]

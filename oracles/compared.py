@@ -1,0 +1,213 @@
+"""What a failing comparison of a Triton kernel's output compares: the ``[compared: ...]`` part of a signature.
+
+A script that checks its own kernel against a torch reference (``assert_close(ours, torch.softmax(x, -1))``)
+fails the same assert when a reduction replaces the reference by its input (``assert_close(ours, x)``): the
+message stays "Tensor-likes are not close!", yet the bug is gone. Unlike a compiled call, a kernel has no
+eager twin that would fail too, so the comparison itself must be pinned: each operand is described by where its
+value comes from, a kernel that wrote it (``kernel row_softmax_kernel``) or the operation that computes it
+(``softmax``), found by following the script's assignments and its own functions' returns. Reductions keep
+those (inlining, renaming and shrinking do not change them); bypassing the reference does.
+"""
+
+from __future__ import annotations
+
+import ast
+import weakref
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+_DEPTH = 12
+
+
+class KernelWrites:
+    """The tensors the script's own kernels wrote, by weak reference, with the kernel's name."""
+
+    _MOST = 256
+
+    def __init__(self) -> None:
+        self._written: list[tuple[Any, str]] = []
+
+    def note(self, tensor: Any, kernel: str) -> None:
+        try:
+            self._written.append((weakref.ref(tensor), kernel))
+        except TypeError:
+            return
+        del self._written[: -self._MOST]
+
+    def clear(self) -> None:
+        self._written.clear()
+
+    def __bool__(self) -> bool:
+        return bool(self._written)
+
+    def writer_of(self, value: Any) -> str | None:
+        """The last kernel that wrote into ``value``'s storage, while that tensor lives."""
+
+        storage = _storage_of(value)
+        if storage is None:
+            return None
+        for ref, kernel in reversed(self._written):
+            tensor = ref()
+            if tensor is not None and _storage_of(tensor) == storage:
+                return kernel
+        return None
+
+
+def _storage_of(value: Any) -> int | None:
+    try:
+        return value.untyped_storage().data_ptr() or None
+    except (AttributeError, RuntimeError, TypeError):
+        return None
+
+
+def compared_operands(tree: ast.Module, lineno: int, frame: FrameType, writes: KernelWrites) -> str | None:
+    """``"kernel k, softmax"``: the origin of each operand of the comparison that failed at ``lineno``."""
+
+    statement = _innermost_statement(tree, lineno)
+    if statement is None:
+        return None
+    operands = _operands_of(statement)
+    if not operands:
+        return None
+    scope = _scope_of(tree, statement)
+    origins = Origins(tree, frame, writes)
+    return ", ".join(origins.of(operand, scope, statement.lineno) for operand in operands)
+
+
+def _innermost_statement(tree: ast.Module, lineno: int) -> ast.stmt | None:
+    found = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and node.lineno <= lineno <= (node.end_lineno or node.lineno):
+            if found is None or node.lineno >= found.lineno and (node.end_lineno or 0) <= (found.end_lineno or 0):
+                found = node
+    return found
+
+
+def _operands_of(statement: ast.stmt) -> list[ast.expr]:
+    """The compared expressions: the first two arguments of ``assert_close(a, b)`` / ``assert torch.allclose(a,
+    b)``, or both sides of ``assert a == b``."""
+
+    if isinstance(statement, ast.Assert):
+        test = statement.test
+        while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test = test.operand
+        if isinstance(test, ast.Compare):
+            return [test.left, *test.comparators]
+    elif isinstance(statement, ast.Expr):
+        test = statement.value
+    else:
+        return []
+    if isinstance(test, ast.Call):
+        return [arg for arg in test.args[:2] if not isinstance(arg, ast.Starred)]
+    return []
+
+
+def _scope_of(tree: ast.Module, statement: ast.stmt) -> ast.Module | ast.FunctionDef | ast.AsyncFunctionDef:
+    scope: Any = tree
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _within(statement, node):
+            if scope is tree or _within(node, scope):
+                scope = node
+    return scope
+
+
+def _within(inner: ast.AST, outer: ast.AST) -> bool:
+    return outer.lineno <= inner.lineno and (inner.end_lineno or 0) <= (outer.end_lineno or 0)  # type: ignore[attr-defined]
+
+
+class Origins:
+    """Where the value of an expression comes from, statically, with the failing frame for its own names."""
+
+    def __init__(self, tree: ast.Module, frame: FrameType, writes: KernelWrites):
+        self.frame = frame
+        self.writes = writes
+        self.functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+    def of(self, expr: ast.expr, scope: ast.AST, before: int, depth: int = 0, in_frame: bool = True) -> str:
+        if depth > _DEPTH:
+            return "?"
+        if isinstance(expr, ast.Name):
+            if in_frame:
+                value = self.frame.f_locals.get(expr.id, self.frame.f_globals.get(expr.id))
+                kernel = self.writes.writer_of(value)
+                if kernel is not None:
+                    return f"kernel {kernel}"
+            assigned = _last_assignment(scope, expr.id, before)
+            if assigned is not None:
+                return self.of(assigned.value, scope, assigned.lineno, depth + 1, in_frame)
+            return "argument" if _is_parameter(scope, expr.id) else expr.id
+        if isinstance(expr, ast.Call):
+            func = expr.func
+            if isinstance(func, ast.Attribute):
+                return func.attr + self._of_kernel_output([func.value, *expr.args], in_frame)
+            if isinstance(func, ast.Name) and func.id in self.functions:
+                returned = _returned(self.functions[func.id])
+                if returned is not None:
+                    return self.of(returned.value, self.functions[func.id], returned.lineno + 1, depth + 1, False)
+            name = func.id if isinstance(func, ast.Name) else type(func).__name__.lower()
+            return name + self._of_kernel_output(expr.args, in_frame)
+        if isinstance(expr, (ast.Attribute, ast.Subscript, ast.Starred)):
+            return self.of(expr.value, scope, before, depth + 1, in_frame)
+        if isinstance(expr, ast.Constant):
+            return "constant"
+        if isinstance(expr, (ast.BinOp, ast.UnaryOp)):
+            return type(expr.op).__name__.lower()
+        return type(expr).__name__.lower()
+
+
+    def _of_kernel_output(self, args: list[ast.expr], in_frame: bool) -> str:
+        """`` of kernel k`` when an operation's input is a tensor the kernel wrote: a reference computed from
+        the kernel's output (``assert_close(x, torch.softmax(x))`` after the kernel overwrote ``x``) is another
+        comparison than one computed from its input."""
+
+        for arg in args:
+            if in_frame and isinstance(arg, ast.Name):
+                kernel = self.writes.writer_of(self.frame.f_locals.get(arg.id, self.frame.f_globals.get(arg.id)))
+                if kernel is not None:
+                    return f" of kernel {kernel}"
+        return ""
+
+
+def _own_statements(scope: ast.AST):
+    """The statements of ``scope`` (compound ones and their bodies too), not those of nested functions or classes."""
+
+    def walk(statements: list[ast.stmt]):
+        for statement in statements:
+            yield statement
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                yield from walk(getattr(statement, field, []) or [])
+
+    return walk(scope.body)  # type: ignore[attr-defined]
+
+
+def _last_assignment(scope: ast.AST, name: str, before: int) -> ast.Assign | ast.AnnAssign | None:
+    found = None
+    for statement in _own_statements(scope):
+        if statement.lineno >= before or not isinstance(statement, (ast.Assign, ast.AnnAssign)):
+            continue
+        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+        if statement.value is not None and any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            if found is None or statement.lineno > found.lineno:
+                found = statement
+    return found
+
+
+def _returned(function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.Return | None:
+    returns = [s for s in _own_statements(function) if isinstance(s, ast.Return) and s.value is not None]
+    return returns[-1] if returns else None
+
+
+def _is_parameter(scope: ast.AST, name: str) -> bool:
+    return isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+        a.arg == name for a in ast.walk(scope.args)  # type: ignore[attr-defined]
+    )
+
+
+def parse_script(script: Path) -> ast.Module | None:
+    try:
+        return ast.parse(script.read_text())
+    except (OSError, SyntaxError, ValueError):
+        return None

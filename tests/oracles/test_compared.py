@@ -1,0 +1,80 @@
+"""A failing comparison of a kernel's output pins where each compared tensor comes from (``oracles.compared``)."""
+
+import runpy
+
+import pytest
+import torch
+
+from oracles.capture import exception_info
+from oracles.compared import KernelWrites
+
+# `kernel(x, out)` stands for a Triton launch: the harness notes the tensors a launch wrote (here, by hand).
+SCRIPT = '''
+import torch
+
+def kernel(x, out):
+    out.copy_(x.softmax(-1) * 0.5)
+    WRITES.note(out, "row_softmax_kernel")
+
+{body}
+'''
+
+
+def compared(tmp_path, body, writes=None):
+    writes = KernelWrites() if writes is None else writes
+    script = tmp_path / "check.py"
+    script.write_text(SCRIPT.format(body=body))
+    with pytest.raises(AssertionError) as caught:
+        runpy.run_path(str(script), init_globals={"WRITES": writes}, run_name="__main__")
+    return exception_info(caught.value, str(script), writes).compared
+
+
+def test_the_kernel_output_and_the_reference_operation_are_named(tmp_path):
+    body = (
+        "logits = torch.ones(2, 3)\nout = torch.empty_like(logits)\nkernel(logits, out)\n"
+        "expected = torch.softmax(logits, dim=-1)\ntorch.testing.assert_close(out, expected)\n"
+    )
+    assert compared(tmp_path, body) == "kernel row_softmax_kernel, softmax"
+
+
+def test_a_reference_bypassed_to_its_input_is_another_comparison(tmp_path):
+    body = (
+        "logits = torch.ones(2, 3)\nout = torch.empty_like(logits)\nkernel(logits, out)\n"
+        "expected = logits\ntorch.testing.assert_close(out, expected)\n"
+    )
+    assert compared(tmp_path, body) == "kernel row_softmax_kernel, ones"
+
+
+def test_a_reference_computed_from_the_kernel_output_is_another_comparison(tmp_path):
+    body = "x = torch.ones(2, 3)\nkernel(x, x)\ntorch.testing.assert_close(x, torch.softmax(x, -1))\n"
+    assert compared(tmp_path, body) == "kernel row_softmax_kernel, softmax of kernel row_softmax_kernel"
+
+
+def test_operands_are_followed_through_the_script_functions_that_return_them(tmp_path):
+    body = (
+        "def reference(t):\n    probs = t.softmax(-1)\n    return probs\n\n"
+        "def check():\n    x = torch.ones(2, 3)\n    out = torch.empty_like(x)\n    kernel(x, out)\n"
+        "    assert torch.allclose(out, reference(x))\n\ncheck()\n"
+    )
+    assert compared(tmp_path, body) == "kernel row_softmax_kernel, softmax"
+
+
+def test_an_assert_with_a_comparison_names_both_sides(tmp_path):
+    body = "x = torch.ones(3)\nout = torch.zeros(3)\nkernel(x, out)\nassert out.sum().item() == x.exp().sum().item()\n"
+    assert compared(tmp_path, body) == "item, item"
+
+
+def test_nothing_is_pinned_without_a_kernel_write(tmp_path):
+    body = "x = torch.ones(3)\ntorch.testing.assert_close(x, torch.softmax(x, -1))\n"
+    assert compared(tmp_path, body) is None
+
+
+def test_a_dead_tensor_no_longer_counts_as_written():
+    writes = KernelWrites()
+    kept, dropped = torch.ones(2), torch.ones(2)
+    writes.note(kept, "a")
+    writes.note(dropped, "b")
+    storage_view = kept[1:]
+    assert writes.writer_of(storage_view) == "a"  # a view of what the kernel wrote
+    del dropped
+    assert writes.writer_of(torch.ones(2)) is None
