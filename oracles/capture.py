@@ -31,7 +31,7 @@ def exception_info(
             assert_text, operands = ast.unparse(test), _operands(test, frame)
         tree = parse_script(Path(script_path)) if frame is not None and kernel_writes else None
         if tree is not None:
-            compared = compared_operands(tree, lineno, frame, kernel_writes)
+            compared = compared_operands(tree, lineno, frame, kernel_writes, _callee_of(exc, frame))
     tail = "".join(traceback.format_exception(exc))[-_TAIL_CHARS:]
     return ExceptionInfo(
         type=name, message=str(exc), assert_text=assert_text, stage=stage_of(exc), traceback_tail=tail, operands=operands,
@@ -47,6 +47,18 @@ def _last_frame_in(exc: BaseException, script: Path) -> tuple[FrameType | None, 
             found = (tb.tb_frame, tb.tb_lineno)
         tb = tb.tb_next
     return found
+
+
+def _callee_of(exc: BaseException, frame: FrameType) -> FrameType | None:
+    """The frame of the function that ``frame``'s failing line called (``assert_close``), if the exception
+    came through one."""
+
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame is frame:
+            return tb.tb_next.tb_frame if tb.tb_next is not None and tb.tb_next.tb_frame is not frame else None
+        tb = tb.tb_next
+    return None
 
 
 def assert_test_at(script: Path, lineno: int) -> str | None:

@@ -21,22 +21,37 @@ _DEPTH = 12
 
 
 class KernelWrites:
-    """The tensors the script's own kernels wrote, by weak reference, with the kernel's name."""
+    """The tensors the script's own kernels wrote, by weak reference, with the kernel's name and, where known,
+    which of their elements no launch changed."""
 
     _MOST = 256
 
     def __init__(self) -> None:
         self._written: list[tuple[Any, str]] = []
+        self._unchanged: dict[int, tuple[Any, Any]] = {}  # id(tensor) -> (weak ref, elements no launch changed)
 
-    def note(self, tensor: Any, kernel: str) -> None:
+    def note(self, tensor: Any, kernel: str, unchanged: Any = None) -> None:
+        """``tensor`` was written by ``kernel``; ``unchanged``: a flat boolean mask of the elements this launch
+        left as they were (``None``: not known)."""
+
         try:
-            self._written.append((weakref.ref(tensor), kernel))
+            ref = weakref.ref(tensor)
         except TypeError:
             return
+        self._written.append((ref, kernel))
         del self._written[: -self._MOST]
+        known = self._unchanged.get(id(tensor))
+        if known is not None and known[0]() is tensor and known[1] is not None and unchanged is not None:
+            unchanged = known[1] & unchanged
+        elif known is not None and known[0]() is tensor:
+            unchanged = None  # one launch told nothing: nothing is known
+        self._unchanged[id(tensor)] = (ref, unchanged)
+        if len(self._unchanged) > self._MOST:
+            self._unchanged = {k: v for k, v in self._unchanged.items() if v[0]() is not None}
 
     def clear(self) -> None:
         self._written.clear()
+        self._unchanged.clear()
 
     def __bool__(self) -> bool:
         return bool(self._written)
@@ -53,6 +68,13 @@ class KernelWrites:
                 return kernel
         return None
 
+    def unchanged_elements(self, value: Any) -> Any:
+        """The flat mask of ``value``'s elements no kernel launch changed (``value`` itself, not a view of it),
+        or ``None``."""
+
+        known = self._unchanged.get(id(value))
+        return known[1] if known is not None and known[0]() is value else None
+
 
 def _storage_of(value: Any) -> int | None:
     try:
@@ -61,8 +83,17 @@ def _storage_of(value: Any) -> int | None:
         return None
 
 
-def compared_operands(tree: ast.Module, lineno: int, frame: FrameType, writes: KernelWrites) -> str | None:
-    """``"kernel k, softmax"``: the origin of each operand of the comparison that failed at ``lineno``."""
+def compared_operands(
+    tree: ast.Module, lineno: int, frame: FrameType, writes: KernelWrites, callee: FrameType | None = None
+) -> str | None:
+    """``"kernel k, softmax"``: the origin of each operand of the comparison that failed at ``lineno``.
+
+    ``callee``: the frame of the function the failing line called (``assert_close``), whose first arguments are
+    the operands' values. A kernel's output that differs from the other operand in elements the kernel never
+    changed is marked (``kernel k, differing where it did not write``): a launch that covers only part of its
+    output (its sizes shrunk apart from the tensor's) fails the comparison on uninitialized memory, which is
+    not the kernel's bug.
+    """
 
     statement = _innermost_statement(tree, lineno)
     if statement is None:
@@ -72,7 +103,39 @@ def compared_operands(tree: ast.Module, lineno: int, frame: FrameType, writes: K
         return None
     scope = _scope_of(tree, statement)
     origins = Origins(tree, frame, writes)
-    return ", ".join(origins.of(operand, scope, statement.lineno) for operand in operands)
+    described = [origins.of(operand, scope, statement.lineno) for operand in operands]
+    values = _values(operands, frame, callee)
+    if len(values) == 2:
+        for i, value in enumerate(values):
+            if described[i].startswith("kernel ") and _differs_where_unwritten(value, values[1 - i], writes):
+                described[i] += ", differing where it did not write"
+    return ", ".join(described)
+
+
+def _values(operands: list[ast.expr], frame: FrameType, callee: FrameType | None) -> list[Any]:
+    """The operands' values: the called function's first arguments, else the failing frame's names."""
+
+    if callee is not None:
+        code = callee.f_code
+        names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+        if len(names) >= len(operands):
+            return [callee.f_locals.get(name) for name in names[: len(operands)]]
+    if all(isinstance(operand, ast.Name) for operand in operands):
+        return [frame.f_locals.get(o.id, frame.f_globals.get(o.id)) for o in operands]  # type: ignore[attr-defined]
+    return []
+
+
+def _differs_where_unwritten(value: Any, other: Any, writes: KernelWrites) -> bool:
+    unchanged = writes.unchanged_elements(value)
+    if unchanged is None or not bool(unchanged.any()):
+        return False
+    try:
+        if tuple(value.shape) != tuple(other.shape):
+            return False
+        mine, theirs = value.detach().reshape(-1)[unchanged], other.detach().reshape(-1)[unchanged]
+        return bool((mine != theirs).any())
+    except Exception:  # noqa: BLE001 - not two tensors alike: nothing to tell
+        return False
 
 
 def _innermost_statement(tree: ast.Module, lineno: int) -> ast.stmt | None:

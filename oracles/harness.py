@@ -223,9 +223,12 @@ class Harness:
                 before = _snapshot_tensors(values) if launches[fn.__name__] < _LAUNCHES_COMPARED else None
                 launches[fn.__name__] += 1
                 result = launch(*args, **kwargs)
-                written = _tensors(values) if before is None else [t for t, copy in before if _changed((t, copy))]
-                for tensor in written:
-                    harness.kernel_writes.note(tensor, fn.__name__)
+                if before is None:
+                    written = [(tensor, None) for tensor in _tensors(values)]
+                else:
+                    written = [(t, unchanged) for t, copy in before if (unchanged := _unchanged(t, copy)) is not None]
+                for tensor, unchanged in written:
+                    harness.kernel_writes.note(tensor, fn.__name__, unchanged)
                 if written and fn.__name__ not in harness.kernels:
                     harness.kernels.append(fn.__name__)
                 return result
@@ -781,8 +784,12 @@ def _bytes_of(tensor: Any) -> Any:
     return flat.view(torch.uint8) if flat.numel() else flat
 
 
-def _changed(pair: tuple[Any, Any]) -> bool:
+def _unchanged(tensor: Any, before: Any) -> Any:
+    """The flat mask of ``tensor``'s elements whose bytes are as in ``before``; ``None`` if none changed."""
+
     import torch
 
-    tensor, before = pair
-    return not torch.equal(_bytes_of(tensor), before)
+    after = _bytes_of(tensor)
+    if not tensor.numel() or torch.equal(after, before):
+        return None
+    return (after == before).reshape(tensor.numel(), -1).all(dim=1)

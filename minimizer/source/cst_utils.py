@@ -299,6 +299,10 @@ def swap_nodes(node: NodeT, mapping: Mapping[cst.CSTNode, cst.CSTNode]) -> NodeT
     return node.visit(_Swapper(mapping)) if mapping else node  # type: ignore[return-value]
 
 
+# `torch.compile` as the script spells it (`torch.compile(f)`, `@torch.compile`), and a call of it.
+TORCH_COMPILE = m.Attribute(value=m.Name("torch"), attr=m.Name("compile"))
+TORCH_COMPILE_CALL = m.Call(func=TORCH_COMPILE)
+
 # A statement that is only a string: a docstring.
 DOCSTRING_LINE = m.SimpleStatementLine(body=[m.Expr(value=m.SimpleString() | m.ConcatenatedString())])
 

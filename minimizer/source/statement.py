@@ -15,7 +15,7 @@ from typing import Sequence
 import libcst as cst
 import libcst.matchers as m
 
-_COMPILE = m.Call(func=m.Attribute(value=m.Name("torch"), attr=m.Name("compile")))
+from minimizer.source.cst_utils import TORCH_COMPILE_CALL
 
 _MESSAGES = {
     "numerical": "compiled output differs from eager",
@@ -182,7 +182,7 @@ def _locate_compiled_call(
             continue
         if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
             # `c = torch.compile(m)`, or an alias of such a name (`fn = c`).
-            compiled = value if m.matches(value, _COMPILE) else compiled_names.get(getattr(value, "value", None))
+            compiled = value if m.matches(value, TORCH_COMPILE_CALL) else compiled_names.get(getattr(value, "value", None))
             if isinstance(compiled, cst.Call):
                 compiled_names[small.targets[0].target.value] = compiled
                 continue
@@ -202,7 +202,7 @@ def _compiled_call_parts(
     compile kwargs; else ``None``."""
 
     compile_call = None
-    if m.matches(call.func, _COMPILE):
+    if m.matches(call.func, TORCH_COMPILE_CALL):
         compile_call = call.func
     elif isinstance(call.func, cst.Name) and call.func.value in compiled_names:
         compile_call = compiled_names[call.func.value]

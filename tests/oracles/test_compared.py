@@ -12,9 +12,10 @@ from oracles.compared import KernelWrites
 SCRIPT = '''
 import torch
 
-def kernel(x, out):
-    out.copy_(x.softmax(-1) * 0.5)
-    WRITES.note(out, "row_softmax_kernel")
+def kernel(x, out, n=None):
+    before = out.clone()
+    out.view(-1)[:n].copy_((x.softmax(-1) * 0.5).view(-1)[:n])
+    WRITES.note(out, "row_softmax_kernel", (out == before).view(-1))
 
 {body}
 '''
@@ -67,6 +68,15 @@ def test_an_assert_with_a_comparison_names_both_sides(tmp_path):
 def test_nothing_is_pinned_without_a_kernel_write(tmp_path):
     body = "x = torch.ones(3)\ntorch.testing.assert_close(x, torch.softmax(x, -1))\n"
     assert compared(tmp_path, body) is None
+
+
+def test_a_kernel_output_that_differs_only_where_the_kernel_did_not_write_is_marked(tmp_path):
+    whole = "x = torch.ones(4)\nout = torch.full((4,), 7.0)\nkernel(x, out)\ntorch.testing.assert_close(out, x.softmax(-1))\n"
+    assert compared(tmp_path, whole) == "kernel row_softmax_kernel, softmax"
+    part = whole.replace("kernel(x, out)", "kernel(x, out, 1)")
+    assert compared(tmp_path, part) == "kernel row_softmax_kernel, differing where it did not write, softmax"
+    names = part.replace("torch.testing.assert_close(out, x.softmax(-1))", "ref = x.softmax(-1)\nassert torch.equal(out, ref)")
+    assert compared(tmp_path, names) == "kernel row_softmax_kernel, differing where it did not write, softmax"
 
 
 def test_a_dead_tensor_no_longer_counts_as_written():

@@ -138,4 +138,52 @@ def test_integer_arithmetic_on_literals_is_computed_in_one_candidate():
     (code,) = [c.code for c in fold_integer_arithmetic(cst.parse_module(source))]
     assert code == "r = torch.randint(-10, -9, (2,)) + 10\nx = 13\ny = a + 1\nq = (3).bit_length()\n"
     assert eval("(1 + 2) * 3 - -4") == 13 and (3).bit_length() == (1 + 2).bit_length()
-    assert list(fold_integer_arithmetic(cst.parse_module("y = a + 1\nz = 2 ** 3\n"))) == []
+    assert list(fold_integer_arithmetic(cst.parse_module("y = a + 1\nz = 2 ** b\n"))) == []
+
+
+def test_integer_functions_of_literals_fold_unless_the_script_binds_their_name():
+    from minimizer.source.passes.constants import fold_integer_arithmetic
+
+    source = (
+        "k[triton.cdiv(7, 2),](x, BLOCK=triton.next_power_of_2(3))\nn = max(1, 5 // 2) + min(4, 2 ** 3) % 3\n"
+        "m = abs(-3) + max(4) + triton.next_power_of_2(n) + 1 // 0\n"
+    )
+    (code,) = [c.code for c in fold_integer_arithmetic(cst.parse_module(source))]
+    assert code == "k[4,](x, BLOCK=4)\nn = 3\nm = 3 + max(4) + triton.next_power_of_2(n) + 1 // 0\n"
+    import triton
+
+    assert triton.cdiv(7, 2) == 4 and [triton.next_power_of_2(v) for v in (1, 2, 3, 4, 5)] == [1, 2, 4, 4, 8]
+    assert max(1, 5 // 2) + min(4, 2**3) % 3 == 3
+    shadowed = "def max(*a):\n    return 0\n\n\nn = max(1, 2)\n"
+    assert list(fold_integer_arithmetic(cst.parse_module(shadowed))) == []
+
+
+_INTEGERS = st.integers(-9, 9).map(str)
+
+
+def _expressions(children):
+    binary = st.tuples(children, st.sampled_from(["+", "-", "*", "//", "%", "**"]), children).map(
+        lambda t: f"({t[0]} {t[1]} {t[2]})"
+    )
+    calls = st.tuples(st.sampled_from(["max", "min"]), st.lists(children, min_size=2, max_size=3)).map(
+        lambda t: f"{t[0]}({', '.join(t[1])})"
+    )
+    return binary | calls | children.map(lambda e: f"abs({e})")
+
+
+@settings(max_examples=200, deadline=None)
+@given(expression=st.recursive(_INTEGERS, _expressions, max_leaves=6))
+def test_folding_keeps_the_value_python_computes(expression):
+    from minimizer.source.passes.constants import fold_integer_arithmetic
+
+    def value(code):
+        try:
+            return ("ok", eval(code, {}))
+        except (ZeroDivisionError, OverflowError, ValueError) as exc:
+            return ("raises", type(exc))
+
+    before = value(expression)
+    for candidate in fold_integer_arithmetic(cst.parse_module(f"v = {expression}\n")):
+        folded = candidate.code.removeprefix("v = ").strip()
+        if before[0] == "ok" and isinstance(before[1], int):
+            assert value(folded) == before, (expression, folded)

@@ -33,3 +33,16 @@ def test_shapes_not_stated_as_literals_or_names_bound_twice_stay():
         "def f(x):\n    b, d = x.shape\n    return b\n",
     ]:
         assert codes(source) == [], source
+
+
+def test_sizes_and_strides_read_in_expressions_fold_to_what_torch_says():
+    import torch
+
+    source = (
+        "x = torch.ones(3, 2, 4)\nw = torch.zeros(3, 1)\nwt = w.T\n"
+        "k[x.size(0),](x, x.stride(0), x.stride(2), x.shape[1], wt.stride(0), wt.t().stride(0), wt.size(1))\n"
+    )
+    candidates = [c.code for c in fold_known_shapes(cst.parse_module(source))]
+    assert candidates[-1].splitlines()[-1] == "k[3,](x, 8, 1, 2, 1, wt.t().stride(0), 3)"
+    x, wt = torch.ones(3, 2, 4), torch.zeros(3, 1).T
+    assert (x.size(0), x.stride(0), x.stride(2), x.shape[1], wt.stride(0), wt.size(1)) == (3, 8, 1, 2, 1, 3)

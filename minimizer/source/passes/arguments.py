@@ -8,7 +8,7 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import find_all, distinct_candidates, remove_node, remove_nodes, replace_node
+from minimizer.source.cst_utils import TORCH_COMPILE_CALL, find_all, distinct_candidates, remove_node, remove_nodes, replace_node
 
 
 def delete_arguments(module: cst.Module) -> Iterator[cst.Module]:
@@ -35,7 +35,6 @@ def _deletions(module: cst.Module) -> Iterator[cst.Module | None]:
 _KEYWORD_ONLY = frozenset(
     {"dtype", "device", "requires_grad", "generator", "out", "layout", "pin_memory", "memory_format", "mutates_args"}
 )
-_COMPILE = m.Call(func=m.Attribute(value=m.Name("torch"), attr=m.Name("compile")))
 
 
 def keywords_to_positional(module: cst.Module) -> Iterator[cst.Module]:
@@ -50,7 +49,7 @@ def keywords_to_positional(module: cst.Module) -> Iterator[cst.Module]:
 
 def _by_position(module: cst.Module) -> Iterator[cst.Module | None]:
     for call in find_all(module, m.Call()):
-        if m.matches(call, _COMPILE) or any(arg.star for arg in call.args):
+        if m.matches(call, TORCH_COMPILE_CALL) or any(arg.star for arg in call.args):
             continue
         first = next((arg for arg in call.args if arg.keyword is not None), None)
         if first is not None and first.keyword.value not in _KEYWORD_ONLY:

@@ -14,6 +14,7 @@ import libcst.matchers as m
 from libcst.metadata import ExpressionContext, ExpressionContextProvider
 
 from minimizer.source.cst_utils import (
+    TORCH_COMPILE,
     find_all,
     children,
     RemovalRepairingTransformer,
@@ -27,7 +28,7 @@ from minimizer.source.cst_utils import (
 
 # Replacing `torch.compile(f)` by `f` removes the bug under search by construction; it only wastes an oracle call.
 _COMPILE_CALL = m.Call(
-    func=m.Attribute(value=m.Name("torch"), attr=m.Name("compile"))
+    func=TORCH_COMPILE
     | m.Attribute(value=m.Attribute(value=m.Name("torch"), attr=m.Name("_dynamo")), attr=m.Name("optimize"))
 )
 _NUMBER = m.Integer() | m.Float() | m.Imaginary()

@@ -85,30 +85,78 @@ def _root_name(expression: cst.BaseExpression) -> str | None:
     return expression.value if m.matches(expression, m.Name()) else None
 
 
-_FOLDED = {cst.Add: lambda a, b: a + b, cst.Subtract: lambda a, b: a - b, cst.Multiply: lambda a, b: a * b}
+_FOLDED = {
+    cst.Add: lambda a, b: a + b,
+    cst.Subtract: lambda a, b: a - b,
+    cst.Multiply: lambda a, b: a * b,
+    cst.FloorDivide: lambda a, b: a // b if b else None,
+    cst.Modulo: lambda a, b: a % b if b else None,
+    cst.Power: lambda a, b: a**b if 0 <= b <= 64 else None,
+}
+# Integer functions a shape or launch computation calls on what became literals (`triton.next_power_of_2(cols)`
+# once `cols` is `3`), by the name the script calls them through.
+_FUNCTIONS = {
+    "max": lambda *v: max(v) if len(v) > 1 else None,
+    "min": lambda *v: min(v) if len(v) > 1 else None,
+    "abs": lambda *v: abs(v[0]) if len(v) == 1 else None,
+    "triton.next_power_of_2": lambda *v: 1 << (v[0] - 1).bit_length() if len(v) == 1 and v[0] >= 1 else None,
+    "triton.cdiv": lambda *v: -(-v[0] // v[1]) if len(v) == 2 and v[1] else None,
+}
 
 
 def fold_integer_arithmetic(module: cst.Module) -> Iterator[cst.Module]:
-    """Yield `module` with integer arithmetic on literals computed (`-10 + 1` -> `-9`, `2 * 3 + 1` -> `7`):
-    one candidate, every foldable operation at once. `+`, `-` and `*` on small integer literals only (what a
-    shape or index computation leaves once its names were inlined); the value is the same, only shorter."""
+    """Yield `module` with integer arithmetic on literals computed (`-10 + 1` -> `-9`, `2 * 3 + 1` -> `7`,
+    `triton.next_power_of_2(3)` -> `4`): one candidate, every foldable operation at once. `+`, `-`, `*`, `//`,
+    `%` and `**` on small integer literals, and `max`, `min`, `abs`, `triton.next_power_of_2` and `triton.cdiv`
+    of them (unless the script binds such a name itself): what a shape or index computation leaves once its
+    names were inlined; the value is the same, only shorter."""
 
-    folded = module.visit(_IntegerFolder())
+    rebound = _names_bound_at_module_level(module)
+    folded = module.visit(_IntegerFolder({name for name in _FUNCTIONS if name.split(".")[0] not in rebound}))
     return distinct_candidates(module, [folded] if not folded.deep_equals(module) else [])
 
 
+def _names_bound_at_module_level(module: cst.Module) -> set[str]:
+    bound = {n.name.value for n in find_all(module, m.FunctionDef() | m.ClassDef())}
+    bound |= {n.value for target in find_all(module, m.AssignTarget()) for n in find_all(target, m.Name())}
+    return bound
+
+
 class _IntegerFolder(cst.CSTTransformer):
+    def __init__(self, functions: set[str]):
+        super().__init__()
+        self.functions = functions
+
     def leave_BinaryOperation(self, original_node: cst.BinaryOperation, updated_node: cst.BinaryOperation):
         operate = _FOLDED.get(type(updated_node.operator))
         if operate is None or not (m.matches(updated_node.left, INTEGER_LITERAL) and m.matches(updated_node.right, INTEGER_LITERAL)):
             return updated_node
-        value = operate(_integer(updated_node.left), _integer(updated_node.right))
-        if abs(value) > 2**31:
+        return _literal(operate(_integer(updated_node.left), _integer(updated_node.right)), updated_node)
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
+        name = _dotted(updated_node.func)
+        if name not in self.functions or not updated_node.args:
             return updated_node
-        literal = cst.Integer(str(abs(value)))
-        result = literal if value >= 0 else cst.UnaryOperation(operator=cst.Minus(), expression=literal)
-        # The operation's own parentheses stay (`(1 + 2).bit_length()` needs them); the layout drops the rest.
-        return result.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
+        if any(arg.keyword or arg.star or not m.matches(arg.value, INTEGER_LITERAL) for arg in updated_node.args):
+            return updated_node
+        return _literal(_FUNCTIONS[name](*(_integer(arg.value) for arg in updated_node.args)), updated_node)
+
+
+def _literal(value: int | None, node: cst.BaseExpression) -> cst.BaseExpression:
+    if value is None or abs(value) > 2**31:
+        return node
+    literal = cst.Integer(str(abs(value)))
+    result = literal if value >= 0 else cst.UnaryOperation(operator=cst.Minus(), expression=literal)
+    # The operation's own parentheses stay (`(1 + 2).bit_length()` needs them); the layout drops the rest.
+    return result.with_changes(lpar=node.lpar, rpar=node.rpar)
+
+
+def _dotted(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+        return f"{node.value.value}.{node.attr.value}"
+    return None
 
 
 def _integer(node: cst.BaseExpression) -> int:

@@ -25,13 +25,29 @@ _FACTORY = m.Call(
 
 def fold_known_shapes(module: cst.Module) -> Iterator[cst.Module]:
     """Yield `module` with one `a, b = x.shape` (or `n = x.shape[i]`, `n = x.size(i)`) removed and its names'
-    reads replaced by the sizes, in source order.
+    reads replaced by the sizes, in source order; then with every size or stride read in an expression
+    (`kernel[grid](x, x.stride(0), x.shape[1])`) replaced by its value, all at once.
 
     Only where `x` and each name are bound once in their scope, `x` by a torch factory whose positional arguments
-    are all integer literals (`torch.randn(2, 1, requires_grad=True)`), and the sizes unpack exactly.
+    are all integer literals (`torch.randn(2, 1, requires_grad=True)`), or by `.T` / `.t()` of such a tensor
+    of two dimensions, and the sizes unpack exactly. A factory's tensor is contiguous, so its strides are known.
     """
 
-    return distinct_candidates(module, _folds(module))
+    return distinct_candidates(module, [*_folds(module), _inline_folds(module)])
+
+
+def _inline_folds(module: cst.Module) -> cst.Module | None:
+    scopes = metadata(module).resolve(ScopeProvider)
+    parents = parent_map(module)
+    reads = {}
+    for node in nodes_of_type(module, cst.Subscript) + nodes_of_type(module, cst.Call):
+        scope = scopes.get(node)
+        if scope is None or isinstance(parents.get(node), cst.Assign):
+            continue  # an assignment of a size is the statement fold's (its name goes too)
+        sizes = _sizes(node, scope, parents)
+        if sizes is not None:
+            reads[node] = cst.Integer(str(sizes[0]))
+    return replace_nodes(module, reads) if reads else None
 
 
 def _folds(module: cst.Module) -> Iterator[cst.Module | None]:
@@ -79,28 +95,53 @@ def _sizes(value: cst.BaseExpression, scope, parents: dict) -> list[int] | None:
         tensor = value.value.value.value
         if len(value.slice) == 1 and m.matches(value.slice[0].slice, m.Index(value=m.Integer())):
             index = int(value.slice[0].slice.value.value)
-    elif m.matches(value, m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("size")), args=[m.Arg(value=m.Integer(), keyword=None)])):
+    elif m.matches(value, m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("size") | m.Name("stride")), args=[_INDEX])):
         tensor = value.func.value.value
         index = int(value.args[0].value.value)
+        if value.func.attr.value == "stride":
+            layout = _factory_layout(tensor, scope, parents)
+            return [layout[1][index]] if layout is not None and index < len(layout[1]) else None
     if index is None:
         return None
     shape = _factory_shape(tensor, scope, parents)
     return [shape[index]] if shape is not None and index < len(shape) else None
 
 
+_INDEX = m.Arg(value=m.Integer(), keyword=None)
+_TRANSPOSED = m.Attribute(value=m.Name(), attr=m.Name("T")) | m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("t")), args=[])
+
+
 def _factory_shape(name: str, scope, parents: dict) -> list[int] | None:
+    layout = _factory_layout(name, scope, parents)
+    return layout[0] if layout is not None else None
+
+
+def _factory_layout(name: str, scope, parents: dict, depth: int = 0) -> tuple[list[int], list[int]] | None:
+    """The shape and strides of the tensor `name` holds, if a factory with a literal shape (or `.T` of one)
+    made it."""
+
     bindings = scope[name] if name in scope else set()
-    if len(bindings) != 1:
+    if len(bindings) != 1 or depth > 4:
         return None
     target = next(iter(bindings)).node
     holder = parents.get(target)
     node = parents.get(holder)
     if not isinstance(holder, cst.AssignTarget) or not isinstance(node, cst.Assign) or len(node.targets) != 1:
         return None
-    factory = node.value
-    if not m.matches(factory, _FACTORY):
+    value = node.value
+    if m.matches(value, _TRANSPOSED):
+        source = value.value.value if isinstance(value, cst.Attribute) else value.func.value.value
+        layout = _factory_layout(source, scope, parents, depth + 1)
+        if layout is None or len(layout[0]) != 2:
+            return None
+        return layout[0][::-1], layout[1][::-1]
+    if not m.matches(value, _FACTORY):
         return None
-    positional = [arg.value for arg in factory.args if arg.keyword is None and not arg.star]
-    if not positional or not all(isinstance(value, cst.Integer) for value in positional):
+    positional = [arg.value for arg in value.args if arg.keyword is None and not arg.star]
+    if not positional or not all(isinstance(v, cst.Integer) for v in positional):
         return None
-    return [int(value.value) for value in positional]
+    shape = [int(v.value) for v in positional]
+    strides = [1] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        strides[i] = strides[i + 1] * shape[i + 1]
+    return shape, strides

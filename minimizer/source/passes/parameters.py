@@ -19,16 +19,15 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
-from minimizer.source.cst_utils import find_all, distinct_candidates, metadata, parent_map, replace_nodes
+from minimizer.source.cst_utils import TORCH_COMPILE, find_all, distinct_candidates, metadata, parent_map, replace_nodes
 
 __all__ = ["remove_unused_parameters"]
 
-_COMPILE_FUNC = m.Attribute(value=m.Name("torch"), attr=m.Name("compile"))
 _TRITON_JIT = m.Attribute(value=m.Name("triton"), attr=m.Name("jit"))
 # torch.compile and triton.jit keep the signature and leave every call visible (`triton.autotune` does not:
 # its configs name parameters).
 _SIGNATURE_KEEPING_DECORATOR = m.Decorator(
-    decorator=_COMPILE_FUNC | m.Call(func=_COMPILE_FUNC) | _TRITON_JIT | m.Call(func=_TRITON_JIT)
+    decorator=TORCH_COMPILE | m.Call(func=TORCH_COMPILE) | _TRITON_JIT | m.Call(func=_TRITON_JIT)
 )
 # `@torch.library.custom_op("ns::name", ...)`: torch calls the functions registered for the op with its arguments.
 _CUSTOM_OP = m.Attribute(attr=m.Name("custom_op")) | m.Name("custom_op")
@@ -191,7 +190,7 @@ def _call_sites_of_reference(name: cst.CSTNode, scopes, parents) -> Optional[lis
     if not m.matches(parent, m.Arg(keyword=None, star="")):
         return None
     compile_call = parents.get(parent)
-    if not m.matches(compile_call, m.Call(func=_COMPILE_FUNC)) or compile_call.args[0] is not parent:
+    if not m.matches(compile_call, m.Call(func=TORCH_COMPILE)) or compile_call.args[0] is not parent:
         return None
     holder = parents.get(compile_call)
     if m.matches(holder, m.Call()) and holder.func is compile_call:

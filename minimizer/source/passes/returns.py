@@ -13,11 +13,10 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
-from minimizer.source.cst_utils import distinct_candidates, find_all, metadata, replace_nodes
+from minimizer.source.cst_utils import TORCH_COMPILE, distinct_candidates, find_all, metadata, replace_nodes
 
 __all__ = ["drop_unread_returned_values"]
 
-_COMPILE = m.Call(func=m.Attribute(value=m.Name("torch"), attr=m.Name("compile")))
 
 
 def drop_unread_returned_values(module: cst.Module) -> Iterator[cst.Module]:
@@ -64,7 +63,7 @@ def _unpacking_sites(module: cst.Module, name: str, width: int, top) -> list[cst
     """The assignments `a, b = name(...)` (or `= torch.compile(name)(...)`), if every use of `name` is one."""
 
     uses = [access.node for assignment in top.assignments[name] for access in assignment.references]
-    called = m.Call(func=m.Name(name) | m.Call(func=_COMPILE.func, args=[m.Arg(value=m.Name(name))]))
+    called = m.Call(func=m.Name(name) | m.Call(func=TORCH_COMPILE, args=[m.Arg(value=m.Name(name))]))
     unpacking = m.Assign(targets=[m.AssignTarget(target=m.Tuple())], value=called)
     sites = find_all(module, unpacking)
     if len(sites) != len(uses) or not sites:
