@@ -763,8 +763,6 @@ _SNAPSHOT_LIMIT_BYTES = 256 * 2**20
 def _snapshot_tensors(values: list[Any]) -> list[tuple[Any, Any]] | None:
     """(tensor, copy of its bytes) for each tensor argument; ``None`` when they are too large to copy."""
 
-    import torch
-
     tensors = _tensors(values)
     if sum(t.numel() * t.element_size() for t in tensors) > _SNAPSHOT_LIMIT_BYTES:
         return None
