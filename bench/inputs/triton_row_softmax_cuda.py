@@ -7,9 +7,6 @@ Written for the corpus (not an upstream report): the kernel loads masked-out lan
 shorter than the block get their tail counted in the normalizer. Runs on CUDA.
 """
 
-import os
-
-
 import argparse
 import logging
 from dataclasses import dataclass
