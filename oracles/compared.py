@@ -18,6 +18,10 @@ from types import FrameType
 from typing import Any
 
 _DEPTH = 12
+# Methods that move or convert a tensor without computing anything: `out.cpu()` comes from where `out` does.
+_CONVERSIONS = frozenset(
+    {"cpu", "cuda", "to", "float", "double", "half", "bfloat16", "detach", "clone", "contiguous", "numpy"}
+)
 
 
 class KernelWrites:
@@ -202,6 +206,8 @@ class Origins:
             return "argument" if _is_parameter(scope, expr.id) else expr.id
         if isinstance(expr, ast.Call):
             func = expr.func
+            if isinstance(func, ast.Attribute) and func.attr in _CONVERSIONS:
+                return self.of(func.value, scope, before, depth + 1, in_frame)
             if isinstance(func, ast.Attribute):
                 return func.attr + self._of_kernel_output([func.value, *expr.args], in_frame)
             if isinstance(func, ast.Name) and func.id in self.functions:

@@ -60,6 +60,16 @@ def test_operands_are_followed_through_the_script_functions_that_return_them(tmp
     assert compared(tmp_path, body) == "kernel row_softmax_kernel, softmax"
 
 
+def test_conversions_are_looked_through(tmp_path):
+    body = (
+        "logits = torch.ones(2, 3)\nout = torch.empty_like(logits)\nkernel(logits, out)\n"
+        "expected = torch.softmax(logits, dim=-1)\ntorch.testing.assert_close(out.cpu().float(), expected.detach().cpu())\n"
+    )
+    assert compared(tmp_path, body) == "kernel row_softmax_kernel, softmax"
+    bypassed = body.replace("torch.softmax(logits, dim=-1)", "logits")
+    assert compared(tmp_path, bypassed) == "kernel row_softmax_kernel, ones"
+
+
 def test_an_assert_with_a_comparison_names_both_sides(tmp_path):
     body = "x = torch.ones(3)\nout = torch.zeros(3)\nkernel(x, out)\nassert out.sum().item() == x.exp().sum().item()\n"
     assert compared(tmp_path, body) == "item, item"
