@@ -8,7 +8,7 @@ from pathlib import Path
 from types import FrameType
 
 from oracles.api import ExceptionInfo
-from oracles.compared import KernelWrites, compared_operands, parse_script
+from oracles.compared import KernelWrites, compared_operands, innermost_statement
 from oracles.stages import stage_of
 
 _TAIL_CHARS = 2000
@@ -26,12 +26,12 @@ def exception_info(
     assert_text = operands = compared = None
     if isinstance(exc, AssertionError) and script_path is not None:
         frame, lineno = _last_frame_in(exc, Path(script_path))
-        test = _assert_test_node(Path(script_path), lineno) if frame is not None else None
-        if test is not None:
-            assert_text, operands = ast.unparse(test), _operands(test, frame)
-        tree = parse_script(Path(script_path)) if frame is not None and kernel_writes else None
-        if tree is not None:
-            compared = compared_operands(tree, lineno, frame, kernel_writes, _callee_of(exc, frame))
+        tree = _parsed(Path(script_path)) if frame is not None else None
+        statement = innermost_statement(tree, lineno) if tree is not None else None
+        if isinstance(statement, ast.Assert):
+            assert_text, operands = ast.unparse(statement.test), _operands(statement.test, frame)
+        if statement is not None and kernel_writes:
+            compared = compared_operands(tree, statement, frame, kernel_writes, _callee_of(exc, frame))
     tail = "".join(traceback.format_exception(exc))[-_TAIL_CHARS:]
     return ExceptionInfo(
         type=name, message=str(exc), assert_text=assert_text, stage=stage_of(exc), traceback_tail=tail, operands=operands,
@@ -64,19 +64,16 @@ def _callee_of(exc: BaseException, frame: FrameType) -> FrameType | None:
 def assert_test_at(script: Path, lineno: int) -> str | None:
     """The source of the test of the ``assert`` statement of ``script`` that spans line ``lineno``."""
 
-    test = _assert_test_node(script, lineno)
-    return ast.unparse(test) if test is not None else None
+    tree = _parsed(script)
+    statement = innermost_statement(tree, lineno) if tree is not None else None
+    return ast.unparse(statement.test) if isinstance(statement, ast.Assert) else None
 
 
-def _assert_test_node(script: Path, lineno: int) -> ast.expr | None:
+def _parsed(script: Path) -> ast.Module | None:
     try:
-        tree = ast.parse(script.read_text())
-    except (OSError, SyntaxError):
+        return ast.parse(script.read_text())
+    except (OSError, SyntaxError, ValueError):
         return None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assert) and node.lineno <= lineno <= (node.end_lineno or node.lineno):
-            return node.test
-    return None
 
 
 _MISSING = object()

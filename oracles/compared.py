@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ast
 import weakref
-from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -25,14 +24,14 @@ _CONVERSIONS = frozenset(
 
 
 class KernelWrites:
-    """The tensors the script's own kernels wrote, by weak reference, with the kernel's name and, where known,
-    which of their elements no launch changed."""
+    """The tensors the script's own kernels wrote, by weak reference, with the last kernel that wrote each and,
+    where known, which of its elements no launch changed."""
 
     _MOST = 256
 
     def __init__(self) -> None:
-        self._written: list[tuple[Any, str]] = []
-        self._unchanged: dict[int, tuple[Any, Any]] = {}  # id(tensor) -> (weak ref, elements no launch changed)
+        # id(tensor) -> (weak ref, kernel, flat mask of the elements no launch changed or None), oldest first.
+        self._written: dict[int, tuple[Any, str, Any]] = {}
 
     def note(self, tensor: Any, kernel: str, unchanged: Any = None) -> None:
         """``tensor`` was written by ``kernel``; ``unchanged``: a flat boolean mask of the elements this launch
@@ -42,20 +41,17 @@ class KernelWrites:
             ref = weakref.ref(tensor)
         except TypeError:
             return
-        self._written.append((ref, kernel))
-        del self._written[: -self._MOST]
-        known = self._unchanged.get(id(tensor))
-        if known is not None and known[0]() is tensor and known[1] is not None and unchanged is not None:
-            unchanged = known[1] & unchanged
-        elif known is not None and known[0]() is tensor:
-            unchanged = None  # one launch told nothing: nothing is known
-        self._unchanged[id(tensor)] = (ref, unchanged)
-        if len(self._unchanged) > self._MOST:
-            self._unchanged = {k: v for k, v in self._unchanged.items() if v[0]() is not None}
+        known = self._written.pop(id(tensor), None)
+        if known is not None and known[0]() is tensor:
+            # Unchanged by every launch; one launch that told nothing makes it unknown.
+            unchanged = None if known[2] is None or unchanged is None else known[2] & unchanged
+        self._written[id(tensor)] = (ref, kernel, unchanged)
+        if len(self._written) > self._MOST:
+            alive = [(key, entry) for key, entry in self._written.items() if entry[0]() is not None]
+            self._written = dict(alive[-self._MOST :])
 
     def clear(self) -> None:
         self._written.clear()
-        self._unchanged.clear()
 
     def __bool__(self) -> bool:
         return bool(self._written)
@@ -66,7 +62,7 @@ class KernelWrites:
         storage = _storage_of(value)
         if storage is None:
             return None
-        for ref, kernel in reversed(self._written):
+        for ref, kernel, _ in reversed(self._written.values()):
             tensor = ref()
             if tensor is not None and _storage_of(tensor) == storage:
                 return kernel
@@ -76,8 +72,8 @@ class KernelWrites:
         """The flat mask of ``value``'s elements no kernel launch changed (``value`` itself, not a view of it),
         or ``None``."""
 
-        known = self._unchanged.get(id(value))
-        return known[1] if known is not None and known[0]() is value else None
+        known = self._written.get(id(value))
+        return known[2] if known is not None and known[0]() is value else None
 
 
 def _storage_of(value: Any) -> int | None:
@@ -88,9 +84,10 @@ def _storage_of(value: Any) -> int | None:
 
 
 def compared_operands(
-    tree: ast.Module, lineno: int, frame: FrameType, writes: KernelWrites, callee: FrameType | None = None
+    tree: ast.Module, statement: ast.stmt, frame: FrameType, writes: KernelWrites, callee: FrameType | None = None
 ) -> str | None:
-    """``"kernel k, softmax"``: the origin of each operand of the comparison that failed at ``lineno``.
+    """``"kernel k, softmax"``: the origin of each operand of the comparison ``statement`` of ``tree`` that failed
+    (see ``innermost_statement``).
 
     ``callee``: the frame of the function the failing line called (``assert_close``), whose first arguments are
     the operands' values. A kernel's output that differs from the other operand in elements the kernel never
@@ -99,9 +96,6 @@ def compared_operands(
     not the kernel's bug.
     """
 
-    statement = _innermost_statement(tree, lineno)
-    if statement is None:
-        return None
     operands = _operands_of(statement)
     if not operands:
         return None
@@ -142,7 +136,9 @@ def _differs_where_unwritten(value: Any, other: Any, writes: KernelWrites) -> bo
         return False
 
 
-def _innermost_statement(tree: ast.Module, lineno: int) -> ast.stmt | None:
+def innermost_statement(tree: ast.Module, lineno: int) -> ast.stmt | None:
+    """The smallest statement of ``tree`` that spans line ``lineno``."""
+
     found = None
     for node in ast.walk(tree):
         if isinstance(node, ast.stmt) and node.lineno <= lineno <= (node.end_lineno or node.lineno):
@@ -273,10 +269,3 @@ def _is_parameter(scope: ast.AST, name: str) -> bool:
     return isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
         a.arg == name for a in ast.walk(scope.args)  # type: ignore[attr-defined]
     )
-
-
-def parse_script(script: Path) -> ast.Module | None:
-    try:
-        return ast.parse(script.read_text())
-    except (OSError, SyntaxError, ValueError):
-        return None

@@ -9,6 +9,8 @@ from oracles.capture import exception_info
 from oracles.compared import KernelWrites
 
 # `kernel(x, out)` stands for a Triton launch: the harness notes the tensors a launch wrote (here, by hand).
+# Outputs start as 7.0, not `torch.empty`: memory an earlier test freed may already hold the very values the
+# kernel writes, and a write that changes no byte cannot be told from no write.
 SCRIPT = '''
 import torch
 
@@ -32,7 +34,7 @@ def compared(tmp_path, body, writes=None):
 
 def test_the_kernel_output_and_the_reference_operation_are_named(tmp_path):
     body = (
-        "logits = torch.ones(2, 3)\nout = torch.empty_like(logits)\nkernel(logits, out)\n"
+        "logits = torch.ones(2, 3)\nout = torch.full_like(logits, 7.0)\nkernel(logits, out)\n"
         "expected = torch.softmax(logits, dim=-1)\ntorch.testing.assert_close(out, expected)\n"
     )
     assert compared(tmp_path, body) == "kernel row_softmax_kernel, softmax"
@@ -40,7 +42,7 @@ def test_the_kernel_output_and_the_reference_operation_are_named(tmp_path):
 
 def test_a_reference_bypassed_to_its_input_is_another_comparison(tmp_path):
     body = (
-        "logits = torch.ones(2, 3)\nout = torch.empty_like(logits)\nkernel(logits, out)\n"
+        "logits = torch.ones(2, 3)\nout = torch.full_like(logits, 7.0)\nkernel(logits, out)\n"
         "expected = logits\ntorch.testing.assert_close(out, expected)\n"
     )
     assert compared(tmp_path, body) == "kernel row_softmax_kernel, ones"
@@ -54,7 +56,7 @@ def test_a_reference_computed_from_the_kernel_output_is_another_comparison(tmp_p
 def test_operands_are_followed_through_the_script_functions_that_return_them(tmp_path):
     body = (
         "def reference(t):\n    probs = t.softmax(-1)\n    return probs\n\n"
-        "def check():\n    x = torch.ones(2, 3)\n    out = torch.empty_like(x)\n    kernel(x, out)\n"
+        "def check():\n    x = torch.ones(2, 3)\n    out = torch.full_like(x, 7.0)\n    kernel(x, out)\n"
         "    assert torch.allclose(out, reference(x))\n\ncheck()\n"
     )
     assert compared(tmp_path, body) == "kernel row_softmax_kernel, softmax"
@@ -62,7 +64,7 @@ def test_operands_are_followed_through_the_script_functions_that_return_them(tmp
 
 def test_conversions_are_looked_through(tmp_path):
     body = (
-        "logits = torch.ones(2, 3)\nout = torch.empty_like(logits)\nkernel(logits, out)\n"
+        "logits = torch.ones(2, 3)\nout = torch.full_like(logits, 7.0)\nkernel(logits, out)\n"
         "expected = torch.softmax(logits, dim=-1)\ntorch.testing.assert_close(out.cpu().float(), expected.detach().cpu())\n"
     )
     assert compared(tmp_path, body) == "kernel row_softmax_kernel, softmax"
