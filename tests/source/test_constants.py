@@ -156,6 +156,10 @@ def test_integer_functions_of_literals_fold_unless_the_script_binds_their_name()
     assert max(1, 5 // 2) + min(4, 2**3) % 3 == 3
     shadowed = "def max(*a):\n    return 0\n\n\nn = max(1, 2)\n"
     assert list(fold_integer_arithmetic(cst.parse_module(shadowed))) == []
+    imported = "from numpy import max\nimport triton\nn = max(1, 2)\nb = triton.cdiv(3, 2)\n"
+    (code,) = [c.code for c in fold_integer_arithmetic(cst.parse_module(imported))]
+    assert code == "from numpy import max\nimport triton\nn = max(1, 2)\nb = 2\n"
+    assert list(fold_integer_arithmetic(cst.parse_module("import numpy as triton\nb = triton.cdiv(3, 2)\n"))) == []
 
 
 _INTEGERS = st.integers(-9, 9).map(str)

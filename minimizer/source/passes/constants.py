@@ -111,14 +111,21 @@ def fold_integer_arithmetic(module: cst.Module) -> Iterator[cst.Module]:
     of them (unless the script binds such a name itself): what a shape or index computation leaves once its
     names were inlined; the value is the same, only shorter."""
 
-    rebound = _names_bound_at_module_level(module)
+    rebound = _names_the_script_binds(module)
     folded = module.visit(_IntegerFolder({name for name in _FUNCTIONS if name.split(".")[0] not in rebound}))
     return distinct_candidates(module, [folded] if not folded.deep_equals(module) else [])
 
 
-def _names_bound_at_module_level(module: cst.Module) -> set[str]:
+def _names_the_script_binds(module: cst.Module) -> set[str]:
+    """Names the script gives a meaning of its own anywhere: defined, assigned, imported from somewhere or under
+    another name (`def max`, `from numpy import max`, `import numpy as triton`); `import triton` is not one."""
+
     bound = {n.name.value for n in find_all(module, m.FunctionDef() | m.ClassDef())}
     bound |= {n.value for target in find_all(module, m.AssignTarget()) for n in find_all(target, m.Name())}
+    from_imports = [a for node in find_all(module, m.ImportFrom()) if isinstance(node.names, Sequence) for a in node.names]
+    renamed = [a for node in find_all(module, m.Import()) for a in node.names if a.asname is not None]
+    for alias in from_imports + renamed:
+        bound |= {n.value for n in find_all(alias.asname.name if alias.asname else alias.name, m.Name())}
     return bound
 
 

@@ -18,7 +18,6 @@ from minimizer.source.cst_utils import TORCH_COMPILE, distinct_candidates, find_
 __all__ = ["drop_unread_returned_values"]
 
 
-
 def drop_unread_returned_values(module: cst.Module) -> Iterator[cst.Module]:
     """Yield `module` with one position of one function's returned tuple dropped, with the name each call site
     unpacks there, in source order.
