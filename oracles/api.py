@@ -108,6 +108,9 @@ class RecordedRun:
     inplace_violations: list[InplaceViolation] = field(default_factory=list)
     # Names of the script's own Triton kernels launched (``kernel[grid](...)``), in order of first launch.
     kernels: list[str] = field(default_factory=list)
+    # What those kernels read or wrote outside every tensor a launch gave them, seen under Triton's interpreter:
+    # ``rms_norm_kernel reads outside weight_ptr, x_ptr`` (see ``oracles.kernel_memory``).
+    kernel_strays: list[str] = field(default_factory=list)
     # The one compiled target the run compiled (every other ran eagerly), when the run was asked to (see
     # ``oracles.harness.Harness.only_compile``).
     only_compile: str | None = None

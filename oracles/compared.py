@@ -4,34 +4,44 @@ A script that checks its own kernel against a torch reference (``assert_close(ou
 fails the same assert when a reduction replaces the reference by its input (``assert_close(ours, x)``): the
 message stays "Tensor-likes are not close!", yet the bug is gone. Unlike a compiled call, a kernel has no
 eager twin that would fail too, so the comparison itself must be pinned: each operand is described by where its
-value comes from, a kernel that wrote it (``kernel row_softmax_kernel``) or the operation that computes it
-(``softmax``), found by following the script's assignments and its own functions' returns. Reductions keep
-those (inlining, renaming and shrinking do not change them); bypassing the reference does.
+value comes from, a kernel that wrote it (``kernel row_softmax_kernel``) or every torch operation that computes it
+(``add+mean+mult+mult+pow+rsqrt``, following the script's assignments and its own functions' returns down to
+the tensors the kernel was given), and which kernel outputs it reads (``mult of kernel k``). Reductions keep
+those (inlining, renaming and shrinking do not change them); bypassing any operation of the reference, or
+feeding it the kernel's output, does.
 """
 
 from __future__ import annotations
 
 import ast
+import collections
+import sys
 import weakref
 from types import FrameType
 from typing import Any
 
-_DEPTH = 12
-# Methods that move or convert a tensor without computing anything: `out.cpu()` comes from where `out` does.
-_CONVERSIONS = frozenset(
-    {"cpu", "cuda", "to", "float", "double", "half", "bfloat16", "detach", "clone", "contiguous", "numpy"}
+_DEPTH = 24
+# Methods that move, convert or reshape a tensor without computing anything (`out.cpu()` computes what `out`
+# does), and factories (inputs, however they are drawn): not operations of the comparison.
+_LOOKED_THROUGH = frozenset(
+    {"cpu", "cuda", "to", "float", "double", "half", "bfloat16", "detach", "clone", "contiguous", "numpy", "item"}
+    | {"tolist", "view", "reshape", "flatten"}
+    | {"randn", "rand", "randint", "randn_like", "rand_like", "randint_like", "randperm", "normal", "manual_seed"}
+    | {"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like", "arange"}
+    | {"linspace", "tensor", "as_tensor", "from_numpy", "eye"}
 )
 
 
 class KernelWrites:
-    """The tensors the script's own kernels wrote, by weak reference, with the last kernel that wrote each and,
-    where known, which of its elements no launch changed."""
+    """The tensors the script's own kernels were given and those they wrote, by weak reference, with the last
+    kernel that wrote each and, where known, which of its elements no launch changed."""
 
     _MOST = 256
 
     def __init__(self) -> None:
         # id(tensor) -> (weak ref, kernel, flat mask of the elements no launch changed or None), oldest first.
         self._written: dict[int, tuple[Any, str, Any]] = {}
+        self._passed: dict[int, Any] = {}  # id(tensor) -> weak ref: every tensor a launch was given
 
     def note(self, tensor: Any, kernel: str, unchanged: Any = None) -> None:
         """``tensor`` was written by ``kernel``; ``unchanged``: a flat boolean mask of the elements this launch
@@ -50,8 +60,28 @@ class KernelWrites:
             alive = [(key, entry) for key, entry in self._written.items() if entry[0]() is not None]
             self._written = dict(alive[-self._MOST :])
 
+    def note_passed(self, tensor: Any) -> None:
+        """``tensor`` was an argument of a launch (read, written, or both)."""
+
+        try:
+            self._passed[id(tensor)] = weakref.ref(tensor)
+        except TypeError:
+            return
+        if len(self._passed) > self._MOST:
+            alive = [(key, ref) for key, ref in self._passed.items() if ref() is not None]
+            self._passed = dict(alive[-self._MOST :])
+
+    def was_passed(self, value: Any) -> bool:
+        """Whether ``value``'s storage is that of a tensor a launch was given, while that tensor lives."""
+
+        storage = _storage_of(value)
+        return storage is not None and any(
+            (tensor := ref()) is not None and _storage_of(tensor) == storage for ref in self._passed.values()
+        )
+
     def clear(self) -> None:
         self._written.clear()
+        self._passed.clear()
 
     def __bool__(self) -> bool:
         return bool(self._written)
@@ -91,7 +121,7 @@ def compared_operands(
 
     ``callee``: the frame of the function the failing line called (``assert_close``), whose first arguments are
     the operands' values. A kernel's output that differs from the other operand in elements the kernel never
-    changed is marked (``kernel k, differing where it did not write``): a launch that covers only part of its
+    wrote is marked (``kernel k, differing where it did not write``): a launch that covers only part of its
     output (its sizes shrunk apart from the tensor's) fails the comparison on uninitialized memory, which is
     not the kernel's bug.
     """
@@ -101,8 +131,12 @@ def compared_operands(
         return None
     scope = _scope_of(tree, statement)
     origins = Origins(tree, frame, writes)
-    described = [origins.of(operand, scope, statement.lineno) for operand in operands]
     values = _values(operands, frame, callee)
+    described = []
+    for i, operand in enumerate(operands):
+        # The value itself first: `assert_close(rms_norm(x), ...)` compares what the kernel wrote inside.
+        kernel = writes.writer_of(values[i]) if len(values) == len(operands) else None
+        described.append(f"kernel {kernel}" if kernel is not None else origins.of(operand, scope, statement.lineno))
     if len(values) == 2:
         for i, value in enumerate(values):
             if described[i].startswith("kernel ") and _differs_where_unwritten(value, values[1 - i], writes):
@@ -130,8 +164,9 @@ def _differs_where_unwritten(value: Any, other: Any, writes: KernelWrites) -> bo
     try:
         if tuple(value.shape) != tuple(other.shape):
             return False
-        mine, theirs = value.detach().reshape(-1)[unchanged], other.detach().reshape(-1)[unchanged]
-        return bool((mine != theirs).any())
+        mine = value.detach().reshape(-1)[unchanged]
+        theirs = other.detach().reshape(-1).to(device=value.device, dtype=value.dtype)[unchanged]
+        return not bool(sys.modules["torch"].isclose(mine, theirs, equal_nan=True).all())
     except Exception:  # noqa: BLE001 - not two tensors alike: nothing to tell
         return False
 
@@ -180,58 +215,77 @@ def _within(inner: ast.AST, outer: ast.AST) -> bool:
 
 
 class Origins:
-    """Where the value of an expression comes from, statically, with the failing frame for its own names."""
+    """What an expression computes, statically: the torch operations it applies (a multiset, following the
+    script's assignments and its own functions' returns) and the kernels whose outputs it reads. The failing
+    frame gives its own names' values: a tensor a kernel wrote, or one passed to a kernel (an input that both
+    sides share), is where following stops."""
 
     def __init__(self, tree: ast.Module, frame: FrameType, writes: KernelWrites):
         self.frame = frame
         self.writes = writes
         self.functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
-    def of(self, expr: ast.expr, scope: ast.AST, before: int, depth: int = 0, in_frame: bool = True) -> str:
+    def of(self, expr: ast.expr, scope: ast.AST, before: int) -> str:
+        """``"add+mean+mult+mult+pow+rsqrt"``, ``"softmax of kernel k"``, or ``"input"`` when it computes nothing."""
+
+        ops: collections.Counter[str] = collections.Counter()
+        kernels: set[str] = set()
+        self._walk(expr, scope, before, True, ops, kernels, 0)
+        if not ops and len(kernels) == 1:
+            return f"kernel {kernels.pop()}"
+        described = "+".join(sorted(ops.elements())) or "input"
+        return described + "".join(f" of kernel {k}" for k in sorted(kernels))
+
+    def _walk(self, expr: ast.AST, scope: ast.AST, before: int, in_frame: bool, ops: Any, kernels: set[str], depth: int) -> None:
         if depth > _DEPTH:
-            return "?"
+            return
+        walk = lambda e, s=scope, b=before, f=in_frame: self._walk(e, s, b, f, ops, kernels, depth + 1)  # noqa: E731
         if isinstance(expr, ast.Name):
             if in_frame:
                 value = self.frame.f_locals.get(expr.id, self.frame.f_globals.get(expr.id))
                 kernel = self.writes.writer_of(value)
                 if kernel is not None:
-                    return f"kernel {kernel}"
+                    kernels.add(kernel)
+                    return
+                if self.writes.was_passed(value):
+                    return
             assigned = _last_assignment(scope, expr.id, before)
             if assigned is not None:
-                return self.of(assigned.value, scope, assigned.lineno, depth + 1, in_frame)
-            return "argument" if _is_parameter(scope, expr.id) else expr.id
+                walk(assigned.value, b=assigned.lineno)
+            return
         if isinstance(expr, ast.Call):
             func = expr.func
-            if isinstance(func, ast.Attribute) and func.attr in _CONVERSIONS:
-                return self.of(func.value, scope, before, depth + 1, in_frame)
-            if isinstance(func, ast.Attribute):
-                return func.attr + self._of_kernel_output([func.value, *expr.args], in_frame)
             if isinstance(func, ast.Name) and func.id in self.functions:
-                returned = _returned(self.functions[func.id])
+                function = self.functions[func.id]
+                returned = _returned(function)
                 if returned is not None:
-                    return self.of(returned.value, self.functions[func.id], returned.lineno + 1, depth + 1, False)
-            name = func.id if isinstance(func, ast.Name) else type(func).__name__.lower()
-            return name + self._of_kernel_output(expr.args, in_frame)
-        if isinstance(expr, (ast.Attribute, ast.Subscript, ast.Starred)):
-            return self.of(expr.value, scope, before, depth + 1, in_frame)
-        if isinstance(expr, ast.Constant):
-            return "constant"
+                    self._walk(returned.value, function, returned.lineno + 1, False, ops, kernels, depth + 1)
+            elif isinstance(func, ast.Attribute):
+                if func.attr not in _LOOKED_THROUGH and _is_torch_operation(func.attr):
+                    ops[func.attr] += 1
+                walk(func.value)
+            elif isinstance(func, ast.Name) and _is_torch_operation(func.id):
+                ops[func.id] += 1
+            for arg in [*expr.args, *(keyword.value for keyword in expr.keywords)]:
+                walk(arg)
+            return
+        if isinstance(expr, ast.UnaryOp) and isinstance(expr.operand, ast.Constant):
+            return  # a literal: `dim=-1`
         if isinstance(expr, (ast.BinOp, ast.UnaryOp)):
-            return type(expr.op).__name__.lower()
-        return type(expr).__name__.lower()
+            ops[type(expr.op).__name__.lower()] += 1
+        if isinstance(expr, ast.Lambda):
+            return
+        for child in ast.iter_child_nodes(expr):
+            if isinstance(child, ast.expr):
+                walk(child)
 
 
-    def _of_kernel_output(self, args: list[ast.expr], in_frame: bool) -> str:
-        """`` of kernel k`` when an operation's input is a tensor the kernel wrote: a reference computed from
-        the kernel's output (``assert_close(x, torch.softmax(x))`` after the kernel overwrote ``x``) is another
-        comparison than one computed from its input."""
+def _is_torch_operation(name: str) -> bool:
+    """Whether ``name`` is a function of torch or a method of its tensors (``rsqrt``, ``softmax``), not a name the
+    script chose (``self.query``) that a reduction may rename or inline away."""
 
-        for arg in args:
-            if in_frame and isinstance(arg, ast.Name):
-                kernel = self.writes.writer_of(self.frame.f_locals.get(arg.id, self.frame.f_globals.get(arg.id)))
-                if kernel is not None:
-                    return f" of kernel {kernel}"
-        return ""
+    torch = sys.modules.get("torch")
+    return torch is not None and any(hasattr(space, name) for space in (torch, torch.Tensor, torch.nn.functional))
 
 
 def _own_statements(scope: ast.AST):
@@ -263,9 +317,3 @@ def _last_assignment(scope: ast.AST, name: str, before: int) -> ast.Assign | ast
 def _returned(function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.Return | None:
     returns = [s for s in _own_statements(function) if isinstance(s, ast.Return) and s.value is not None]
     return returns[-1] if returns else None
-
-
-def _is_parameter(scope: ast.AST, name: str) -> bool:
-    return isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-        a.arg == name for a in ast.walk(scope.args)  # type: ignore[attr-defined]
-    )

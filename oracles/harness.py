@@ -29,6 +29,7 @@ from oracles.api import (
 )
 from oracles.capture import exception_info
 from oracles.compared import KernelWrites
+from oracles.kernel_memory import InterpretedAccesses, out_of_bounds, stored_elements
 from oracles.hang import IN_COMPILED_CALL
 
 # Saved tensors up to this many elements are fingerprinted by a full copy; larger ones by checksums.
@@ -74,6 +75,10 @@ class Harness:
         self.inplace_violations: list[InplaceViolation] = []
         self.kernels: list[str] = []
         self.kernel_writes = KernelWrites()  # the tensors those kernels wrote into
+        # Under Triton's interpreter: the addresses each launch loaded and stored, and what it touched outside the
+        # tensors it was given, as (kernel, "reads" or "writes", parameter).
+        self._kernel_accesses = InterpretedAccesses()
+        self.kernel_strays: set[tuple[str, str, str]] = set()
         self._real_getitem: Any = None
         self._real_compile: Callable[..., Any] | None = None
         self._eager_only = False
@@ -156,6 +161,7 @@ class Harness:
 
             KernelInterface.__getitem__ = self._real_getitem
             self._real_getitem = None
+            self._kernel_accesses.uninstall()
 
     def _step_aside_where_hooks_are_disabled(self) -> None:
         """torch.func's grad/vjp/jacrev disable saved-tensor hooks for their body and raise when any are
@@ -183,6 +189,15 @@ class Harness:
         self._real_disable, self._real_enable = real_disable, real_enable
         autograd._saved_tensors_hooks_disable, autograd._saved_tensors_hooks_enable = disable, enable
 
+    def strays(self) -> list[str]:
+        """``["rms_norm_kernel reads outside weight_ptr, x_ptr"]``: per kernel and kind of access, the parameters
+        whose tensors its launches reached past (see ``kernel_strays``)."""
+
+        grouped: dict[tuple[str, str], list[str]] = collections.defaultdict(list)
+        for kernel, verb, name in sorted(self.kernel_strays):
+            grouped[kernel, verb].append(name)
+        return [f"{kernel} {verb} outside {', '.join(names)}" for (kernel, verb), names in grouped.items()]
+
     def clear(self) -> None:
         """Forget what was recorded so far (after the eager pre-check, before the real run)."""
 
@@ -190,6 +205,7 @@ class Harness:
         self.inplace_violations.clear()
         self.kernels.clear()
         self.kernel_writes.clear()
+        self.kernel_strays.clear()
 
     def _record_kernel_launches(self) -> None:
         """Note each launch ``kernel[grid](...)`` of a Triton kernel defined in the script's folder (the script
@@ -222,11 +238,20 @@ class Harness:
                 # rather than each launch being copied and compared.
                 before = _snapshot_tensors(values) if launches[fn.__name__] < _LAUNCHES_COMPARED else None
                 launches[fn.__name__] += 1
-                result = launch(*args, **kwargs)
+                with harness._kernel_accesses.recording(before is not None and _interpreted(kernel)) as accesses:
+                    result = launch(*args, **kwargs)
                 if before is None:
                     written = [(tensor, None) for tensor in _tensors(values)]
                 else:
-                    written = [(t, unchanged) for t, copy in before if (unchanged := _unchanged(t, copy)) is not None]
+                    written = [
+                        (t, unchanged)
+                        for t, copy in before
+                        if (unchanged := _unchanged(t, copy, stored_elements(t, accesses))) is not None
+                    ]
+                    strays = out_of_bounds(accesses, _tensor_parameters(fn, args, kwargs))
+                    harness.kernel_strays.update((fn.__name__, verb, name) for verb, name in strays)
+                for tensor in _tensors(values):
+                    harness.kernel_writes.note_passed(tensor)
                 for tensor, unchanged in written:
                     harness.kernel_writes.note(tensor, fn.__name__, unchanged)
                 if written and fn.__name__ not in harness.kernels:
@@ -237,6 +262,7 @@ class Harness:
 
         self._real_getitem = real
         KernelInterface.__getitem__ = getitem
+        self._kernel_accesses.install()
 
     def stop_fingerprinting(self) -> None:
         """Stop feeding the fingerprint (it keeps what it has): the real run's calls need not be hashed."""
@@ -782,12 +808,36 @@ def _bytes_of(tensor: Any) -> Any:
     return flat.view(torch.uint8) if flat.numel() else flat
 
 
-def _unchanged(tensor: Any, before: Any) -> Any:
-    """The flat mask of ``tensor``'s elements whose bytes are as in ``before``; ``None`` if none changed."""
+def _unchanged(tensor: Any, before: Any, stored: Any = None) -> Any:
+    """The flat mask of ``tensor``'s elements whose bytes are as in ``before`` and, where the launch's stores
+    are known (``stored``, see ``oracles.kernel_stores``), that no store wrote; ``None`` if it wrote none."""
 
     import torch
 
     after = _bytes_of(tensor)
-    if not tensor.numel() or torch.equal(after, before):
+    if not tensor.numel() or (torch.equal(after, before) and (stored is None or not bool(stored.any()))):
         return None
-    return (after == before).reshape(tensor.numel(), -1).all(dim=1)
+    unchanged = (after == before).reshape(tensor.numel(), -1).all(dim=1)
+    return unchanged if stored is None else unchanged & ~stored
+
+
+def _tensor_parameters(fn: Any, args: tuple, kwargs: dict) -> dict[str, Any]:
+    """The launch's tensor arguments by the kernel's parameter names (``{}`` if they do not bind)."""
+
+    import torch
+
+    try:
+        bound = inspect.signature(fn).bind_partial(*args, **kwargs).arguments
+    except (TypeError, ValueError):
+        return {}
+    return {name: value for name, value in bound.items() if isinstance(value, torch.Tensor)}
+
+
+def _interpreted(kernel: Any) -> bool:
+    """Whether a launch of ``kernel`` runs under Triton's interpreter (``TRITON_INTERPRET=1`` when it was defined)."""
+
+    for _ in range(8):  # through autotuner and heuristics wrappers
+        if type(kernel).__module__.startswith("triton.runtime.interpreter"):
+            return True
+        kernel = getattr(kernel, "fn", None)
+    return False

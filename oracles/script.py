@@ -30,7 +30,10 @@ def script(run: RecordedRun) -> Verdict:
     whatever ``torch.empty`` gave), and that is not the same bug. Where such an assert compares tensors, where
     each comes from is too (``[compared: kernel row_softmax_kernel, softmax]``, see ``oracles.compared``): a
     candidate that compares the kernel's output with the reference's input instead fails the same way and is
-    not the same bug. The kernels it compares are then left as they are (``minimizer.source.frozen``).
+    not the same bug. The kernels it compares are then left as they are (``minimizer.source.frozen``). Under
+    Triton's interpreter, what the kernels read or wrote outside the tensors they were given is part of it too
+    (``[out of bounds: rms_norm_kernel reads outside weight_ptr, x_ptr]``): a candidate whose tensors were shrunk
+    apart from each other makes a correct kernel read past one of them, and that fails the comparison as well.
     """
 
     if run.exception is None:
@@ -39,6 +42,7 @@ def script(run: RecordedRun) -> Verdict:
     operands = normalize_message(run.exception.operands) if run.exception.operands else ""
     signature = failure + (f" [operands: {operands}]" if operands else "")
     signature += f" [kernels: {', '.join(sorted(run.kernels))}]" if run.kernels else ""
+    signature += f" [out of bounds: {'; '.join(run.kernel_strays)}]" if run.kernel_strays else ""
     signature += f" [compared: {run.exception.compared}]" if run.exception.compared else ""
     signature += f" {only_compiled(run.only_compile)}" if run.only_compile else ""
     message = run.exception.message.strip()

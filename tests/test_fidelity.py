@@ -198,7 +198,7 @@ def test_triton_kernel_under_a_script_set_interpreter_is_reduced_to_the_failure_
     pinned = next(o for o in data["oracles"] if o["oracle"] == "script")
     # No torch.compile here, so no compile marker; the kernel that ran before the assert is part of the bug, and
     # so is what the assert compares: the kernel's output with the reference's sum.
-    assert pinned["signature"] == python_says + " [kernels: positive_peak_kernel] [compared: kernel positive_peak_kernel, add]"
+    assert pinned["signature"] == python_says + " [kernels: positive_peak_kernel] [compared: kernel positive_peak_kernel, add+clamp+max+sum]"
 
     report = tmp_path / "report.json"
     result = invoke("reduce", path, "-q", "-j", "2", "--report", report)

@@ -96,6 +96,7 @@ def _record(
                     exception=info(eager_first),
                     inplace_violations=harness.inplace_violations,
                     kernels=list(harness.kernels),
+                    kernel_strays=harness.strays(),
                     only_compile=harness.only_compile,
                 ),
                 None,
@@ -114,6 +115,7 @@ def _record(
         calls=harness.calls,
         inplace_violations=harness.inplace_violations,
         kernels=list(harness.kernels),
+        kernel_strays=harness.strays(),
         only_compile=harness.only_compile,
     )
     if eager_precheck:

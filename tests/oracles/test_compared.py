@@ -17,6 +17,8 @@ import torch
 def kernel(x, out, n=None):
     before = out.clone()
     out.view(-1)[:n].copy_((x.softmax(-1) * 0.5).view(-1)[:n])
+    WRITES.note_passed(x)
+    WRITES.note_passed(out)
     WRITES.note(out, "row_softmax_kernel", (out == before).view(-1))
 
 {body}
@@ -45,7 +47,7 @@ def test_a_reference_bypassed_to_its_input_is_another_comparison(tmp_path):
         "logits = torch.ones(2, 3)\nout = torch.full_like(logits, 7.0)\nkernel(logits, out)\n"
         "expected = logits\ntorch.testing.assert_close(out, expected)\n"
     )
-    assert compared(tmp_path, body) == "kernel row_softmax_kernel, ones"
+    assert compared(tmp_path, body) == "kernel row_softmax_kernel, input"
 
 
 def test_a_reference_computed_from_the_kernel_output_is_another_comparison(tmp_path):
@@ -69,12 +71,50 @@ def test_conversions_are_looked_through(tmp_path):
     )
     assert compared(tmp_path, body) == "kernel row_softmax_kernel, softmax"
     bypassed = body.replace("torch.softmax(logits, dim=-1)", "logits")
-    assert compared(tmp_path, bypassed) == "kernel row_softmax_kernel, ones"
+    assert compared(tmp_path, bypassed) == "kernel row_softmax_kernel, input"
 
 
 def test_an_assert_with_a_comparison_names_both_sides(tmp_path):
     body = "x = torch.ones(3)\nout = torch.zeros(3)\nkernel(x, out)\nassert out.sum().item() == x.exp().sum().item()\n"
-    assert compared(tmp_path, body) == "item, item"
+    assert compared(tmp_path, body) == "sum of kernel row_softmax_kernel, exp+sum"
+
+
+RMS_REFERENCE = (
+    "def reference(x, w, eps=1e-6):\n    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w\n\n"
+    "x, w = torch.ones(2, 3), torch.full((3,), 2.0)\nout = torch.full_like(x, 7.0)\nkernel(x, out)\n"
+)
+
+
+def test_every_operation_of_the_reference_is_pinned_not_only_the_outermost(tmp_path):
+    body = RMS_REFERENCE + "torch.testing.assert_close(out, reference(x, w))\n"
+    assert compared(tmp_path, body) == "kernel row_softmax_kernel, add+mean+mult+mult+pow+rsqrt"
+    inlined = RMS_REFERENCE + "torch.testing.assert_close(out, x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w)\n"
+    assert compared(tmp_path, inlined) == "kernel row_softmax_kernel, add+mean+mult+mult+pow+rsqrt"
+    in_steps = RMS_REFERENCE + "ms = x.pow(2).mean(-1, keepdim=True)\nref = x * torch.rsqrt(ms + 1e-6)\nref = ref * w\nassert torch.allclose(out, ref)\n"
+    assert compared(tmp_path, in_steps) == "kernel row_softmax_kernel, add+mean+mult+mult+pow+rsqrt"
+    gutted = RMS_REFERENCE + "torch.testing.assert_close(out, x * torch.rsqrt(x) * w)\n"
+    assert compared(tmp_path, gutted) == "kernel row_softmax_kernel, mult+mult+rsqrt"
+
+
+def test_a_reference_that_reads_the_kernel_output_anywhere_is_another_comparison(tmp_path):
+    # The kernel writes into its own input, and the reference reads it: in a binary operation, or passed to a
+    # script function.
+    body = RMS_REFERENCE.replace("kernel(x, out)", "kernel(x, x)") + "torch.testing.assert_close(x, x * w)\n"
+    assert compared(tmp_path, body) == "kernel row_softmax_kernel, mult of kernel row_softmax_kernel"
+    called = RMS_REFERENCE.replace("kernel(x, out)", "kernel(x, x)") + "torch.testing.assert_close(x, reference(x, w))\n"
+    assert compared(tmp_path, called) == (
+        "kernel row_softmax_kernel, add+mean+mult+mult+pow+rsqrt of kernel row_softmax_kernel"
+    )
+
+
+def test_names_the_script_chose_are_not_operations(tmp_path):
+    # `scale(...)` and `self.query(...)` may be renamed or inlined by a reduction; only torch's own count.
+    body = (
+        "class Net(torch.nn.Module):\n    def query(self, t):\n        return t.exp()\n\n"
+        "net = Net()\nx = torch.ones(2, 3)\nout = torch.full_like(x, 7.0)\nkernel(x, out)\n"
+        "ref = net.query(x)\ntorch.testing.assert_close(out, ref)\n"
+    )
+    assert compared(tmp_path, body) == "kernel row_softmax_kernel, input"
 
 
 def test_nothing_is_pinned_without_a_kernel_write(tmp_path):
@@ -82,7 +122,7 @@ def test_nothing_is_pinned_without_a_kernel_write(tmp_path):
     assert compared(tmp_path, body) is None
 
 
-def test_a_kernel_output_that_differs_only_where_the_kernel_did_not_write_is_marked(tmp_path):
+def test_a_kernel_output_that_differs_where_the_kernel_did_not_write_is_marked(tmp_path):
     whole = "x = torch.ones(4)\nout = torch.full((4,), 7.0)\nkernel(x, out)\ntorch.testing.assert_close(out, x.softmax(-1))\n"
     assert compared(tmp_path, whole) == "kernel row_softmax_kernel, softmax"
     part = whole.replace("kernel(x, out)", "kernel(x, out, 1)")

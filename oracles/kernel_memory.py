@@ -1,0 +1,151 @@
+"""The memory a Triton kernel touched, exactly, when it runs under Triton's interpreter.
+
+Two things a comparison of a kernel's output cannot tell by itself:
+
+- which elements a launch wrote: comparing bytes before and after misses every store of the value the memory
+  already held (zeros into fresh ``torch.empty`` memory), so such elements look unwritten;
+- whether the kernel reads or writes outside the tensors it was given: a reduction that shrinks one tensor's
+  size apart from another's (the norm's weight to 1 element, its input to 2) makes a correct kernel read past
+  the weight, and the comparison fails as it did for the kernel's real bug.
+
+Under the interpreter every load and store goes through a few methods of its builder, which get the addresses;
+recording them tells both. On a GPU, or where the builder has other methods, nothing is recorded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+# Builder method -> (kind, position of its pointer argument, position of its mask or None: every lane).
+_ACCESSING = {
+    "create_masked_store": ("store", 0, 2),
+    "create_atomic_store": ("store", 0, 2),
+    "create_atomic_rmw": ("store", 1, 3),
+    "create_atomic_cas": ("store", 0, None),
+    "create_masked_load": ("load", 0, 1),
+}
+
+
+@dataclass
+class Accesses:
+    """The addresses one launch loaded and stored: (flat uint64 addresses, bytes each) per builder call."""
+
+    loads: list[tuple[Any, int]] = field(default_factory=list)
+    stores: list[tuple[Any, int]] = field(default_factory=list)
+
+
+class InterpretedAccesses:
+    """Patches the interpreter's builder (once installed) to note the addresses of each load and store while a
+    ``recording()`` block is open."""
+
+    def __init__(self) -> None:
+        self._open: Accesses | None = None
+        self._real: dict[str, Any] = {}
+        self._builder: Any = None
+
+    def install(self) -> None:
+        try:
+            from triton.runtime.interpreter import InterpreterBuilder
+        except ImportError:
+            return
+        for name, (kind, pointer, mask) in _ACCESSING.items():
+            real = getattr(InterpreterBuilder, name, None)
+            if real is not None:
+                self._real[name] = real
+                setattr(InterpreterBuilder, name, self._noting(real, kind, pointer, mask))
+        self._builder = InterpreterBuilder
+
+    def uninstall(self) -> None:
+        for name, real in self._real.items():
+            setattr(self._builder, name, real)
+        self._real.clear()
+
+    def _noting(self, real: Any, kind: str, pointer: int, mask: int | None) -> Any:
+        accesses = self
+
+        def access(builder: Any, *args: Any, **kwargs: Any) -> Any:
+            if accesses._open is not None:
+                accesses._note(kind, args, pointer, mask)
+            return real(builder, *args, **kwargs)
+
+        return access
+
+    def _note(self, kind: str, args: tuple, pointer: int, mask: int | None) -> None:
+        import numpy as np
+
+        try:
+            addresses = np.asarray(args[pointer].data)
+            size = args[pointer].get_element_ty().primitive_bitwidth // 8
+            if mask is not None and mask < len(args) and args[mask] is not None:
+                addresses = addresses[np.broadcast_to(np.asarray(args[mask].data, dtype=bool), addresses.shape)]
+        except Exception:  # noqa: BLE001 - a builder of another Triton release: nothing is known
+            return
+        noted = (addresses.astype(np.uint64).reshape(-1), max(1, size))
+        (self._open.stores if kind == "store" else self._open.loads).append(noted)  # type: ignore[union-attr]
+
+    @contextlib.contextmanager
+    def recording(self, interpreted: bool) -> Iterator[Accesses | None]:
+        """Within the block, the accesses of an interpreted launch are noted in what it yields (``None`` for a
+        launch that does not run under the interpreter, or without the builder patched)."""
+
+        if not interpreted or not self._real:
+            yield None
+            return
+        self._open = accesses = Accesses()
+        try:
+            yield accesses
+        finally:
+            self._open = None
+
+
+def stored_elements(tensor: Any, accesses: Accesses | None) -> Any:
+    """The flat mask of ``tensor``'s elements some noted store wrote a byte of, or ``None`` when nothing was
+    noted (the launch was not interpreted)."""
+
+    import numpy as np
+    import torch
+
+    if accesses is None:
+        return None
+    storage = tensor.untyped_storage()
+    base, nbytes, itemsize = storage.data_ptr(), storage.nbytes(), tensor.element_size()
+    touched = np.zeros(nbytes, dtype=bool)
+    for addresses, size in accesses.stores:
+        offsets = addresses.astype(np.int64) - base
+        offsets = offsets[(offsets > -size) & (offsets < nbytes)]
+        for byte in range(size):
+            inside = offsets + byte
+            touched[inside[(inside >= 0) & (inside < nbytes)]] = True
+    elements = nbytes // itemsize
+    per_element = torch.from_numpy(touched[: elements * itemsize].reshape(elements, itemsize).any(axis=1))
+    where = torch.arange(elements).as_strided(tuple(tensor.shape), tuple(tensor.stride()), tensor.storage_offset())
+    return per_element[where.reshape(-1)]
+
+
+def out_of_bounds(accesses: Accesses | None, tensors: dict[str, Any]) -> set[tuple[str, str]]:
+    """``{("reads", "x_ptr"), ("writes", "out_ptr")}``: for each access outside the storage of every tensor the
+    launch was given (``tensors``: parameter name -> tensor), the parameter whose storage is nearest. Empty when
+    nothing was noted, or when a tensor is not in host memory (the interpreter then works on copies)."""
+
+    import numpy as np
+
+    if accesses is None or not tensors or any(t.device.type != "cpu" for t in tensors.values()):
+        return set()
+    names = list(tensors)
+    starts = np.array([tensors[n].untyped_storage().data_ptr() for n in names], dtype=np.int64)
+    ends = starts + np.array([tensors[n].untyped_storage().nbytes() for n in names], dtype=np.int64)
+    found = set()
+    for verb, noted in (("reads", accesses.loads), ("writes", accesses.stores)):
+        for addresses, size in noted:
+            first = addresses.astype(np.int64)
+            last = first + size
+            inside = ((first[:, None] >= starts) & (last[:, None] <= ends)).any(axis=1)
+            outside = first[~inside]
+            if outside.size:
+                # Distance from each stray address to each storage (0 inside it), the nearest one named.
+                distance = np.maximum(starts - outside[:, None], outside[:, None] + size - ends).clip(min=0)
+                found.update((verb, names[i]) for i in np.unique(distance.argmin(axis=1)))
+    return found
