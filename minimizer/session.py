@@ -374,8 +374,15 @@ class Session:
         if stated:
             settings = _stated_settings(settings, target)
         best_text, confirmations, plain = self._confirm(best_text, target, settings, stated)
-        fired = sum(target.shown_by(r, stated=stated) for r in confirmations)
         expected, python_fails = _python_failure(confirmations, plain)
+        if not python_fails and not stated and target.spec == "script":
+            self.progress.message("the repro does not fail steadily under plain python: looking for the latest step that does")
+            runs = max(3, self.options.confirm)
+            steady = self._latest_step_python_fails(state.history, best_text, report, settings, runs=runs)
+            if steady != best_text:
+                best_text, confirmations, plain = self._confirm(steady, target, settings, stated)
+                expected, python_fails = _python_failure(confirmations, plain)
+        fired = sum(target.shown_by(r, stated=stated) for r in confirmations)
         written = state.write(best_text, final=True)
         outcome = Outcome(
             output=self.options.output_path,
@@ -624,20 +631,26 @@ class Session:
         return best_text, False
 
     def _latest_step_python_fails(
-        self, history: list[str], best_text: str, report: CheckReport, settings: RunSettings
+        self, history: list[str], best_text: str, report: CheckReport, settings: RunSettings, runs: int = 1
     ) -> str:
-        """Where no step could state the bug, the latest step that plain python still fails as it failed the
-        original (the script's own check), found by bisecting the steps (the original itself if no later step
-        does); ``best_text`` if it fails so already, or if the original did not fail steadily under plain python.
+        """Where no step could state the bug, or the repro's failure under plain python was not steady, the
+        latest step that plain python still fails as it failed the original (the script's own check) in each of
+        ``runs`` runs, found by bisecting the steps (the original itself if no later step does); ``best_text``
+        if it fails so already, or if the original did not fail steadily under plain python.
 
-        Steps lose the script's failure for good once its check goes, so the steps that keep it come first;
-        each probe is one plain run, and the step returned has been seen to fail."""
+        Steps lose the script's failure for good once its check goes, so the steps that keep it come first; a
+        step whose failure hangs on memory nothing wrote (a kernel reading past its tensors) fails now and then,
+        and ``runs`` runs of each probe tell it apart; the step returned has been seen to fail in all of them."""
 
         failures = {run.failure for run in report.plain}
         if len(failures) != 1 or None in failures:
             return best_text
         failure = failures.pop()
-        fails = lambda text: self._run_plain(text, settings.limits).failure == failure  # noqa: E731
+
+        def fails(text: str) -> bool:
+            calls = [lambda: self._run_plain(text, settings.limits) for _ in range(runs)]
+            return all(run.failure == failure for run in self._call_all(calls))
+
         if fails(best_text):
             return best_text
         low, high = 0, len(history) - 1  # history[low] fails (the original); history[high] is known not to
@@ -651,11 +664,10 @@ class Session:
                 high = middle
         kind = failure.split(": ", 1)[0]
         self.progress.message(
-            f"no step had a place to state the bug: keeping the latest step plain python fails as it failed the "
-            f"original ({kind}), step {low} of {len(history) - 1}"
+            f"keeping the latest step plain python fails as it failed the original ({kind}): step {low} of "
+            f"{len(history) - 1}"
             if low
-            else f"no step had a place to state the bug, and none but the original fails under plain python ({kind})"
-            ": keeping the original"
+            else f"no step but the original fails under plain python as it did ({kind}): keeping the original"
         )
         return history[low]
 

@@ -109,7 +109,7 @@ class RecordedRun:
     # Names of the script's own Triton kernels launched (``kernel[grid](...)``), in order of first launch.
     kernels: list[str] = field(default_factory=list)
     # What those kernels read or wrote outside every tensor a launch gave them, seen under Triton's interpreter:
-    # ``rms_norm_kernel reads outside weight_ptr, x_ptr`` (see ``oracles.kernel_memory``).
+    # ``rms_norm_kernel reads 1 past weight_ptr, 1 past x_ptr`` (see ``oracles.kernel_memory``).
     kernel_strays: list[str] = field(default_factory=list)
     # The one compiled target the run compiled (every other ran eagerly), when the run was asked to (see
     # ``oracles.harness.Harness.only_compile``).

@@ -76,9 +76,9 @@ class Harness:
         self.kernels: list[str] = []
         self.kernel_writes = KernelWrites()  # the tensors those kernels wrote into
         # Under Triton's interpreter: the addresses each launch loaded and stored, and what it touched outside the
-        # tensors it was given, as (kernel, "reads" or "writes", parameter).
+        # tensors it was given: (kernel, "reads" or "writes", parameter) -> (elements past the end, before the start).
         self._kernel_accesses = InterpretedAccesses()
-        self.kernel_strays: set[tuple[str, str, str]] = set()
+        self.kernel_strays: dict[tuple[str, str, str], tuple[int, int]] = {}
         self._real_getitem: Any = None
         self._real_compile: Callable[..., Any] | None = None
         self._eager_only = False
@@ -190,13 +190,14 @@ class Harness:
         autograd._saved_tensors_hooks_disable, autograd._saved_tensors_hooks_enable = disable, enable
 
     def strays(self) -> list[str]:
-        """``["rms_norm_kernel reads outside weight_ptr, x_ptr"]``: per kernel and kind of access, the parameters
-        whose tensors its launches reached past (see ``kernel_strays``)."""
+        """``["rms_norm_kernel reads 1 past weight_ptr, 1 past x_ptr"]``: per kernel and kind of access, how far
+        past (or before) the tensors it was given its launches reached (see ``kernel_strays``)."""
 
         grouped: dict[tuple[str, str], list[str]] = collections.defaultdict(list)
-        for kernel, verb, name in sorted(self.kernel_strays):
-            grouped[kernel, verb].append(name)
-        return [f"{kernel} {verb} outside {', '.join(names)}" for (kernel, verb), names in grouped.items()]
+        for (kernel, verb, name), (past, before) in sorted(self.kernel_strays.items()):
+            reach = [f"{past} past" if past else "", f"{before} before" if before else ""]
+            grouped[kernel, verb].append(f"{' and '.join(r for r in reach if r)} {name}")
+        return [f"{kernel} {verb} {', '.join(names)}" for (kernel, verb), names in grouped.items()]
 
     def clear(self) -> None:
         """Forget what was recorded so far (after the eager pre-check, before the real run)."""
@@ -248,8 +249,9 @@ class Harness:
                         for t, copy in before
                         if (unchanged := _unchanged(t, copy, stored_elements(t, accesses))) is not None
                     ]
-                    strays = out_of_bounds(accesses, _tensor_parameters(fn, args, kwargs))
-                    harness.kernel_strays.update((fn.__name__, verb, name) for verb, name in strays)
+                    for (verb, name), reach in out_of_bounds(accesses, _tensor_parameters(fn, args, kwargs)).items():
+                        known = harness.kernel_strays.get((fn.__name__, verb, name), (0, 0))
+                        harness.kernel_strays[fn.__name__, verb, name] = (max(known[0], reach[0]), max(known[1], reach[1]))
                 for tensor in _tensors(values):
                     harness.kernel_writes.note_passed(tensor)
                 for tensor, unchanged in written:

@@ -125,27 +125,38 @@ def stored_elements(tensor: Any, accesses: Accesses | None) -> Any:
     return per_element[where.reshape(-1)]
 
 
-def out_of_bounds(accesses: Accesses | None, tensors: dict[str, Any]) -> set[tuple[str, str]]:
-    """``{("reads", "x_ptr"), ("writes", "out_ptr")}``: for each access outside the storage of every tensor the
-    launch was given (``tensors``: parameter name -> tensor), the parameter whose storage is nearest. Empty when
-    nothing was noted, or when a tensor is not in host memory (the interpreter then works on copies)."""
+def out_of_bounds(accesses: Accesses | None, tensors: dict[str, Any]) -> dict[tuple[str, str], tuple[int, int]]:
+    """``{("reads", "x_ptr"): (1, 0)}``: for the accesses outside the storage of every tensor the launch was given
+    (``tensors``: parameter name -> tensor), the parameter whose storage is nearest, with how many of its
+    elements past its end and before its start the farthest one reached. Empty when nothing was noted, or when
+    a tensor is not in host memory (the interpreter then works on copies).
+
+    How far matters: a kernel whose bug reads one element past each row reads one past its weight; a candidate
+    whose weight was shrunk to one element while the rows kept three reads two past it, also with the bug fixed."""
 
     import numpy as np
 
     if accesses is None or not tensors or any(t.device.type != "cpu" for t in tensors.values()):
-        return set()
+        return {}
     names = list(tensors)
     starts = np.array([tensors[n].untyped_storage().data_ptr() for n in names], dtype=np.int64)
     ends = starts + np.array([tensors[n].untyped_storage().nbytes() for n in names], dtype=np.int64)
-    found = set()
+    itemsizes = np.array([tensors[n].element_size() for n in names], dtype=np.int64)
+    found: dict[tuple[str, str], tuple[int, int]] = {}
     for verb, noted in (("reads", accesses.loads), ("writes", accesses.stores)):
         for addresses, size in noted:
             first = addresses.astype(np.int64)
-            last = first + size
-            inside = ((first[:, None] >= starts) & (last[:, None] <= ends)).any(axis=1)
+            inside = ((first[:, None] >= starts) & (first[:, None] + size <= ends)).any(axis=1)
             outside = first[~inside]
-            if outside.size:
-                # Distance from each stray address to each storage (0 inside it), the nearest one named.
-                distance = np.maximum(starts - outside[:, None], outside[:, None] + size - ends).clip(min=0)
-                found.update((verb, names[i]) for i in np.unique(distance.argmin(axis=1)))
+            if not outside.size:
+                continue
+            # Distance from each stray address to each storage (0 inside it); the nearest one is named.
+            distance = np.maximum(starts - outside[:, None], outside[:, None] + size - ends).clip(min=0)
+            nearest = distance.argmin(axis=1)
+            for i in np.unique(nearest):
+                mine = outside[nearest == i]
+                past = int(((mine.max() + size - ends[i] + itemsizes[i] - 1) // itemsizes[i]).clip(min=0))
+                before = int(((starts[i] - mine.min() + itemsizes[i] - 1) // itemsizes[i]).clip(min=0))
+                known = found.get((verb, names[i]), (0, 0))
+                found[verb, names[i]] = (max(known[0], past), max(known[1], before))
     return found

@@ -32,7 +32,7 @@ def script(run: RecordedRun) -> Verdict:
     candidate that compares the kernel's output with the reference's input instead fails the same way and is
     not the same bug. The kernels it compares are then left as they are (``minimizer.source.frozen``). Under
     Triton's interpreter, what the kernels read or wrote outside the tensors they were given is part of it too
-    (``[out of bounds: rms_norm_kernel reads outside weight_ptr, x_ptr]``): a candidate whose tensors were shrunk
+    (``[out of bounds: rms_norm_kernel reads 1 past weight_ptr, 1 past x_ptr]``): a candidate whose tensors were shrunk
     apart from each other makes a correct kernel read past one of them, and that fails the comparison as well.
     """
 

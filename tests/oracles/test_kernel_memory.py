@@ -85,14 +85,15 @@ def test_nothing_is_noted_for_a_launch_not_interpreted(tmp_path):
 
 
 def test_reads_and_writes_past_the_tensors_a_launch_was_given_are_named_by_parameter(tmp_path):
-    # n = 3 within tensors of 3: nothing strays; n = 4: the load reads past x and the store writes past out.
+    # n = 3 within tensors of 3: nothing strays; n = 4: the load reads one element past x, the store writes one
+    # past out.
     body = (
         "x, out = torch.ones(3), torch.zeros(3)\n"
         "def strays(n):\n"
         "    log = launch_noting(out, n, True, copy, x)\n"
-        "    return sorted(out_of_bounds(log, {'x_ptr': x, 'out_ptr': out}))\n"
+        "    return sorted(out_of_bounds(log, {'x_ptr': x, 'out_ptr': out}).items())\n"
         "print(json.dumps([strays(3), strays(4)]))\n"
     )
     within, past = run(tmp_path, body)
     assert within == []
-    assert past == [["reads", "x_ptr"], ["writes", "out_ptr"]]
+    assert past == [[["reads", "x_ptr"], [1, 0]], [["writes", "out_ptr"], [1, 0]]]

@@ -118,3 +118,10 @@ def test_fields_with_a_default_factory_of_constants_or_none_we_can_write_do_not_
     )
     first = [c.code for c in inline_config_defaults(cst.parse_module(source))][0]
     assert first.endswith("batch = [1, 2]\nx = zeros(4)\ny = config.names\n")
+
+
+def test_another_class_storing_a_same_named_attribute_does_not_stop_the_config():
+    handed_down = SCRIPT.replace("        self.w = config.width * config.layers", "        self.width = config.width")
+    assert any("self.width = 64" in c for c in candidates(handed_down))
+    post_init = SCRIPT.replace('    name: str = "run"\n', '    name: str = "run"\n\n    def __post_init__(self):\n        self.width = 8\n')
+    assert all("self.w = 64" not in c for c in candidates(post_init))

@@ -178,3 +178,10 @@ def test_inlining_preserves_the_behaviour_of_pure_programs(code):
     expected = outcome(code)
     for candidate in itertools.islice(inline_single_use_variables(cst.parse_module(code)), 20):
         assert outcome(candidate.code) == expected, candidate.code
+
+
+def test_a_name_bound_to_a_literal_is_replaced_at_every_read():
+    assert candidate_codes("eps = 0.0\ny = f(x + eps, eps)\n") == ["y = f(x + 0.0, 0.0)\n"]
+    assert candidate_codes("n = -2\nfor i in range(3):\n    g(n)\n") == ["for i in range(3):\n    g(-2)\n"]
+    # Reads that see another binding keep reading the name.
+    assert candidate_codes("n = 1\ng(n)\nn = f()\nh(n)\n") == ["g(1)\nn = f()\nh(n)\n", "n = 1\ng(n)\nh(f())\n"]

@@ -132,7 +132,11 @@ def test_an_instance_bound_to_a_name_becomes_variables_and_functions():
 def test_a_bound_instance_is_left_alone_when_used_as_an_object_or_rebound():
     assert candidates(BANK + "bank.features = None\n") == []
     assert candidates(BANK + "print(bank.training)\n") == []
-    assert candidates(BANK.replace("FeatureBank(3)", "FeatureBank(rows=3)")) == []
+    assert candidates(BANK.replace("FeatureBank(3)", "FeatureBank(other=3)")) == []
+
+
+def test_a_keyword_argument_binds_as_a_positional_one():
+    assert candidates(BANK.replace("FeatureBank(3)", "FeatureBank(rows=3)")) == candidates(BANK)
 
 
 def test_the_flattened_instance_computes_the_same():
@@ -198,3 +202,29 @@ def test_an_aliased_attribute_stays_when_the_method_binds_that_name_itself():
         "        return probe(w) + self.probe(w)\n\n\ny = Monitor().observe(torch.ones(1))\n"
     )
     assert all("probe(w) + probe(w)" not in c for c in candidates(code))
+
+
+HOLDER = """import torch
+
+
+class Block(torch.nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.norm = torch.nn.LayerNorm(config.dim)
+
+
+block = Block(Config())
+y = block.norm(torch.ones(2, 4))
+"""
+
+
+def test_a_holder_of_layers_bound_to_a_name_becomes_its_layers_and_a_built_argument_read_once_goes_in():
+    (converted,) = candidates(HOLDER)
+    assert "class" not in converted and "block" not in converted
+    assert "norm = torch.nn.LayerNorm(Config().dim)\ny = norm(torch.ones(2, 4))" in converted
+
+
+def test_a_built_argument_read_twice_is_not_built_twice():
+    read_twice = HOLDER.replace("LayerNorm(config.dim)", "LayerNorm(config.dim, config.eps)")
+    assert candidates(read_twice) == []
+    assert candidates(read_twice.replace("Block(Config())", "Block(config)")) != []

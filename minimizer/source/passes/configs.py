@@ -43,7 +43,7 @@ def _inlinings(module: cst.Module) -> Iterator[cst.Module | None]:
         if not defaults:
             continue
         holders = _holders(module, cls.name.value)
-        assigned = _assigned_attribute_names(module)
+        assigned = _assigned_attribute_names(module, cls)
         reads: dict[str, list[cst.Attribute]] = {}
         for attribute in find_all(module, m.Attribute(value=m.Name(), attr=m.Name())):
             if attribute.value.value in holders and attribute.attr.value in defaults:  # type: ignore[union-attr]
@@ -69,12 +69,22 @@ def _all_reads_then_each(
             yield lambda: replace_nodes(module, {node: values[name] for node in nodes})
 
 
-def _assigned_attribute_names(module: cst.Module) -> set[str]:
-    """Names assigned as an attribute anywhere (`x.name = ...`): such a field or option is not a constant."""
+def _assigned_attribute_names(module: cst.Module, config: cst.ClassDef | None = None) -> set[str]:
+    """Names assigned as an attribute anywhere (`x.name = ...`): such a field or option is not a constant.
 
+    With the ``config`` class given, `self.name = ...` in the methods of other classes does not count: that is
+    another object's attribute (`self.eps = eps` in the module the config's `eps` is handed to)."""
+
+    others = [
+        node for node in module.body if isinstance(node, cst.ClassDef) and config is not None and node is not config
+    ]
+    elsewhere = {
+        id(target) for cls in others for target in find_all(cls, m.AssignTarget(target=m.Attribute(value=m.Name("self"))))
+    }
     return {
         target.target.attr.value  # type: ignore[union-attr]
         for target in find_all(module, m.AssignTarget(target=m.Attribute(attr=m.Name())))
+        if id(target) not in elsewhere
     }
 
 

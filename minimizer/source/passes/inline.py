@@ -29,11 +29,17 @@ _WHOLE_EXPRESSION_SLOT = (
 _NEEDS_PARENS_EVERYWHERE = m.Tuple() | m.Yield() | m.NamedExpr() | m.GeneratorExp() | m.Await()
 
 
+# A value that reads the same wherever it is written: a name bound to one can be replaced at every read.
+_LITERAL = (
+    m.Integer() | m.Float() | m.SimpleString() | m.Name("True") | m.Name("False") | m.Name("None")
+    | m.UnaryOperation(operator=m.Minus(), expression=m.Integer() | m.Float())
+)
+
+
 @dataclass(frozen=True)
 class _Inlining:
     statement: cst.SimpleStatementLine  # `name = value`, to delete
-    read: cst.Name  # the one read of `name`, to replace by `value`
-    read_parent: cst.CSTNode
+    reads: tuple[tuple[cst.Name, cst.CSTNode], ...]  # the reads of `name` (one, or all of a literal's), with parents
     value: cst.BaseExpression
 
 
@@ -43,17 +49,17 @@ def inline_single_use_variables(module: cst.Module) -> Iterator[cst.Module]:
     An assignment `v = expr` (one plain name target, alone on its line, at module or function level) qualifies
     when, before `v` is bound again in the same block, `v` is read exactly once, later in that block, outside any
     loop, lambda, comprehension or nested function, and no other read can see this binding. The assignment goes
-    away and the read becomes `expr`, parenthesized where the read's position needs it.
+    away and the read becomes `expr`, parenthesized where the read's position needs it. A name bound to a
+    literal (`eps = 0.0`) is replaced at every read that sees the binding, loops included: it reads the same.
     """
     return distinct_candidates(module, _inline_candidates(module))
 
 
 def _inline_candidates(module: cst.Module) -> Iterator[cst.Module]:
     for inlining in _find_inlinings(module):
-        yield replace_nodes(
-            module,
-            {inlining.statement: cst.RemovalSentinel.REMOVE, inlining.read: _fitted(inlining.value, inlining.read_parent, inlining.read)},
-        )
+        replacements: dict[cst.CSTNode, cst.CSTNode | cst.RemovalSentinel] = {inlining.statement: cst.RemovalSentinel.REMOVE}
+        replacements.update({read: _fitted(inlining.value, parent, read) for read, parent in inlining.reads})
+        yield replace_nodes(module, replacements)
 
 
 def _find_inlinings(module: cst.Module) -> list[_Inlining]:
@@ -93,12 +99,14 @@ class _Analysis:
         if reads is None or any(self._scopes.get(node) is not scope for node in reads + self._bindings(scope, name)):
             return None
         window = self._reads_seeing(assign, reads, scope, block, here)
+        if window and m.matches(assign.value, _LITERAL):
+            return _Inlining(statement, tuple((read, self._parents[read]) for read in window), assign.value)
         if window is None or len(window) != 1 or self._repeated_in(window[0], block):
             return None
         read = window[0]
         if self._operands_rebound(assign.value, scope, body, here, self._index_in_block(read, body)):
             return None
-        return _Inlining(statement=statement, read=read, read_parent=self._parents[read], value=assign.value)
+        return _Inlining(statement, ((read, self._parents[read]),), assign.value)
 
     def _reads_seeing(self, assign: cst.Assign, reads: list[cst.Name], scope: Scope, block, here: int) -> list[cst.Name] | None:
         """The reads among `reads` that see the binding made by `assign` (statement `here` of `block`); None when

@@ -48,8 +48,8 @@ def single_instances_to_functions(module: cst.Module) -> Iterator[cst.Module]:
     ran). Names already bound in the module are never reused.
 
     An instance bound to a name (`bank = FeatureBank(rows)`, assigned once at module level) may have several
-    methods and constructor arguments (names or literals, bound to the parameters) when every use of the name
-    reads a member: `bank.features` -> `features`, `bank.snapshot()` -> `snapshot()`, `bank(x)` -> the called
+    methods, or none besides `__init__`, and constructor arguments (bound to the parameters; see `_attributes`)
+    when every use of the name reads a member: `bank.features` -> `features`, `bank.snapshot()` -> `snapshot()`, `bank(x)` -> the called
     method's function; the assignment becomes the attributes' assignments.
 
     A class with only an `__init__`, built once to read one attribute (`Batch(config).inputs`), becomes the
@@ -213,13 +213,14 @@ def _init_and_method(cls: cst.ClassDef) -> tuple[cst.FunctionDef | None, cst.Fun
 
 
 def _attributes(init: cst.FunctionDef | None, args: tuple[cst.Arg, ...] = ()) -> dict[str, cst.BaseExpression] | None:
-    """`{name: expression}` of `self.name = expression` lines, the parameters bound (to `args`, positional names
-    or literals, else their defaults) put in; None when the `__init__` does anything else or a parameter is
-    left without a value."""
+    """`{name: expression}` of `self.name = expression` lines, the parameters bound (to `args`, by position or
+    keyword, else their defaults) put in; None when the `__init__` does anything else or a parameter is left
+    without a value. An argument other than a name or a literal (`Block(Config())`) is only put in where its
+    parameter is read once: it is then still computed once."""
 
     if init is None:
         return None if args else {}
-    if any(arg.keyword is not None or arg.star or not m.matches(arg.value, _SIMPLE_VALUE) for arg in args):
+    if any(arg.star for arg in args):
         return None
     params = init.params
     if params.star_arg is not cst.MaybeSentinel.DEFAULT or params.star_kwarg is not None or params.kwonly_params:
@@ -227,14 +228,21 @@ def _attributes(init: cst.FunctionDef | None, args: tuple[cst.Arg, ...] = ()) ->
     if not params.params:
         return None
     self_name = params.params[0].name.value
-    if len(args) > len(params.params) - 1:
+    positional = [arg.value for arg in args if arg.keyword is None]
+    keywords = {arg.keyword.value: arg.value for arg in args if arg.keyword is not None}
+    if len(positional) > len(params.params) - 1:
         return None
     defaults: dict[str, cst.BaseExpression] = {}
     for i, param in enumerate(params.params[1:]):
-        value = args[i].value if i < len(args) else param.default
+        name = param.name.value
+        value = positional[i] if i < len(positional) else keywords.pop(name, param.default)
         if value is None:
             return None
-        defaults[param.name.value] = value
+        if not m.matches(value, _SIMPLE_VALUE) and len(m.findall(init.body, m.Name(name))) > 1:
+            return None
+        defaults[name] = value
+    if keywords:
+        return None
     attributes: dict[str, cst.BaseExpression] = {}
     for line in init.body.body:
         if m.matches(line, SUPER_INIT) or m.matches(line, m.SimpleStatementLine(body=[m.Expr(value=m.SimpleString())])):
@@ -426,7 +434,7 @@ def _init_and_methods(cls: cst.ClassDef) -> tuple[cst.FunctionDef | None, dict[s
                 methods[item.name.value] = item
         elif not m.matches(item, _DOCSTRING_OR_PASS):
             return None
-    return (init, methods) if methods else None
+    return (init, methods) if methods or init is not None else None
 
 
 def _binding_statement(module: cst.Module, use: cst.CSTNode) -> cst.SimpleStatementLine | None:
