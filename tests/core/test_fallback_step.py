@@ -12,8 +12,10 @@ FAILURE = "AssertionError: assert worst < 0.001"
 class _Probe:
     """A stand-in session: steps 0..3 keep the script's check (plain python fails), later ones lost it."""
 
-    def __init__(self, failing_steps: int):
+    def __init__(self, failing_steps: int, steady_steps: int | None = None):
         self.failing = failing_steps
+        # Steps from `steady_steps` on fail only on every other run (a kernel reading memory nothing wrote).
+        self.steady = failing_steps if steady_steps is None else steady_steps
         self.runs: list[str] = []
         self.messages: list[str] = []
         self.progress = SimpleNamespace(message=self.messages.append)
@@ -21,15 +23,18 @@ class _Probe:
     def _run_plain(self, text, limits):
         self.runs.append(text)
         step = int(text.split()[1])
-        return PlainRun(returncode=1 if step < self.failing else 0, seconds=0.1,
-                        failure=FAILURE if step < self.failing else None)
+        fails = step < self.steady or (step < self.failing and len(self.runs) % 2 == 0)
+        return PlainRun(returncode=1 if fails else 0, seconds=0.1, failure=FAILURE if fails else None)
+
+    def _call_all(self, calls):
+        return [call() for call in calls]
 
 
-def _fallback(probe: _Probe, steps: int, plain_failures=(FAILURE, FAILURE)) -> str:
+def _fallback(probe: _Probe, steps: int, plain_failures=(FAILURE, FAILURE), runs: int = 1) -> str:
     history = [f"step {i}" for i in range(steps)]
     report = CheckReport([], [], plain=[PlainRun(1, 0.1, failure=f) for f in plain_failures])
     settings = SimpleNamespace(limits=None)
-    return Session._latest_step_python_fails(probe, history, history[-1], report, settings)  # type: ignore[arg-type]
+    return Session._latest_step_python_fails(probe, history, history[-1], report, settings, runs)  # type: ignore[arg-type]
 
 
 def test_the_latest_step_that_still_fails_is_found_by_bisection():
@@ -53,3 +58,9 @@ def test_the_original_when_no_reduced_step_fails():
     probe = _Probe(failing_steps=1)
     assert _fallback(probe, steps=10) == "step 0"
     assert "keeping the original" in probe.messages[-1]
+
+
+def test_steps_that_fail_only_now_and_then_are_passed_over_with_several_runs_per_probe():
+    probe = _Probe(failing_steps=40, steady_steps=6)
+    assert _fallback(probe, steps=40, runs=3) == "step 5"
+    assert "step 5 of 39" in probe.messages[-1]

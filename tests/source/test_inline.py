@@ -185,3 +185,12 @@ def test_a_name_bound_to_a_literal_is_replaced_at_every_read():
     assert candidate_codes("n = -2\nfor i in range(3):\n    g(n)\n") == ["for i in range(3):\n    g(-2)\n"]
     # Reads that see another binding keep reading the name.
     assert candidate_codes("n = 1\ng(n)\nn = f()\nh(n)\n") == ["g(1)\nn = f()\nh(n)\n", "n = 1\ng(n)\nh(f())\n"]
+
+
+def test_a_module_constant_is_replaced_in_the_functions_that_read_it():
+    code = "WIDTH = 4\n\n\ndef f(x):\n    return x[:WIDTH]\n\n\ny = f(z) + WIDTH\n"
+    assert any(c.endswith("def f(x):\n    return x[:4]\n\n\ny = f(z) + 4\n") for c in candidate_codes(code))
+    # Another binding anywhere (a function's `global`, a later assignment) keeps the name.
+    rebound = code + "\n\ndef g():\n    global WIDTH\n    WIDTH = 8\n"
+    assert all("x[:4]" not in c for c in candidate_codes(rebound))
+    assert all("x[:4]" not in c for c in candidate_codes(code + "WIDTH = 8\n"))

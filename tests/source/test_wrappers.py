@@ -73,6 +73,27 @@ def test_a_helper_that_returns_an_expression_is_inlined_at_its_one_call():
     found = [c.code for c in inline_expression_functions(cst.parse_module(code))]
     assert found == ["import torch\n\n\nx = f(torch.randn(32, 32))\n"]
     assert [c.code for c in inline_expression_functions(cst.parse_module(code + "y = load()\n"))] == []
-    assert [c.code for c in inline_expression_functions(cst.parse_module(code.replace("load())", "load(4))")))] == []
+    with_argument = [c.code for c in inline_expression_functions(cst.parse_module(code.replace("load())", "load(4))")))]
+    assert with_argument == ["import torch\n\n\nx = f(torch.randn(4, 4))\n"]
     generator = "def batches():\n    return (yield 1)\n\n\nx = batches()\n"
     assert [c.code for c in inline_expression_functions(cst.parse_module(generator))] == []
+
+
+def test_a_helper_called_with_arguments_computes_what_it_did_and_computes_each_argument_once():
+    from minimizer.source.passes.wrappers import inline_expression_functions
+
+    def inlined(code):
+        return [c.code for c in inline_expression_functions(cst.parse_module(code))]
+
+    code = "def forces(fn, p, scale=2):\n    return fn(p) * scale + p + base\n\n\nresult = forces(abs, q, scale=3 - 1)\n"
+    (found,) = inlined(code)
+    assert found.strip() == "result = abs(q) * (3 - 1) + q + base"
+    values = {"q": -4, "base": 10}
+    original = dict(values)
+    exec(code.split("\n\n\nresult")[0], original)
+    assert eval(found.split(" = ", 1)[1], values) == eval("forces(abs, q, scale=3 - 1)", original)
+    # `p` is read twice: an argument that computes something would be computed twice.
+    assert inlined(code.replace("forces(abs, q,", "forces(abs, make(),")) == []
+    # The call's own scope binds `base`, which the helper reads from the module.
+    assert inlined(code.replace("result = forces(abs, q, scale=3 - 1)", "def g(base):\n    return forces(abs, q)")) == []
+

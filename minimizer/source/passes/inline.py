@@ -82,6 +82,7 @@ class _Analysis:
     def __init__(self, scopes: Mapping[cst.CSTNode, Scope | None], parents: Mapping[cst.CSTNode, cst.CSTNode]):
         self._scopes = scopes
         self._parents = parents
+        self._global_statements: list | None = None
 
     def inlining_for(self, statement: cst.SimpleStatementLine) -> _Inlining | None:
         """The inlining of the assignment `statement` (`name = value`), or None when it is not safe."""
@@ -94,6 +95,10 @@ class _Analysis:
         body = list(block.body)
         here = body.index(statement)
         reads = self._reads(scope, name)
+        earlier = [read for read in reads or [] if self._scopes.get(read) is scope and (self._index_in_block(read, body) or 0) <= here]
+        if reads and not earlier and m.matches(assign.value, _LITERAL) and self._only_binding(scope, name, assign):
+            # A module constant (`WIDTH = 0`) reads the same everywhere, functions and loops included.
+            return _Inlining(statement, tuple((read, self._parents[read]) for read in reads), assign.value)
         # A read from a nested scope (closure, lambda, comprehension) can run any number of times, at any moment; a
         # binding from one (`global name`) can happen at any moment too.
         if reads is None or any(self._scopes.get(node) is not scope for node in reads + self._bindings(scope, name)):
@@ -143,6 +148,23 @@ class _Analysis:
             accesses.update(assignment.references)
         nodes = [access.node for access in accesses]
         return nodes if all(m.matches(node, m.Name(name)) for node in nodes) else None
+
+    def _only_binding(self, scope: Scope, name: str, assign: cst.Assign) -> bool:
+        """Whether `assign` is the one binding of `name` that any read of it may see: the only one in `scope`, at
+        module level, and no function declares the name `global` (which could bind it again)."""
+
+        if not isinstance(scope, GlobalScope) or len(scope.assignments[name]) != 1:
+            return False
+        only = next(iter(scope.assignments[name]))
+        if not isinstance(only, Assignment) or only.node is not assign.targets[0].target:
+            return False
+        return not any(name in (n.value for n in node.names) for node in self._globals())
+
+    def _globals(self) -> list[cst.Global]:
+        if self._global_statements is None:
+            root = next(node for node in self._parents.values() if isinstance(node, cst.Module))
+            self._global_statements = find_all(root, m.Global())
+        return self._global_statements
 
     def _bindings(self, scope: Scope, name: str) -> list[cst.CSTNode]:
         return [assignment.node for assignment in scope.assignments[name] if isinstance(assignment, Assignment)]

@@ -83,14 +83,20 @@ def _root_name(node: cst.BaseExpression) -> str:
 def inline_expression_functions(module: cst.Module) -> Iterator[cst.Module]:
     """Yield `module` with one helper that only returns an expression replaced, at its one call, by that
     expression: `def load_batch(): return torch.randn(32, 32)` used as `x = load_batch()` becomes
-    `x = torch.randn(32, 32)`.
+    `x = torch.randn(32, 32)`; `def forces(fn, p): return torch.func.grad(fn)(p)` called as `forces(energy, q)`
+    becomes `torch.func.grad(energy)(q)`.
 
-    The helper is a module-level, undecorated function whose body (after a docstring) is `return EXPR`, whose
-    parameters all have defaults (they become the defaults), and whose name is referenced exactly once, by a
-    call without arguments. The definition goes with it.
+    The helper is a module-level, undecorated function whose body (after a docstring) is `return EXPR`, and
+    whose name is referenced exactly once, by a call without starred arguments. Its parameters become the call's
+    arguments (by position or keyword), else their defaults; an argument other than a name or a literal only
+    where its parameter is read at most once, so it is still computed at most once. Nothing is inlined where
+    the call's scope binds a name the expression reads from the module. The definition goes with it.
     """
 
     return distinct_candidates(module, _expression_inlinings(module))
+
+
+_PLAIN_ARGUMENT = m.Name() | m.Integer() | m.Float() | m.SimpleString()
 
 
 def _expression_inlinings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
@@ -103,20 +109,57 @@ def _expression_inlinings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
         params = statement.params
         if expression is None or params.star_arg is not cst.MaybeSentinel.DEFAULT or params.star_kwarg is not None:
             continue
-        defaults = {p.name.value: p.default for p in [*params.params, *params.kwonly_params]}
-        if any(default is None for default in defaults.values()):
+        if params.posonly_params:
             continue
         references = [access.node for assignment in global_scope[statement.name.value] for access in assignment.references]
         if len(references) != 1 or len(global_scope[statement.name.value]) != 1:
             continue
-        calls = [c for c in find_all(module, m.Call(args=[])) if c.func is references[0]]  # type: ignore[union-attr]
+        calls = [c for c in find_all(module, m.Call()) if c.func is references[0]]  # type: ignore[union-attr]
         if len(calls) != 1:
             continue
-        value = bind_names(expression, defaults)
+        values = _bound_arguments(calls[0], list(params.params), list(params.kwonly_params), expression)
+        if values is None:
+            continue
+        reads = {name.value for name in m.findall(expression, m.Name())} - set(values)
+        if any(binds_locally(scopes.get(calls[0]), name) for name in reads):
+            continue
+        value = bind_names(expression, values)
         if value is None:
             continue
         replacements = {calls[0]: value, statement: cst.RemovalSentinel.REMOVE}
         yield lambda: replace_nodes(module, replacements)
+
+
+def _bound_arguments(
+    call: cst.Call, params: list[cst.Param], keyword_only: list[cst.Param], expression: cst.BaseExpression
+) -> Optional[dict[str, cst.BaseExpression]]:
+    """Each parameter's value at `call` (its argument, else its default); None when one has neither, an argument
+    is starred or names no parameter, or an argument that is not plain would be computed more than once."""
+
+    if any(arg.star for arg in call.args):
+        return None
+    positional = [arg.value for arg in call.args if arg.keyword is None]
+    keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+    if len(positional) > len(params):
+        return None
+    values: dict[str, cst.BaseExpression] = {}
+    for i, param in enumerate([*params, *keyword_only]):
+        name = param.name.value
+        value = positional[i] if i < len(positional) else keywords.pop(name, param.default)
+        if value is None:
+            return None
+        if not m.matches(value, _PLAIN_ARGUMENT) and len(m.findall(expression, m.Name(name))) > 1:
+            return None
+        values[name] = _parenthesized(value)
+    return None if keywords else values
+
+
+def _parenthesized(value: cst.BaseExpression) -> cst.BaseExpression:
+    """`value` as an operand anywhere: atoms as they are, anything else in parentheses."""
+
+    if m.matches(value, _PLAIN_ARGUMENT | m.Attribute() | m.Call() | m.Subscript() | m.List() | m.Tuple() | m.Dict()):
+        return value
+    return value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
 def _returned_expression(function: cst.FunctionDef) -> Optional[cst.BaseExpression]:
