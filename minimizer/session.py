@@ -656,6 +656,13 @@ class Session:
         low, high = 0, len(history) - 1  # history[low] fails (the original); history[high] is known not to
         if history[high] != best_text:
             high += 1
+        if runs > 1:
+            # A step that fails only now and then (its failure hangs on memory nothing wrote) comes late, from
+            # shrinking a size, and later steps may fail steadily again: the last few go first, one by one.
+            for step in range(high - 1, max(low, high - 1 - _STEPS_TRIED_FIRST), -1):
+                if fails(history[step]):
+                    low = high = step
+                    break
         while high - low > 1:
             middle = (low + high) // 2
             if fails(history[middle]):
@@ -749,6 +756,10 @@ class Session:
                 f"sharing saved about {self.sharing.saved_seconds:.0f} s): switched off"
             )
         return shown
+
+
+# Steps from the end tried one by one before bisecting, when looking for one that fails steadily.
+_STEPS_TRIED_FIRST = 6
 
 
 def _python_failure(confirmations: list[RunResult], plain: list[PlainRun]) -> tuple[str | None, bool]:

@@ -12,10 +12,12 @@ FAILURE = "AssertionError: assert worst < 0.001"
 class _Probe:
     """A stand-in session: steps 0..3 keep the script's check (plain python fails), later ones lost it."""
 
-    def __init__(self, failing_steps: int, steady_steps: int | None = None):
+    def __init__(self, failing_steps: int, steady_steps: int | None = None, flaky: set[int] = frozenset()):
         self.failing = failing_steps
-        # Steps from `steady_steps` on fail only on every other run (a kernel reading memory nothing wrote).
+        # Steps from `steady_steps` on, and those in `flaky`, fail only on every other run (a kernel reading
+        # memory nothing wrote).
         self.steady = failing_steps if steady_steps is None else steady_steps
+        self.flaky = flaky
         self.runs: list[str] = []
         self.messages: list[str] = []
         self.progress = SimpleNamespace(message=self.messages.append)
@@ -23,7 +25,8 @@ class _Probe:
     def _run_plain(self, text, limits):
         self.runs.append(text)
         step = int(text.split()[1])
-        fails = step < self.steady or (step < self.failing and len(self.runs) % 2 == 0)
+        steady = step < self.steady and step not in self.flaky
+        fails = steady or (step < self.failing and len(self.runs) % 2 == 0)
         return PlainRun(returncode=1 if fails else 0, seconds=0.1, failure=FAILURE if fails else None)
 
     def _call_all(self, calls):
@@ -64,3 +67,9 @@ def test_steps_that_fail_only_now_and_then_are_passed_over_with_several_runs_per
     probe = _Probe(failing_steps=40, steady_steps=6)
     assert _fallback(probe, steps=40, runs=3) == "step 5"
     assert "step 5 of 39" in probe.messages[-1]
+
+
+def test_a_steady_step_just_before_a_flaky_end_is_found_though_flaky_steps_lie_between_it_and_the_start():
+    # Steps 10..30 fail now and then (a size shrunk, later grown back by another pass); 31..38 steadily again.
+    probe = _Probe(failing_steps=40, steady_steps=39, flaky=set(range(10, 31)))
+    assert _fallback(probe, steps=40, runs=3) == "step 38"
