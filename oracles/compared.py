@@ -17,6 +17,7 @@ import ast
 import collections
 import sys
 import weakref
+from collections.abc import Iterator
 from types import FrameType
 from typing import Any
 
@@ -33,76 +34,74 @@ _LOOKED_THROUGH = frozenset(
 
 
 class KernelWrites:
-    """The tensors the script's own kernels were given and those they wrote, by weak reference, with the last
-    kernel that wrote each and, where known, which of its elements no launch changed."""
+    """The tensors the script's own kernels were given, by weak reference, with the last kernel that wrote each
+    (if one did) and, where known, which of its elements no launch changed."""
 
-    _MOST = 256
+    _MOST = 512  # two tables of 256 before, one for the tensors given and the tensors written
 
     def __init__(self) -> None:
-        # id(tensor) -> (weak ref, kernel, flat mask of the elements no launch changed or None), oldest first.
-        self._written: dict[int, tuple[Any, str, Any]] = {}
-        self._passed: dict[int, Any] = {}  # id(tensor) -> weak ref: every tensor a launch was given
+        # id(tensor) -> (weak ref, kernel that last wrote it or None, flat mask of the elements no launch changed
+        # or None), in the order of the last write (tensors only read keep the place they were first given at).
+        self._tensors: dict[int, tuple[Any, str | None, Any]] = {}
+
+    def note_passed(self, tensor: Any) -> None:
+        """``tensor`` was an argument of a launch (read, written, or both)."""
+
+        known = self._tensors.get(id(tensor))
+        if known is None or known[0]() is not tensor:
+            self._keep(tensor, None, None)
 
     def note(self, tensor: Any, kernel: str, unchanged: Any = None) -> None:
         """``tensor`` was written by ``kernel``; ``unchanged``: a flat boolean mask of the elements this launch
         left as they were (``None``: not known)."""
 
-        try:
-            ref = weakref.ref(tensor)
-        except TypeError:
-            return
-        known = self._written.pop(id(tensor), None)
-        if known is not None and known[0]() is tensor:
+        known = self._tensors.pop(id(tensor), None)
+        if known is not None and known[0]() is tensor and known[1] is not None:
             # Unchanged by every launch; one launch that told nothing makes it unknown.
             unchanged = None if known[2] is None or unchanged is None else known[2] & unchanged
-        self._written[id(tensor)] = (ref, kernel, unchanged)
-        if len(self._written) > self._MOST:
-            alive = [(key, entry) for key, entry in self._written.items() if entry[0]() is not None]
-            self._written = dict(alive[-self._MOST :])
+        self._keep(tensor, kernel, unchanged)
 
-    def note_passed(self, tensor: Any) -> None:
-        """``tensor`` was an argument of a launch (read, written, or both)."""
-
+    def _keep(self, tensor: Any, kernel: str | None, unchanged: Any) -> None:
         try:
-            self._passed[id(tensor)] = weakref.ref(tensor)
+            self._tensors[id(tensor)] = (weakref.ref(tensor), kernel, unchanged)
         except TypeError:
             return
-        if len(self._passed) > self._MOST:
-            alive = [(key, ref) for key, ref in self._passed.items() if ref() is not None]
-            self._passed = dict(alive[-self._MOST :])
-
-    def was_passed(self, value: Any) -> bool:
-        """Whether ``value``'s storage is that of a tensor a launch was given, while that tensor lives."""
-
-        storage = _storage_of(value)
-        return storage is not None and any(
-            (tensor := ref()) is not None and _storage_of(tensor) == storage for ref in self._passed.values()
-        )
+        if len(self._tensors) > self._MOST:
+            alive = [(key, entry) for key, entry in self._tensors.items() if entry[0]() is not None]
+            self._tensors = dict(alive[-self._MOST :])
 
     def clear(self) -> None:
-        self._written.clear()
-        self._passed.clear()
+        self._tensors.clear()
 
     def __bool__(self) -> bool:
-        return bool(self._written)
+        return any(kernel is not None for _, kernel, _ in self._tensors.values())
 
     def writer_of(self, value: Any) -> str | None:
         """The last kernel that wrote into ``value``'s storage, while that tensor lives."""
 
+        return next((kernel for kernel in self._sharing_storage(value) if kernel is not None), None)
+
+    def was_passed(self, value: Any) -> bool:
+        """Whether ``value``'s storage is that of a tensor a launch was given, while that tensor lives."""
+
+        return next(self._sharing_storage(value), False) is not False
+
+    def _sharing_storage(self, value: Any) -> Iterator[str | None]:
+        """The writer (or None) of each live tensor noted whose storage is ``value``'s, latest write first."""
+
         storage = _storage_of(value)
         if storage is None:
-            return None
-        for ref, kernel, _ in reversed(self._written.values()):
+            return
+        for ref, kernel, _ in reversed(self._tensors.values()):
             tensor = ref()
             if tensor is not None and _storage_of(tensor) == storage:
-                return kernel
-        return None
+                yield kernel
 
     def unchanged_elements(self, value: Any) -> Any:
         """The flat mask of ``value``'s elements no kernel launch changed (``value`` itself, not a view of it),
         or ``None``."""
 
-        known = self._written.get(id(value))
+        known = self._tensors.get(id(value))
         return known[2] if known is not None and known[0]() is value else None
 
 
@@ -153,8 +152,12 @@ def _values(operands: list[ast.expr], frame: FrameType, callee: FrameType | None
         if len(names) >= len(operands):
             return [callee.f_locals.get(name) for name in names[: len(operands)]]
     if all(isinstance(operand, ast.Name) for operand in operands):
-        return [frame.f_locals.get(o.id, frame.f_globals.get(o.id)) for o in operands]  # type: ignore[attr-defined]
+        return [_frame_value(frame, o.id) for o in operands]  # type: ignore[attr-defined]
     return []
+
+
+def _frame_value(frame: FrameType, name: str) -> Any:
+    return frame.f_locals.get(name, frame.f_globals.get(name))
 
 
 def _differs_where_unwritten(value: Any, other: Any, writes: KernelWrites) -> bool:
@@ -242,7 +245,7 @@ class Origins:
         walk = lambda e, s=scope, b=before, f=in_frame: self._walk(e, s, b, f, ops, kernels, depth + 1)  # noqa: E731
         if isinstance(expr, ast.Name):
             if in_frame:
-                value = self.frame.f_locals.get(expr.id, self.frame.f_globals.get(expr.id))
+                value = _frame_value(self.frame, expr.id)
                 kernel = self.writes.writer_of(value)
                 if kernel is not None:
                     kernels.add(kernel)

@@ -29,7 +29,7 @@ from oracles.api import (
 )
 from oracles.capture import exception_info
 from oracles.compared import KernelWrites
-from oracles.kernel_memory import InterpretedAccesses, out_of_bounds, stored_elements
+from oracles.kernel_memory import InterpretedAccesses, note_reach, out_of_bounds, stored_elements
 from oracles.hang import IN_COMPILED_CALL
 
 # Saved tensors up to this many elements are fingerprinted by a full copy; larger ones by checksums.
@@ -224,8 +224,9 @@ class Harness:
         launches: collections.Counter[str] = collections.Counter()
 
         def getitem(kernel: Any, grid: Any) -> Any:
-            fn = kernel
-            while not hasattr(fn, "__code__") and hasattr(fn, "fn"):
+            fn, interpreted = kernel, False
+            while not hasattr(fn, "__code__") and hasattr(fn, "fn"):  # through autotuner and heuristics wrappers
+                interpreted = interpreted or type(fn).__module__.startswith("triton.runtime.interpreter")
                 fn = fn.fn
             code = getattr(fn, "__code__", None)
             launch = real(kernel, grid)
@@ -239,7 +240,7 @@ class Harness:
                 # rather than each launch being copied and compared.
                 before = _snapshot_tensors(values) if launches[fn.__name__] < _LAUNCHES_COMPARED else None
                 launches[fn.__name__] += 1
-                with harness._kernel_accesses.recording(before is not None and _interpreted(kernel)) as accesses:
+                with harness._kernel_accesses.recording(before is not None and interpreted) as accesses:
                     result = launch(*args, **kwargs)
                 if before is None:
                     written = [(tensor, None) for tensor in _tensors(values)]
@@ -250,8 +251,7 @@ class Harness:
                         if (unchanged := _unchanged(t, copy, stored_elements(t, accesses))) is not None
                     ]
                     for (verb, name), reach in out_of_bounds(accesses, _tensor_parameters(fn, args, kwargs)).items():
-                        known = harness.kernel_strays.get((fn.__name__, verb, name), (0, 0))
-                        harness.kernel_strays[fn.__name__, verb, name] = (max(known[0], reach[0]), max(known[1], reach[1]))
+                        note_reach(harness.kernel_strays, (fn.__name__, verb, name), reach)
                 for tensor in _tensors(values):
                     harness.kernel_writes.note_passed(tensor)
                 for tensor, unchanged in written:
@@ -812,7 +812,7 @@ def _bytes_of(tensor: Any) -> Any:
 
 def _unchanged(tensor: Any, before: Any, stored: Any = None) -> Any:
     """The flat mask of ``tensor``'s elements whose bytes are as in ``before`` and, where the launch's stores
-    are known (``stored``, see ``oracles.kernel_stores``), that no store wrote; ``None`` if it wrote none."""
+    are known (``stored``, see ``oracles.kernel_memory``), that no store wrote; ``None`` if it wrote none."""
 
     import torch
 
@@ -834,12 +834,3 @@ def _tensor_parameters(fn: Any, args: tuple, kwargs: dict) -> dict[str, Any]:
         return {}
     return {name: value for name, value in bound.items() if isinstance(value, torch.Tensor)}
 
-
-def _interpreted(kernel: Any) -> bool:
-    """Whether a launch of ``kernel`` runs under Triton's interpreter (``TRITON_INTERPRET=1`` when it was defined)."""
-
-    for _ in range(8):  # through autotuner and heuristics wrappers
-        if type(kernel).__module__.startswith("triton.runtime.interpreter"):
-            return True
-        kernel = getattr(kernel, "fn", None)
-    return False

@@ -157,6 +157,12 @@ def out_of_bounds(accesses: Accesses | None, tensors: dict[str, Any]) -> dict[tu
                 mine = outside[nearest == i]
                 past = int(((mine.max() + size - ends[i] + itemsizes[i] - 1) // itemsizes[i]).clip(min=0))
                 before = int(((starts[i] - mine.min() + itemsizes[i] - 1) // itemsizes[i]).clip(min=0))
-                known = found.get((verb, names[i]), (0, 0))
-                found[verb, names[i]] = (max(known[0], past), max(known[1], before))
+                note_reach(found, (verb, names[i]), (past, before))
     return found
+
+
+def note_reach(found: dict[Any, tuple[int, int]], key: Any, reach: tuple[int, int]) -> None:
+    """Keep in ``found[key]`` the farthest reach (past the end, before the start) seen so far."""
+
+    known = found.get(key, (0, 0))
+    found[key] = (max(known[0], reach[0]), max(known[1], reach[1]))

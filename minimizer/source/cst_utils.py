@@ -329,6 +329,49 @@ def _variable_names(node: cst.CSTNode) -> list[cst.Name]:
     return [name for name in m.findall(node, m.Name()) if name not in not_variables]  # type: ignore[misc]
 
 
+# Arguments that read the same wherever they are written: a parameter bound to one may be read any number of times.
+PLAIN_VALUE = m.Name() | m.Integer() | m.Float() | m.SimpleString()
+_ATOM = (
+    m.Name() | m.Attribute() | m.Call() | m.Subscript() | m.Integer() | m.Float() | m.Imaginary() | m.SimpleString()
+    | m.List() | m.Dict()
+)
+
+
+def as_operand(value: cst.BaseExpression) -> cst.BaseExpression:
+    """``value``, in parentheses unless it is an atom, so it can stand for a name in any expression."""
+
+    if m.matches(value, _ATOM) or value.lpar:
+        return value
+    return value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def bound_arguments(
+    args: Iterable[cst.Arg], params: list[cst.Param], keyword_only: list[cst.Param], body: cst.CSTNode
+) -> Optional[dict[str, cst.BaseExpression]]:
+    """Each parameter's value at a call with ``args``: its argument (by position or keyword), else its default,
+    as an operand (see ``as_operand``); None when a parameter has neither, an argument is starred or names no
+    parameter, or an argument other than a name or a literal would be computed more than once (its parameter is
+    read more than once in ``body``)."""
+
+    args = list(args)
+    if any(arg.star for arg in args):
+        return None
+    positional = [arg.value for arg in args if arg.keyword is None]
+    keywords = {arg.keyword.value: arg.value for arg in args if arg.keyword is not None}
+    if len(positional) > len(params):
+        return None
+    values: dict[str, cst.BaseExpression] = {}
+    for i, param in enumerate([*params, *keyword_only]):
+        name = param.name.value
+        value = positional[i] if i < len(positional) else keywords.pop(name, param.default)
+        if value is None:
+            return None
+        if not m.matches(value, PLAIN_VALUE) and len(m.findall(body, m.Name(name))) > 1:
+            return None
+        values[name] = as_operand(value)
+    return None if keywords else values
+
+
 def target_names(target: cst.BaseExpression) -> set[str]:
     """The plain names an assignment target binds: `x`, or the names among `a, b` / `[a, b]`."""
 

@@ -228,3 +228,9 @@ def test_a_built_argument_read_twice_is_not_built_twice():
     read_twice = HOLDER.replace("LayerNorm(config.dim)", "LayerNorm(config.dim, config.eps)")
     assert candidates(read_twice) == []
     assert candidates(read_twice.replace("Block(Config())", "Block(config)")) != []
+
+
+def test_an_argument_that_is_an_expression_keeps_its_grouping_where_it_goes_in():
+    code = HOLDER.replace("LayerNorm(config.dim)", "LayerNorm(config * 2)").replace("Block(Config())", "Block(k + 1)")
+    (converted,) = candidates(code)
+    assert "norm = torch.nn.LayerNorm((k + 1) * 2)" in converted

@@ -75,12 +75,11 @@ def _assigned_attribute_names(module: cst.Module, config: cst.ClassDef | None = 
     With the ``config`` class given, `self.name = ...` in the methods of other classes does not count: that is
     another object's attribute (`self.eps = eps` in the module the config's `eps` is handed to)."""
 
-    others = [
-        node for node in module.body if isinstance(node, cst.ClassDef) and config is not None and node is not config
-    ]
-    elsewhere = {
-        id(target) for cls in others for target in find_all(cls, m.AssignTarget(target=m.Attribute(value=m.Name("self"))))
-    }
+    elsewhere: set[int] = set()
+    if config is not None:
+        others = [node for node in module.body if isinstance(node, cst.ClassDef) and node is not config]
+        on_self = m.AssignTarget(target=m.Attribute(value=m.Name("self")))
+        elsewhere = {id(target) for cls in others for target in find_all(cls, on_self)}
     return {
         target.target.attr.value  # type: ignore[union-attr]
         for target in find_all(module, m.AssignTarget(target=m.Attribute(attr=m.Name())))

@@ -10,6 +10,7 @@ from typing import Iterator, Sequence
 
 import libcst as cst
 import libcst.matchers as m
+from libcst.helpers import get_full_name_for_node
 
 from minimizer.source.cst_utils import find_all, distinct_candidates, remove_nodes, replace_nodes
 from minimizer.source.passes.literals import INTEGER_LITERAL
@@ -141,7 +142,7 @@ class _IntegerFolder(cst.CSTTransformer):
         return _literal(operate(_integer(updated_node.left), _integer(updated_node.right)), updated_node)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
-        name = _dotted(updated_node.func)
+        name = get_full_name_for_node(updated_node.func)
         if name not in self.functions or not updated_node.args:
             return updated_node
         if any(arg.keyword or arg.star or not m.matches(arg.value, INTEGER_LITERAL) for arg in updated_node.args):
@@ -156,14 +157,6 @@ def _literal(value: int | None, node: cst.BaseExpression) -> cst.BaseExpression:
     result = literal if value >= 0 else cst.UnaryOperation(operator=cst.Minus(), expression=literal)
     # The operation's own parentheses stay (`(1 + 2).bit_length()` needs them); the layout drops the rest.
     return result.with_changes(lpar=node.lpar, rpar=node.rpar)
-
-
-def _dotted(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
-        return f"{node.value.value}.{node.attr.value}"
-    return None
 
 
 def _integer(node: cst.BaseExpression) -> int:

@@ -67,7 +67,8 @@ def _find_inlinings(module: cst.Module) -> list[_Inlining]:
     wrapper = metadata(module)
     scopes = wrapper.resolve(ScopeProvider)
     parents = parent_map(wrapper.module)
-    analysis = _Analysis(scopes, parents)
+    declared_global = {item.name.value for node in find_all(module, m.Global()) for item in node.names}  # type: ignore[union-attr]
+    analysis = _Analysis(scopes, parents, declared_global)
     found = []
     for statement in find_all(module, m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(m.Name())])])):
         inlining = analysis.inlining_for(statement)
@@ -79,10 +80,15 @@ def _find_inlinings(module: cst.Module) -> list[_Inlining]:
 class _Analysis:
     """Def-use questions about one module, answered from libcst scope and parent metadata."""
 
-    def __init__(self, scopes: Mapping[cst.CSTNode, Scope | None], parents: Mapping[cst.CSTNode, cst.CSTNode]):
+    def __init__(
+        self,
+        scopes: Mapping[cst.CSTNode, Scope | None],
+        parents: Mapping[cst.CSTNode, cst.CSTNode],
+        declared_global: set[str],
+    ):
         self._scopes = scopes
         self._parents = parents
-        self._global_statements: list | None = None
+        self._declared_global = declared_global  # names some function declares `global`
 
     def inlining_for(self, statement: cst.SimpleStatementLine) -> _Inlining | None:
         """The inlining of the assignment `statement` (`name = value`), or None when it is not safe."""
@@ -95,10 +101,10 @@ class _Analysis:
         body = list(block.body)
         here = body.index(statement)
         reads = self._reads(scope, name)
-        earlier = [read for read in reads or [] if self._scopes.get(read) is scope and (self._index_in_block(read, body) or 0) <= here]
-        if reads and not earlier and m.matches(assign.value, _LITERAL) and self._only_binding(scope, name, assign):
-            # A module constant (`WIDTH = 0`) reads the same everywhere, functions and loops included.
-            return _Inlining(statement, tuple((read, self._parents[read]) for read in reads), assign.value)
+        if reads and m.matches(assign.value, _LITERAL) and self._only_binding(scope, name, assign):
+            if not any(self._scopes.get(read) is scope and (self._index_in_block(read, body) or 0) <= here for read in reads):
+                # A module constant (`WIDTH = 0`) reads the same everywhere, functions and loops included.
+                return _Inlining(statement, tuple((read, self._parents[read]) for read in reads), assign.value)
         # A read from a nested scope (closure, lambda, comprehension) can run any number of times, at any moment; a
         # binding from one (`global name`) can happen at any moment too.
         if reads is None or any(self._scopes.get(node) is not scope for node in reads + self._bindings(scope, name)):
@@ -158,13 +164,7 @@ class _Analysis:
         only = next(iter(scope.assignments[name]))
         if not isinstance(only, Assignment) or only.node is not assign.targets[0].target:
             return False
-        return not any(name in (n.value for n in node.names) for node in self._globals())
-
-    def _globals(self) -> list[cst.Global]:
-        if self._global_statements is None:
-            root = next(node for node in self._parents.values() if isinstance(node, cst.Module))
-            self._global_statements = find_all(root, m.Global())
-        return self._global_statements
+        return name not in self._declared_global
 
     def _bindings(self, scope: Scope, name: str) -> list[cst.CSTNode]:
         return [assignment.node for assignment in scope.assignments[name] if isinstance(assignment, Assignment)]

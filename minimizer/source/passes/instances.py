@@ -17,6 +17,8 @@ import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
 from minimizer.source.cst_utils import (
+    as_operand,
+    bound_arguments,
     walk,
     find_all,
     parent_map,
@@ -31,7 +33,6 @@ from minimizer.source.passes.modules import SUPER_INIT, snake_case, top_level_cl
 
 __all__ = ["single_instances_to_functions"]
 
-_SIMPLE_VALUE = m.Name() | m.Integer() | m.Float() | m.SimpleString()
 # Methods that calling the instance runs: `Cls()(x)` becomes `cls(x)`.
 _CALLED = ("forward", "__call__")
 
@@ -155,24 +156,12 @@ def _temporary_reads(module: cst.Module) -> Iterator[cst.Module | None]:
         resolved: dict[str, cst.BaseExpression] = {}
         for name, value in attributes.items():
             reads = {a: resolved[a.attr.value] for a in m.findall(value, earlier)}  # type: ignore[union-attr]
-            resolved[name] = _parenthesized(swap_nodes(value, reads))
+            resolved[name] = as_operand(swap_nodes(value, reads))
         replacements = {read: resolved[read.attr.value], cls: cst.RemovalSentinel.REMOVE}
         yield lambda r=replacements: replace_nodes(module, r)
 
 
 _DOCSTRING_OR_PASS = m.SimpleStatementLine(body=[m.Pass() | m.Expr(value=m.SimpleString())])
-_ATOM = (
-    m.Name() | m.Attribute() | m.Call() | m.Subscript() | m.Integer() | m.Float() | m.Imaginary() | m.SimpleString()
-    | m.List() | m.Dict()
-)
-
-
-def _parenthesized(value: cst.BaseExpression) -> cst.BaseExpression:
-    """``value``, in parentheses unless it is an atom (it replaces an attribute read, which binds tightest)."""
-
-    if m.matches(value, _ATOM) or value.lpar:
-        return value
-    return value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
 def _self_name(init: cst.FunctionDef | None) -> str:
@@ -220,28 +209,14 @@ def _attributes(init: cst.FunctionDef | None, args: tuple[cst.Arg, ...] = ()) ->
 
     if init is None:
         return None if args else {}
-    if any(arg.star for arg in args):
-        return None
     params = init.params
     if params.star_arg is not cst.MaybeSentinel.DEFAULT or params.star_kwarg is not None or params.kwonly_params:
         return None
     if not params.params:
         return None
     self_name = params.params[0].name.value
-    positional = [arg.value for arg in args if arg.keyword is None]
-    keywords = {arg.keyword.value: arg.value for arg in args if arg.keyword is not None}
-    if len(positional) > len(params.params) - 1:
-        return None
-    defaults: dict[str, cst.BaseExpression] = {}
-    for i, param in enumerate(params.params[1:]):
-        name = param.name.value
-        value = positional[i] if i < len(positional) else keywords.pop(name, param.default)
-        if value is None:
-            return None
-        if not m.matches(value, _SIMPLE_VALUE) and len(m.findall(init.body, m.Name(name))) > 1:
-            return None
-        defaults[name] = value
-    if keywords:
+    defaults = bound_arguments(args, list(params.params[1:]), [], init.body)
+    if defaults is None:
         return None
     attributes: dict[str, cst.BaseExpression] = {}
     for line in init.body.body:

@@ -12,7 +12,9 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
-from minimizer.source.cst_utils import find_all, DOCSTRING_LINE, binds_locally, bind_names, distinct_candidates, metadata, replace_nodes
+from minimizer.source.cst_utils import (
+    find_all, DOCSTRING_LINE, binds_locally, bind_names, bound_arguments, distinct_candidates, metadata, replace_nodes,
+)
 
 __all__ = ["bypass_wrapper_functions", "inline_expression_functions"]
 
@@ -96,9 +98,6 @@ def inline_expression_functions(module: cst.Module) -> Iterator[cst.Module]:
     return distinct_candidates(module, _expression_inlinings(module))
 
 
-_PLAIN_ARGUMENT = m.Name() | m.Integer() | m.Float() | m.SimpleString()
-
-
 def _expression_inlinings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
     scopes = metadata(module).resolve(ScopeProvider)
     global_scope = scopes[module]
@@ -117,7 +116,7 @@ def _expression_inlinings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
         calls = [c for c in find_all(module, m.Call()) if c.func is references[0]]  # type: ignore[union-attr]
         if len(calls) != 1:
             continue
-        values = _bound_arguments(calls[0], list(params.params), list(params.kwonly_params), expression)
+        values = bound_arguments(calls[0].args, list(params.params), list(params.kwonly_params), expression)
         if values is None:
             continue
         reads = {name.value for name in m.findall(expression, m.Name())} - set(values)
@@ -128,38 +127,6 @@ def _expression_inlinings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
             continue
         replacements = {calls[0]: value, statement: cst.RemovalSentinel.REMOVE}
         yield lambda: replace_nodes(module, replacements)
-
-
-def _bound_arguments(
-    call: cst.Call, params: list[cst.Param], keyword_only: list[cst.Param], expression: cst.BaseExpression
-) -> Optional[dict[str, cst.BaseExpression]]:
-    """Each parameter's value at `call` (its argument, else its default); None when one has neither, an argument
-    is starred or names no parameter, or an argument that is not plain would be computed more than once."""
-
-    if any(arg.star for arg in call.args):
-        return None
-    positional = [arg.value for arg in call.args if arg.keyword is None]
-    keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
-    if len(positional) > len(params):
-        return None
-    values: dict[str, cst.BaseExpression] = {}
-    for i, param in enumerate([*params, *keyword_only]):
-        name = param.name.value
-        value = positional[i] if i < len(positional) else keywords.pop(name, param.default)
-        if value is None:
-            return None
-        if not m.matches(value, _PLAIN_ARGUMENT) and len(m.findall(expression, m.Name(name))) > 1:
-            return None
-        values[name] = _parenthesized(value)
-    return None if keywords else values
-
-
-def _parenthesized(value: cst.BaseExpression) -> cst.BaseExpression:
-    """`value` as an operand anywhere: atoms as they are, anything else in parentheses."""
-
-    if m.matches(value, _PLAIN_ARGUMENT | m.Attribute() | m.Call() | m.Subscript() | m.List() | m.Tuple() | m.Dict()):
-        return value
-    return value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
 def _returned_expression(function: cst.FunctionDef) -> Optional[cst.BaseExpression]:
