@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import ast
 import collections
+import dataclasses
 import sys
 import weakref
 from collections.abc import Iterator
+from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
@@ -43,6 +45,15 @@ class KernelWrites:
         # id(tensor) -> (weak ref, kernel that last wrote it or None, flat mask of the elements no launch changed
         # or None), in the order of the last write (tensors only read keep the place they were first given at).
         self._tensors: dict[int, tuple[Any, str | None, Any]] = {}
+        self._parameters: dict[str, set[str]] = {}  # kernel -> the parameters through which it wrote
+
+    def note_parameters(self, kernel: str, written: list[str]) -> None:
+        """``kernel`` wrote through its parameters named ``written`` in a launch."""
+
+        self._parameters.setdefault(kernel, set()).update(written)
+
+    def parameters_written(self, kernel: str) -> set[str]:
+        return self._parameters.get(kernel, set())
 
     def note_passed(self, tensor: Any) -> None:
         """``tensor`` was an argument of a launch (read, written, or both)."""
@@ -72,6 +83,7 @@ class KernelWrites:
 
     def clear(self) -> None:
         self._tensors.clear()
+        self._parameters.clear()
 
     def __bool__(self) -> bool:
         return any(kernel is not None for _, kernel, _ in self._tensors.values())
@@ -219,32 +231,36 @@ def _within(inner: ast.AST, outer: ast.AST) -> bool:
 
 class Origins:
     """What an expression computes, statically: the torch operations it applies (a multiset, following the
-    script's assignments and its own functions' returns) and the kernels whose outputs it reads. The failing
-    frame gives its own names' values: a tensor a kernel wrote, or one passed to a kernel (an input that both
-    sides share), is where following stops."""
+    script's assignments, its own functions' returns and its own modules' ``forward`` and methods) and the
+    kernels whose outputs it reads. The failing frame gives its own names' values: a tensor a kernel wrote, or
+    one passed to a kernel (an input that both sides share), is where following stops. Within a function
+    followed, a name passed to a launch through a parameter the kernel wrote through is that kernel's output,
+    and literal arguments decide the branches they select (``model(x, fused=False)``)."""
 
     def __init__(self, tree: ast.Module, frame: FrameType, writes: KernelWrites):
         self.frame = frame
         self.writes = writes
         self.functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        self.classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+        self.kernels = {name for name, function in self.functions.items() if _is_kernel(function)}
 
     def of(self, expr: ast.expr, scope: ast.AST, before: int) -> str:
         """``"add+mean+mult+mult+pow+rsqrt"``, ``"softmax of kernel k"``, or ``"input"`` when it computes nothing."""
 
         ops: collections.Counter[str] = collections.Counter()
         kernels: set[str] = set()
-        self._walk(expr, scope, before, True, ops, kernels, 0)
+        self._walk(expr, _Place(scope, before, True, {}), ops, kernels, 0)
         if not ops and len(kernels) == 1:
             return f"kernel {kernels.pop()}"
         described = "+".join(sorted(ops.elements())) or "input"
         return described + "".join(f" of kernel {k}" for k in sorted(kernels))
 
-    def _walk(self, expr: ast.AST, scope: ast.AST, before: int, in_frame: bool, ops: Any, kernels: set[str], depth: int) -> None:
+    def _walk(self, expr: ast.AST, place: _Place, ops: Any, kernels: set[str], depth: int) -> None:
         if depth > _DEPTH:
             return
-        walk = lambda e, s=scope, b=before, f=in_frame: self._walk(e, s, b, f, ops, kernels, depth + 1)  # noqa: E731
+        walk = lambda e, at=place: self._walk(e, at, ops, kernels, depth + 1)  # noqa: E731
         if isinstance(expr, ast.Name):
-            if in_frame:
+            if place.in_frame:
                 value = _frame_value(self.frame, expr.id)
                 kernel = self.writes.writer_of(value)
                 if kernel is not None:
@@ -252,17 +268,27 @@ class Origins:
                     return
                 if self.writes.was_passed(value):
                     return
-            assigned = _last_assignment(scope, expr.id, before)
-            if assigned is not None:
-                walk(assigned.value, b=assigned.lineno)
+            assigned = _last_assignment(place.scope, expr.id, place.before, place.literals)
+            if assigned is None:
+                return
+            kernel = None if place.in_frame else self._launch_writing(place, expr.id, assigned.lineno)
+            if kernel is not None:
+                kernels.add(kernel)
+            else:
+                walk(assigned.value, place.at(assigned.lineno))
+            return
+        if isinstance(expr, ast.IfExp) and (taken := _decided(expr.test, place.literals)) is not None:
+            walk(expr.body if taken else expr.orelse)
             return
         if isinstance(expr, ast.Call):
             func = expr.func
-            if isinstance(func, ast.Name) and func.id in self.functions:
-                function = self.functions[func.id]
+            called = self._script_callable(func, place)
+            if called is not None:
+                function, method = called
                 returned = _returned(function)
                 if returned is not None:
-                    self._walk(returned.value, function, returned.lineno + 1, False, ops, kernels, depth + 1)
+                    entered = _Place(function, returned.lineno + 1, False, _literal_arguments(function, expr, method))
+                    self._walk(returned.value, entered, ops, kernels, depth + 1)
             elif isinstance(func, ast.Attribute):
                 if func.attr not in _LOOKED_THROUGH and _is_torch_operation(func.attr):
                     ops[func.attr] += 1
@@ -282,6 +308,116 @@ class Origins:
             if isinstance(child, ast.expr):
                 walk(child)
 
+    def _script_callable(self, func: ast.expr, place: _Place) -> tuple[ast.FunctionDef, bool] | None:
+        """The script's own function a call runs, and whether it is a method (bound to an instance): a function
+        of the script, a module of the script called (its ``forward``), or a method of one."""
+
+        if isinstance(func, ast.Name) and func.id in self.functions:
+            return self.functions[func.id], False  # type: ignore[return-value]
+        if isinstance(func, ast.Attribute):
+            owner = self._class_of(func.value, place)
+            method = _method(owner, func.attr) if owner is not None else None
+            return (method, True) if method is not None else None
+        owner = self._class_of(func, place)
+        if owner is None:
+            return None
+        method = _method(owner, "forward") or _method(owner, "__call__")
+        return (method, True) if method is not None else None
+
+    def _class_of(self, expr: ast.expr, place: _Place) -> ast.ClassDef | None:
+        """The script's class whose instance ``expr`` is: ``Net(4)``, a name bound to one (in the failing frame,
+        or assigned one), or ``self`` within a method of it."""
+
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name):
+            return self.classes.get(expr.func.id)
+        if not isinstance(expr, ast.Name):
+            return None
+        if place.in_frame:
+            value = _frame_value(self.frame, expr.id)
+            if value is not None:
+                return self.classes.get(type(value).__name__)
+        if expr.id == "self" and isinstance(place.scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return next((c for c in self.classes.values() if place.scope in c.body), None)
+        assigned = _last_assignment(place.scope, expr.id, place.before, place.literals)
+        return self._class_of(assigned.value, place.at(assigned.lineno)) if assigned is not None else None
+
+    def _launch_writing(self, place: _Place, name: str, after: int) -> str | None:
+        """The kernel that a launch between line ``after`` and ``place.before`` in ``place.scope`` passes ``name``
+        through a parameter it wrote through (``kernel[grid](x, out)`` with ``out_ptr`` written)."""
+
+        for statement in _own_statements(place.scope, place.literals):
+            if not after < statement.lineno < place.before:
+                continue
+            for node in ast.walk(statement):
+                launched = _launched_kernel(node)
+                if launched not in self.kernels:
+                    continue
+                parameters = [a.arg for a in self.functions[launched].args.args]  # type: ignore[index]
+                written = self.writes.parameters_written(launched)  # type: ignore[arg-type]
+                passed = list(zip(parameters, node.args)) + [(k.arg, k.value) for k in node.keywords]  # type: ignore[attr-defined]
+                if any(p in written and isinstance(a, ast.Name) and a.id == name for p, a in passed):
+                    return launched
+        return None
+
+
+@dataclass(frozen=True)
+class _Place:
+    """Where a walk reads names: the scope, the line they are read before, whether the failing frame holds their
+    values, and the parameters bound to literals by the call followed into it."""
+
+    scope: ast.AST
+    before: int
+    in_frame: bool
+    literals: dict[str, Any]
+
+    def at(self, before: int) -> _Place:
+        return dataclasses.replace(self, before=before)
+
+
+def _is_kernel(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether a decorator of ``function`` is a ``jit`` (``@triton.jit``, ``@jit``, ``@triton.jit(...)``)."""
+
+    for decorator in function.decorator_list:
+        named = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if (named.attr if isinstance(named, ast.Attribute) else getattr(named, "id", None)) == "jit":
+            return True
+    return False
+
+
+def _launched_kernel(node: ast.AST) -> str | None:
+    """``k`` for a launch ``k[grid](...)``."""
+
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript) and isinstance(node.func.value, ast.Name):
+        return node.func.value.id
+    return None
+
+
+def _method(owner: ast.ClassDef, name: str) -> ast.FunctionDef | None:
+    return next((n for n in owner.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+
+
+def _literal_arguments(function: ast.FunctionDef, call: ast.Call, method: bool) -> dict[str, Any]:
+    """The parameters of ``function`` that ``call`` binds to literals, its own or the defaults."""
+
+    positional = [*function.args.posonlyargs, *function.args.args][1 if method else 0 :]
+    defaults = function.args.defaults
+    bound: dict[str, ast.expr] = dict(zip([a.arg for a in positional][len(positional) - len(defaults) :], defaults))
+    bound.update((a.arg, d) for a, d in zip(function.args.kwonlyargs, function.args.kw_defaults) if d is not None)
+    bound.update(zip([a.arg for a in positional], call.args))
+    bound.update((k.arg, k.value) for k in call.keywords if k.arg is not None)
+    return {name: value.value for name, value in bound.items() if isinstance(value, ast.Constant)}
+
+
+def _decided(test: ast.expr, literals: dict[str, Any]) -> bool | None:
+    """The truth of a branch's test that reads only a parameter bound to a literal (``fused``, ``not fused``)."""
+
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        decided = _decided(test.operand, literals)
+        return None if decided is None else not decided
+    if isinstance(test, ast.Name) and test.id in literals:
+        return bool(literals[test.id])
+    return None
+
 
 def _is_torch_operation(name: str) -> bool:
     """Whether ``name`` is a function of torch or a method of its tensors (``rsqrt``, ``softmax``), not a name the
@@ -291,23 +427,28 @@ def _is_torch_operation(name: str) -> bool:
     return torch is not None and any(hasattr(space, name) for space in (torch, torch.Tensor, torch.nn.functional))
 
 
-def _own_statements(scope: ast.AST):
-    """The statements of ``scope`` (compound ones and their bodies too), not those of nested functions or classes."""
+def _own_statements(scope: ast.AST, literals: dict[str, Any] | None = None):
+    """The statements of ``scope`` (compound ones and their bodies too), not those of nested functions or classes,
+    nor the branch of an ``if`` that ``literals`` (parameters bound to literals) rule out."""
 
     def walk(statements: list[ast.stmt]):
         for statement in statements:
             yield statement
             if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 continue
+            taken = _decided(statement.test, literals) if literals and isinstance(statement, ast.If) else None
             for field in ("body", "orelse", "finalbody", "handlers"):
-                yield from walk(getattr(statement, field, []) or [])
+                if taken is None or field == ("body" if taken else "orelse"):
+                    yield from walk(getattr(statement, field, []) or [])
 
     return walk(scope.body)  # type: ignore[attr-defined]
 
 
-def _last_assignment(scope: ast.AST, name: str, before: int) -> ast.Assign | ast.AnnAssign | None:
+def _last_assignment(
+    scope: ast.AST, name: str, before: int, literals: dict[str, Any] | None = None
+) -> ast.Assign | ast.AnnAssign | None:
     found = None
-    for statement in _own_statements(scope):
+    for statement in _own_statements(scope, literals):
         if statement.lineno >= before or not isinstance(statement, (ast.Assign, ast.AnnAssign)):
             continue
         targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]

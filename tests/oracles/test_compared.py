@@ -108,13 +108,65 @@ def test_a_reference_that_reads_the_kernel_output_anywhere_is_another_comparison
 
 
 def test_names_the_script_chose_are_not_operations(tmp_path):
-    # `scale(...)` and `self.query(...)` may be renamed or inlined by a reduction; only torch's own count.
+    # `scale` may be renamed or inlined by a reduction; only torch's own names count.
     body = (
-        "class Net(torch.nn.Module):\n    def query(self, t):\n        return t.exp()\n\n"
-        "net = Net()\nx = torch.ones(2, 3)\nout = torch.full_like(x, 7.0)\nkernel(x, out)\n"
-        "ref = net.query(x)\ntorch.testing.assert_close(out, ref)\n"
+        "scale = torch.exp\nx = torch.ones(2, 3)\nout = torch.full_like(x, 7.0)\nkernel(x, out)\n"
+        "torch.testing.assert_close(out, scale(x))\n"
     )
     assert compared(tmp_path, body) == "kernel row_softmax_kernel, input"
+
+
+def test_the_script_modules_are_followed_into_forward_and_their_methods(tmp_path):
+    body = (
+        "class Net(torch.nn.Module):\n    def query(self, t):\n        return t.exp()\n\n"
+        "    def forward(self, t):\n        return self.query(t) * 2\n\n"
+        "net = Net()\nx = torch.ones(2, 3)\nout = torch.full_like(x, 7.0)\nkernel(x, out)\n"
+    )
+    assert compared(tmp_path, body + "torch.testing.assert_close(out, net.query(x))\n") == "kernel row_softmax_kernel, exp"
+    assert compared(tmp_path, body + "torch.testing.assert_close(out, Net()(x))\n") == "kernel row_softmax_kernel, exp+mult"
+    assert compared(tmp_path, body + "ref = net\ntorch.testing.assert_close(out, ref(x))\n") == (
+        "kernel row_softmax_kernel, exp+mult"
+    )
+
+
+# A module that runs the kernel or torch by a flag, and a check that compares its two paths: the bias + GELU
+# MLP whose reduction once compared the module with its own input (`[compared: input, input]` pinned nothing).
+FLAGGED = """
+class jit:
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __getitem__(self, grid):
+        return self.fn
+
+@jit
+def softmax_kernel(x_ptr, out_ptr):
+    kernel(x_ptr, out_ptr)
+    WRITES.note_parameters("softmax_kernel", ["out_ptr"])
+
+class Model(torch.nn.Module):
+    def forward(self, x, fused=True):
+        if fused:
+            out = torch.full_like(x, 7.0)
+            softmax_kernel[(1,)](x, out)
+        else:
+            out = x.softmax(-1)
+        return out * 2
+
+def check(model, x):
+    assert torch.allclose({got}, {want})
+
+check(Model(), torch.ones(2, 3))
+"""
+
+
+def test_literal_arguments_choose_the_path_followed_and_a_launch_names_its_output(tmp_path):
+    both = FLAGGED.format(got="model(x)", want="model(x, fused=False)")
+    assert compared(tmp_path, both) == "mult of kernel softmax_kernel, mult+softmax"
+    same_path = FLAGGED.format(got="model(x)", want="model(x, fused=True) + 1")
+    assert compared(tmp_path, same_path) == "mult of kernel softmax_kernel, add+mult of kernel softmax_kernel"
+    against_its_input = FLAGGED.format(got="Model()(x)", want="x")
+    assert compared(tmp_path, against_its_input) == "mult of kernel softmax_kernel, input"
 
 
 def test_nothing_is_pinned_without_a_kernel_write(tmp_path):

@@ -97,3 +97,27 @@ def test_reads_and_writes_past_the_tensors_a_launch_was_given_are_named_by_param
     within, past = run(tmp_path, body)
     assert within == []
     assert past == [[["reads", "x_ptr"], [1, 0]], [["writes", "out_ptr"], [1, 0]]]
+
+
+def test_a_fenced_launch_reads_zeros_past_its_tensors(tmp_path):
+    # x is 3 elements of a buffer of sevens: the fourth lane reads past x (a seven, unfenced); fenced, it reads
+    # zero, as a fresh process's memory would give, so no failure can hang on what lies past a tensor.
+    body = (
+        "import array\n"
+        "buffer = array.array('f', [7.0] * 8)\n"
+        "x = torch.frombuffer(buffer, dtype=torch.float32, count=3)\n"
+        "def copied(fenced):\n"
+        "    out = torch.zeros(8)[:4]\n"
+        "    accesses = InterpretedAccesses()\n"
+        "    accesses.install()\n"
+        "    try:\n"
+        "        with accesses.recording(True, [x, out] if fenced else []):\n"
+        "            copy[(1,)](x, out, 4, BLOCK=4)\n"
+        "    finally:\n"
+        "        accesses.uninstall()\n"
+        "    return out.tolist()\n"
+        "print(json.dumps([copied(False), copied(True)]))\n"
+    )
+    unfenced, fenced = run(tmp_path, body)
+    assert unfenced == [7.0, 7.0, 7.0, 7.0]
+    assert fenced == [7.0, 7.0, 7.0, 0.0]
