@@ -36,15 +36,19 @@ _LOOKED_THROUGH = frozenset(
 
 
 class KernelWrites:
-    """The tensors the script's own kernels were given, by weak reference, with the last kernel that wrote each
-    (if one did) and, where known, which of its elements no launch changed."""
+    """The storages of the tensors the script's own kernels were given, by weak reference, with the last kernel
+    that wrote each (if one did) and, where known, which elements of the tensor written no launch changed.
 
-    _MOST = 512  # two tables of 256 before, one for the tensors given and the tensors written
+    Storages, not tensors: a kernel often writes through a view (`out = x.reshape(-1, n)` inside a helper)
+    that dies when the helper returns, while the tensor the script compares shares its storage."""
+
+    _MOST = 512
 
     def __init__(self) -> None:
-        # id(tensor) -> (weak ref, kernel that last wrote it or None, flat mask of the elements no launch changed
-        # or None), in the order of the last write (tensors only read keep the place they were first given at).
-        self._tensors: dict[int, tuple[Any, str | None, Any]] = {}
+        # id(storage) -> (weak ref to the storage, kernel that last wrote it or None, weak ref to the tensor
+        # written or given, flat mask of its elements no launch changed or None), in the order of the last write
+        # (storages only read keep the place they were first given at).
+        self._storages: dict[int, tuple[Any, str | None, Any, Any]] = {}
         self._parameters: dict[str, set[str]] = {}  # kernel -> the parameters through which it wrote
 
     def note_parameters(self, kernel: str, written: list[str]) -> None:
@@ -58,70 +62,72 @@ class KernelWrites:
     def note_passed(self, tensor: Any) -> None:
         """``tensor`` was an argument of a launch (read, written, or both)."""
 
-        known = self._tensors.get(id(tensor))
-        if known is None or known[0]() is not tensor:
+        if self._entry(tensor) is None:
             self._keep(tensor, None, None)
 
     def note(self, tensor: Any, kernel: str, unchanged: Any = None) -> None:
         """``tensor`` was written by ``kernel``; ``unchanged``: a flat boolean mask of the elements this launch
         left as they were (``None``: not known)."""
 
-        known = self._tensors.pop(id(tensor), None)
-        if known is not None and known[0]() is tensor and known[1] is not None:
+        known = self._entry(tensor)
+        if known is not None and known[1] is not None and known[2]() is tensor:
             # Unchanged by every launch; one launch that told nothing makes it unknown.
-            unchanged = None if known[2] is None or unchanged is None else known[2] & unchanged
+            unchanged = None if known[3] is None or unchanged is None else known[3] & unchanged
         self._keep(tensor, kernel, unchanged)
 
+    def _entry(self, value: Any) -> tuple[Any, str | None, Any, Any] | None:
+        storage = _storage_object(value)
+        known = self._storages.get(id(storage)) if storage is not None else None
+        return known if known is not None and known[0]() is storage else None
+
     def _keep(self, tensor: Any, kernel: str | None, unchanged: Any) -> None:
+        storage = _storage_object(tensor)
+        if storage is None:
+            return
         try:
-            self._tensors[id(tensor)] = (weakref.ref(tensor), kernel, unchanged)
+            entry = (weakref.ref(storage), kernel, weakref.ref(tensor), unchanged)
         except TypeError:
             return
-        if len(self._tensors) > self._MOST:
-            alive = [(key, entry) for key, entry in self._tensors.items() if entry[0]() is not None]
-            self._tensors = dict(alive[-self._MOST :])
+        self._storages.pop(id(storage), None)
+        self._storages[id(storage)] = entry
+        if len(self._storages) > self._MOST:
+            alive = [(key, entry) for key, entry in self._storages.items() if entry[0]() is not None]
+            self._storages = dict(alive[-self._MOST :])
 
     def clear(self) -> None:
-        self._tensors.clear()
+        self._storages.clear()
         self._parameters.clear()
 
     def __bool__(self) -> bool:
-        return any(kernel is not None for _, kernel, _ in self._tensors.values())
+        return any(entry[1] is not None for entry in self._storages.values())
 
     def writer_of(self, value: Any) -> str | None:
-        """The last kernel that wrote into ``value``'s storage, while that tensor lives."""
+        """The last kernel that wrote into ``value``'s storage, while that storage lives."""
 
-        return next((kernel for kernel in self._sharing_storage(value) if kernel is not None), None)
+        known = self._entry(value)
+        return known[1] if known is not None else None
 
     def was_passed(self, value: Any) -> bool:
-        """Whether ``value``'s storage is that of a tensor a launch was given, while that tensor lives."""
+        """Whether ``value``'s storage is that of a tensor a launch was given, while that storage lives."""
 
-        return next(self._sharing_storage(value), False) is not False
-
-    def _sharing_storage(self, value: Any) -> Iterator[str | None]:
-        """The writer (or None) of each live tensor noted whose storage is ``value``'s, latest write first."""
-
-        storage = _storage_of(value)
-        if storage is None:
-            return
-        for ref, kernel, _ in reversed(self._tensors.values()):
-            tensor = ref()
-            if tensor is not None and _storage_of(tensor) == storage:
-                yield kernel
+        return self._entry(value) is not None
 
     def unchanged_elements(self, value: Any) -> Any:
         """The flat mask of ``value``'s elements no kernel launch changed (``value`` itself, not a view of it),
         or ``None``."""
 
-        known = self._tensors.get(id(value))
-        return known[2] if known is not None and known[0]() is value else None
+        known = self._entry(value)
+        return known[3] if known is not None and known[2]() is value else None
 
 
-def _storage_of(value: Any) -> int | None:
+def _storage_object(value: Any) -> Any:
+    """``value``'s storage (one Python object while any tensor on it lives), or ``None`` for what has none."""
+
     try:
-        return value.untyped_storage().data_ptr() or None
-    except (AttributeError, RuntimeError, TypeError):
+        storage = value.untyped_storage()
+    except (AttributeError, RuntimeError, TypeError, NotImplementedError):
         return None
+    return storage if storage.data_ptr() else None
 
 
 def compared_operands(

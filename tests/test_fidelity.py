@@ -192,7 +192,7 @@ def test_triton_kernel_under_a_script_set_interpreter_is_reduced_to_the_failure_
     path = tmp_path / "kernel.py"
     path.write_text(TRITON_SCRIPT)
     python_says = plain_failure(path)
-    assert python_says.startswith("AssertionError: assert torch.allclose(out, reference(x))")
+    assert python_says == "AssertionError: assert torch.allclose(_, _) -- kernel disagrees with torch"
     data = check_json(path)
     assert data["problem"] is None and data["pinned"] == "script"
     pinned = next(o for o in data["oracles"] if o["oracle"] == "script")
@@ -237,7 +237,7 @@ def test_files_beside_the_script_are_found_and_the_repro_fails_beside_them(tmp_p
     path = tmp_path / "load.py"
     path.write_text(INPUTS_SCRIPT)
     python_says = plain_failure(path)
-    assert python_says.startswith("AssertionError: assert torch.allclose(out, f(x, weights))")
+    assert python_says == "AssertionError: assert torch.allclose(_, _) -- compiled and eager disagree"
     data = check_json(path)
     # Under the harness the script finds its files and fails as under python (else check names the mismatch).
     assert data["problem"] is None and data["pinned"] in ("numerical", "script")

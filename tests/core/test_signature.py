@@ -22,9 +22,25 @@ def test_torch_advice_boilerplate_is_dropped():
     assert normalize_message(message) == "backend='inductor' raised: | RuntimeError: planted bug"
 
 
-def test_assert_signature_uses_the_test_source_and_message():
-    exc = ExceptionInfo("AssertionError", "outputs differ", assert_text="torch.allclose(a,   b)")
-    assert exception_signature(exc) == "AssertionError: assert torch.allclose(a, b) -- outputs differ"
+def test_an_assert_without_a_message_is_told_by_its_test_source():
+    exc = ExceptionInfo("AssertionError", "", assert_text="torch.allclose(a,   b)")
+    assert exception_signature(exc) == "AssertionError: assert torch.allclose(a, b)"
+
+
+def test_an_assert_with_a_message_is_told_by_the_message_and_the_shape_of_its_test():
+    # Renaming or inlining what it compares keeps the check; dropping a tolerance or changing the comparison
+    # does not.
+    def signature(test, message="bank update differs"):
+        return exception_signature(ExceptionInfo("AssertionError", message, assert_text=test))
+
+    original = signature("torch.allclose(bank.features, expected, atol=1e-3)")
+    assert original == "AssertionError: assert torch.allclose(_, _, atol=0.001) -- bank update differs"
+    assert signature("torch.allclose(features, bank.snapshot() * 2, atol=1e-3)") == original
+    assert signature("torch.allclose(bank.features, expected)") != original
+    assert signature("torch.equal(bank.features, expected)") != original
+    assert signature("torch.allclose(bank.features, expected, atol=1e-3)", "another check") != original
+    assert signature("not info['target_attached']") == signature("not torch.compile(f)(x).requires_grad")
+    assert signature("(forwards, backwards) == (1, 0)") != signature("(forwards, backwards) == (1, 1)")
 
 
 def test_plain_exception_signature_is_type_and_message():

@@ -192,3 +192,13 @@ def test_a_dead_tensor_no_longer_counts_as_written():
     assert writes.writer_of(storage_view) == "a"  # a view of what the kernel wrote
     del dropped
     assert writes.writer_of(torch.ones(2)) is None
+
+
+def test_a_write_through_a_view_that_died_still_marks_the_tensor_sharing_its_storage(tmp_path):
+    # The helper's view `flat` is gone when the assert runs; `x` shares its storage, so the reference reads
+    # the kernel's output (the kernel wrote into its input).
+    body = (
+        "def normalize(x):\n    flat = x.reshape(-1)\n    kernel(flat, flat)\n    return flat.reshape(x.shape)\n\n"
+        "x = torch.ones(2, 3)\ntorch.testing.assert_close(normalize(x), x * 2)\n"
+    )
+    assert compared(tmp_path, body) == "kernel row_softmax_kernel, mult of kernel row_softmax_kernel"

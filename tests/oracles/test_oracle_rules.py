@@ -209,7 +209,7 @@ _ASSERT = ExceptionInfo("AssertionError", "outputs differ", assert_text="torch.a
 
 def test_script_fires_on_a_plain_failure_without_compile():
     verdict = script(RecordedRun(exception=_ASSERT))
-    assert verdict.fires and verdict.signature == "AssertionError: assert torch.allclose(a, b) -- outputs differ"
+    assert verdict.fires and verdict.signature == "AssertionError: assert torch.allclose(_, _) -- outputs differ"
 
 
 def test_script_failure_that_needs_compile_is_marked_so():
