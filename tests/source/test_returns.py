@@ -1,6 +1,6 @@
 import libcst as cst
 
-from minimizer.source.passes.returns import drop_unread_returned_values
+from minimizer.source.passes.returns import drop_unread_returned_values, return_the_element_read
 
 
 def codes(source):
@@ -44,3 +44,36 @@ def test_functions_used_other_than_by_an_unpacking_call_stay():
         "def f(x):\n    if x:\n        return x\n    return x, x\n\n\na, b = f(1)\n",
     ]:
         assert codes(source) == [], source
+
+
+def element_codes(source):
+    return [candidate.code for candidate in return_the_element_read(cst.parse_module(source))]
+
+
+def test_a_returned_dict_read_at_one_key_returns_that_value():
+    source = (
+        "import torch\n\n\ndef bootstrap(q):\n    t = q.max(-1).values\n    t.detach_()\n"
+        '    return {"loss": t.sum(), "attached": t.requires_grad}\n\n\n'
+        'assert not torch.compile(bootstrap)(torch.ones(1, requires_grad=True))["attached"], "attached"\n'
+    )
+    (code,) = element_codes(source)
+    assert "    return t.requires_grad\n" in code
+    assert "assert not torch.compile(bootstrap)(torch.ones(1, requires_grad=True)), " in code
+    scope: dict = {}
+    exec(code.replace("torch.compile(bootstrap)", "bootstrap"), scope)  # the same value is asserted on
+
+
+def test_a_returned_tuple_read_at_one_index_at_every_call_returns_that_element():
+    source = "def f(x):\n    if x:\n        return x, 1\n    return x + 1, 2\n\n\na = f(1)[1]\nb = f(0)[1]\n"
+    assert element_codes(source) == ["def f(x):\n    if x:\n        return 1\n    return 2\n\n\na = f(1)\nb = f(0)\n"]
+
+
+def test_results_read_otherwise_or_at_other_keys_stay():
+    for source in [
+        'def f(x):\n    return {"a": x, "b": x}\n\n\nc = f(1)["a"]\nd = f(1)["b"]\n',  # two keys
+        'def f(x):\n    return {"a": x}\n\n\nc = f(1)["a"]\nd = f(1)\n',  # a whole result read
+        'def f(x):\n    return {"a": x, **extra}\n\n\nc = f(1)["a"]\n',  # unpacked: "a" may come from it
+        'def f(x):\n    if x:\n        return {"a": x}\n    return {}\n\n\nc = f(1)["a"]\n',  # a return without it
+        'def f(x):\n    return x\n\n\nc = f([1])[0]\n',  # not a literal
+    ]:
+        assert element_codes(source) == [], source

@@ -2,7 +2,9 @@
 
 Functions return tuples out of habit (`loss, logits, aux = model(batch)`); once the repro reads one of them,
 the others are still computed, returned and unpacked. Removing the unpacked name alone breaks the unpacking and
-removing the returned value alone does too; this pass removes both at once.
+removing the returned value alone does too; this pass removes both at once. Likewise a function that returns a
+dict of results (`return {"loss": loss, "attached": t.requires_grad}`) read at its one key
+(`step(x)["attached"]`) returns that value alone.
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
-from minimizer.source.cst_utils import TORCH_COMPILE, distinct_candidates, find_all, metadata, replace_nodes
+from minimizer.source.cst_utils import TORCH_COMPILE, distinct_candidates, find_all, metadata, parent_map, replace_nodes
 
-__all__ = ["drop_unread_returned_values"]
+__all__ = ["drop_unread_returned_values", "return_the_element_read"]
 
 
 def drop_unread_returned_values(module: cst.Module) -> Iterator[cst.Module]:
@@ -97,3 +99,88 @@ def _without(pair: cst.Tuple, position: int) -> cst.BaseExpression:
         return kept[0].value
     kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
     return pair.with_changes(elements=kept)
+
+
+def return_the_element_read(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with a function that returns a literal dict, tuple or list returning the one element its
+    callers read, and their subscripts gone: `return {"a": x, "b": y}` with `f(z)["b"]` -> `return y`, `f(z)`.
+
+    Only for a module-level function bound once whose every `return` gives such a literal holding that key (a
+    string or an integer, the same at every call site), and whose every use is a call (`f(x)`, or
+    `torch.compile(f)(x)`) subscripted at once.
+    """
+
+    return distinct_candidates(module, _element_reads(module))
+
+
+def _element_reads(module: cst.Module) -> Iterator[cst.Module | None]:
+    wrapper = metadata(module)
+    top = wrapper.resolve(ScopeProvider)[wrapper.module]
+    parents = parent_map(wrapper.module)
+    for function in wrapper.module.body:
+        if not isinstance(function, cst.FunctionDef) or len(top.assignments[function.name.value]) != 1:
+            continue
+        returns = [r for r in find_all(function.body, m.Return()) if _own_return(function, r)]
+        uses = [a.node for assignment in top.assignments[function.name.value] for a in assignment.references]
+        subscripts = [_subscript_of_call(use, parents) for use in uses]
+        if not returns or not uses or None in subscripts:
+            continue
+        keys = {_literal_key(s) for s in subscripts}  # type: ignore[arg-type]
+        if len(keys) != 1 or None in keys:
+            continue
+        key = keys.pop()
+        elements = [_element(r.value, key) for r in returns]
+        if None in elements:
+            continue
+        replacements: dict = {r.value: element for r, element in zip(returns, elements)}
+        replacements.update({s: s.value for s in subscripts})  # type: ignore[union-attr]
+        yield lambda replacements=replacements: replace_nodes(wrapper.module, replacements)
+
+
+def _subscript_of_call(use: cst.CSTNode, parents: dict) -> cst.Subscript | None:
+    """`f(x)[k]` (or `torch.compile(f)(x)[k]`) around the use `f`, with one index."""
+
+    call = parents.get(use)
+    if isinstance(call, cst.Arg):
+        compiled = parents.get(call)
+        if not (isinstance(compiled, cst.Call) and m.matches(compiled.func, TORCH_COMPILE) and len(compiled.args) == 1):
+            return None
+        call = parents.get(compiled)
+        if not (isinstance(call, cst.Call) and call.func is compiled):
+            return None
+    elif not (isinstance(call, cst.Call) and call.func is use):
+        return None
+    subscript = parents.get(call)
+    if isinstance(subscript, cst.Subscript) and subscript.value is call and len(subscript.slice) == 1:
+        return subscript
+    return None
+
+
+def _literal_key(subscript: cst.Subscript) -> str | int | None:
+    index = subscript.slice[0].slice
+    if not isinstance(index, cst.Index):
+        return None
+    value = index.value
+    if isinstance(value, cst.SimpleString):
+        return value.evaluated_value  # type: ignore[return-value]
+    if isinstance(value, cst.Integer):
+        return int(value.value, 0)
+    return None
+
+
+def _element(value: cst.BaseExpression | None, key: str | int) -> cst.BaseExpression | None:
+    """The element at ``key`` of a literal dict (string keys), tuple or list without starred elements."""
+
+    if isinstance(value, cst.Dict) and isinstance(key, str):
+        found = [
+            e.value
+            for e in value.elements
+            if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) and e.key.evaluated_value == key
+        ]
+        plain = all(isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) for e in value.elements)
+        return found[-1] if found and plain else None
+    if isinstance(value, (cst.Tuple, cst.List)) and isinstance(key, int):
+        if any(not isinstance(e, cst.Element) for e in value.elements) or not -len(value.elements) <= key < len(value.elements):
+            return None
+        return value.elements[key].value
+    return None
