@@ -18,7 +18,6 @@ import collections
 import dataclasses
 import sys
 import weakref
-from collections.abc import Iterator
 from dataclasses import dataclass
 from types import FrameType
 from typing import Any
