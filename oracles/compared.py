@@ -247,7 +247,6 @@ class Origins:
         self.writes = writes
         self.functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         self.classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
-        self.kernels = {name for name, function in self.functions.items() if _is_kernel(function)}
 
     def of(self, expr: ast.expr, scope: ast.AST, before: int) -> str:
         """``"add+mean+mult+mult+pow+rsqrt"``, ``"softmax of kernel k"``, or ``"input"`` when it computes nothing."""
@@ -355,10 +354,11 @@ class Origins:
                 continue
             for node in ast.walk(statement):
                 launched = _launched_kernel(node)
-                if launched not in self.kernels:
+                # A kernel of the script the harness saw write (which is how a launch is told from a subscript).
+                written = self.writes.parameters_written(launched) if launched in self.functions else set()
+                if not written:
                     continue
                 parameters = [a.arg for a in self.functions[launched].args.args]  # type: ignore[index]
-                written = self.writes.parameters_written(launched)  # type: ignore[arg-type]
                 passed = list(zip(parameters, node.args)) + [(k.arg, k.value) for k in node.keywords]  # type: ignore[attr-defined]
                 if any(p in written and isinstance(a, ast.Name) and a.id == name for p, a in passed):
                     return launched
@@ -377,16 +377,6 @@ class _Place:
 
     def at(self, before: int) -> _Place:
         return dataclasses.replace(self, before=before)
-
-
-def _is_kernel(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Whether a decorator of ``function`` is a ``jit`` (``@triton.jit``, ``@jit``, ``@triton.jit(...)``)."""
-
-    for decorator in function.decorator_list:
-        named = decorator.func if isinstance(decorator, ast.Call) else decorator
-        if (named.attr if isinstance(named, ast.Attribute) else getattr(named, "id", None)) == "jit":
-            return True
-    return False
 
 
 def _launched_kernel(node: ast.AST) -> str | None:

@@ -240,27 +240,29 @@ class Harness:
                 # rather than each launch being copied and compared.
                 before = _snapshot_tensors(values) if launches[fn.__name__] < _LAUNCHES_COMPARED else None
                 launches[fn.__name__] += 1
-                fenced = _tensors(values)
-                parameters = _tensor_parameters(fn, args, kwargs)
-                with harness._kernel_accesses.recording(interpreted, fenced, noting=before is not None) as accesses:
+                tensors = _tensors(values)
+                with harness._kernel_accesses.recording(interpreted, tensors, noting=before is not None) as accesses:
                     result = launch(*args, **kwargs)
                 if before is None:
-                    written = [(tensor, None) for tensor in _tensors(values)]
+                    written = [(tensor, None) for tensor in tensors]
                 else:
                     written = [
                         (t, unchanged)
                         for t, copy in before
                         if (unchanged := _unchanged(t, copy, stored_elements(t, accesses))) is not None
                     ]
+                    # Which parameters a kernel writes through is told by the launches compared, not by the
+                    # later ones, where every tensor counts as written.
+                    parameters = _tensor_parameters(fn, args, kwargs)
+                    harness.kernel_writes.note_parameters(
+                        fn.__name__, [name for name, t in parameters.items() if any(t is w for w, _ in written)]
+                    )
                     for (verb, name), reach in out_of_bounds(accesses, parameters).items():
                         note_reach(harness.kernel_strays, (fn.__name__, verb, name), reach)
-                for tensor in fenced:
+                for tensor in tensors:
                     harness.kernel_writes.note_passed(tensor)
                 for tensor, unchanged in written:
                     harness.kernel_writes.note(tensor, fn.__name__, unchanged)
-                harness.kernel_writes.note_parameters(
-                    fn.__name__, [name for name, t in parameters.items() if any(t is w for w, _ in written)]
-                )
                 if written and fn.__name__ not in harness.kernels:
                     harness.kernels.append(fn.__name__)
                 return result

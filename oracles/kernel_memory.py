@@ -84,16 +84,11 @@ class InterpretedAccesses:
         return access
 
     def _note(self, kind: str, args: tuple, pointer: int, mask: int | None) -> None:
-        import numpy as np
-
-        try:
-            addresses = np.asarray(args[pointer].data)
-            size = args[pointer].get_element_ty().primitive_bitwidth // 8
-            if mask is not None and mask < len(args) and args[mask] is not None:
-                addresses = addresses[np.broadcast_to(np.asarray(args[mask].data, dtype=bool), addresses.shape)]
-        except Exception:  # noqa: BLE001 - a builder of another Triton release: nothing is known
+        lanes = _lanes(args, pointer, mask)
+        if lanes is None:
             return
-        noted = (addresses.astype(np.uint64).reshape(-1), max(1, size))
+        addresses, size, active = lanes
+        noted = (addresses[active].astype("uint64"), size)
         (self._open.stores if kind == "store" else self._open.loads).append(noted)  # type: ignore[union-attr]
 
     def _zero_strays(self, result: Any, args: tuple, pointer: int, mask: int | None) -> Any:
@@ -101,17 +96,16 @@ class InterpretedAccesses:
 
         import numpy as np
 
-        try:
-            first = np.asarray(args[pointer].data).astype(np.int64)
-            size = max(1, args[pointer].get_element_ty().primitive_bitwidth // 8)
-            starts, ends = self._fence  # type: ignore[misc]
-            stray = ~((first[..., None] >= starts) & (first[..., None] + size <= ends)).any(axis=-1)
-            if mask is not None and mask < len(args) and args[mask] is not None:
-                stray &= np.broadcast_to(np.asarray(args[mask].data, dtype=bool), stray.shape)
-            if stray.any():
+        lanes = _lanes(args, pointer, mask)
+        if lanes is None:
+            return result
+        addresses, size, active = lanes
+        stray = active & ~_inside(addresses, size, *self._fence)  # type: ignore[misc]
+        if stray.any():
+            try:
                 result.data = np.where(stray, np.zeros_like(result.data), result.data)
-        except Exception:  # noqa: BLE001 - a builder of another Triton release: the load stays as it was
-            pass
+            except Exception:  # noqa: BLE001 - a builder of another Triton release: the load stays as it was
+                pass
         return result
 
     @contextlib.contextmanager
@@ -130,6 +124,29 @@ class InterpretedAccesses:
             yield accesses
         finally:
             self._open = self._fence = None
+
+
+def _lanes(args: tuple, pointer: int, mask: int | None) -> tuple[Any, int, Any] | None:
+    """A builder call's addresses (int64, in the shape of its block), bytes per element, and which lanes access
+    memory (its mask, broadcast); ``None`` for a builder of another Triton release, whose arguments differ."""
+
+    import numpy as np
+
+    try:
+        addresses = np.asarray(args[pointer].data).astype(np.int64)
+        size = max(1, args[pointer].get_element_ty().primitive_bitwidth // 8)
+        active = np.ones(addresses.shape, dtype=bool)
+        if mask is not None and mask < len(args) and args[mask] is not None:
+            active = np.broadcast_to(np.asarray(args[mask].data, dtype=bool), addresses.shape)
+    except Exception:  # noqa: BLE001 - nothing is known
+        return None
+    return addresses, size, active
+
+
+def _inside(addresses: Any, size: int, starts: Any, ends: Any) -> Any:
+    """Which of ``addresses`` (``size`` bytes each) lie wholly within one of the storages ``starts``..``ends``."""
+
+    return ((addresses[..., None] >= starts) & (addresses[..., None] + size <= ends)).any(axis=-1)
 
 
 def _bounds(tensors: list[Any]) -> tuple[Any, Any] | None:
@@ -178,18 +195,17 @@ def out_of_bounds(accesses: Accesses | None, tensors: dict[str, Any]) -> dict[tu
 
     import numpy as np
 
-    if accesses is None or not tensors or any(t.device.type != "cpu" for t in tensors.values()):
+    bounds = _bounds(list(tensors.values()))
+    if accesses is None or bounds is None:
         return {}
     names = list(tensors)
-    starts = np.array([tensors[n].untyped_storage().data_ptr() for n in names], dtype=np.int64)
-    ends = starts + np.array([tensors[n].untyped_storage().nbytes() for n in names], dtype=np.int64)
+    starts, ends = bounds
     itemsizes = np.array([tensors[n].element_size() for n in names], dtype=np.int64)
     found: dict[tuple[str, str], tuple[int, int]] = {}
     for verb, noted in (("reads", accesses.loads), ("writes", accesses.stores)):
         for addresses, size in noted:
             first = addresses.astype(np.int64)
-            inside = ((first[:, None] >= starts) & (first[:, None] + size <= ends)).any(axis=1)
-            outside = first[~inside]
+            outside = first[~_inside(first, size, starts, ends)]
             if not outside.size:
                 continue
             # Distance from each stray address to each storage (0 inside it); the nearest one is named.

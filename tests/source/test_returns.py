@@ -77,3 +77,11 @@ def test_results_read_otherwise_or_at_other_keys_stay():
         'def f(x):\n    return x\n\n\nc = f([1])[0]\n',  # not a literal
     ]:
         assert element_codes(source) == [], source
+
+
+def test_a_call_of_a_local_function_of_the_same_name_is_not_a_use():
+    source = (
+        'def f(x):\n    return {"a": x}\n\n\nprint(f(1))\n\n\n'
+        'def g():\n    def f(y):\n        return {"a": y}\n\n    return f(2)["a"]\n'
+    )
+    assert element_codes(source) == []

@@ -15,7 +15,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
-from minimizer.source.cst_utils import TORCH_COMPILE, distinct_candidates, find_all, metadata, parent_map, replace_nodes
+from minimizer.source.cst_utils import TORCH_COMPILE, distinct_candidates, find_all, metadata, replace_nodes
 
 __all__ = ["drop_unread_returned_values", "return_the_element_read"]
 
@@ -64,8 +64,7 @@ def _unpacking_sites(module: cst.Module, name: str, width: int, top) -> list[cst
     """The assignments `a, b = name(...)` (or `= torch.compile(name)(...)`), if every use of `name` is one."""
 
     uses = [access.node for assignment in top.assignments[name] for access in assignment.references]
-    called = m.Call(func=m.Name(name) | m.Call(func=TORCH_COMPILE, args=[m.Arg(value=m.Name(name))]))
-    unpacking = m.Assign(targets=[m.AssignTarget(target=m.Tuple())], value=called)
+    unpacking = m.Assign(targets=[m.AssignTarget(target=m.Tuple())], value=_call_of(name))
     sites = find_all(module, unpacking)
     if len(sites) != len(uses) or not sites:
         return None
@@ -74,6 +73,18 @@ def _unpacking_sites(module: cst.Module, name: str, width: int, top) -> list[cst
         if len(elements) != width or not all(isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in elements):
             return None
     return sites
+
+
+def _call_of(name: str) -> m.Call:
+    """A call of the function ``name``, or of ``torch.compile(name)``."""
+
+    return m.Call(func=m.Name(name) | m.Call(func=TORCH_COMPILE, args=[m.Arg(value=m.Name(name))]))
+
+
+def _called_name(call: cst.Call) -> cst.CSTNode:
+    """The function's name in a call that ``_call_of`` matched."""
+
+    return call.func if isinstance(call.func, cst.Name) else call.func.args[0].value  # type: ignore[attr-defined]
 
 
 def _is_read(target: cst.Name, scopes) -> bool:
@@ -114,46 +125,26 @@ def return_the_element_read(module: cst.Module) -> Iterator[cst.Module]:
 
 
 def _element_reads(module: cst.Module) -> Iterator[cst.Module | None]:
-    wrapper = metadata(module)
-    top = wrapper.resolve(ScopeProvider)[wrapper.module]
-    parents = parent_map(wrapper.module)
-    for function in wrapper.module.body:
+    top = metadata(module).resolve(ScopeProvider)[module]
+    for function in module.body:
         if not isinstance(function, cst.FunctionDef) or len(top.assignments[function.name.value]) != 1:
             continue
+        name = function.name.value
         returns = [r for r in find_all(function.body, m.Return()) if _own_return(function, r)]
-        uses = [a.node for assignment in top.assignments[function.name.value] for a in assignment.references]
-        subscripts = [_subscript_of_call(use, parents) for use in uses]
-        if not returns or not uses or None in subscripts:
-            continue
-        keys = {_literal_key(s) for s in subscripts}  # type: ignore[arg-type]
+        uses = [access.node for assignment in top.assignments[name] for access in assignment.references]
+        subscripts = find_all(module, m.Subscript(value=_call_of(name), slice=[m.SubscriptElement()]))
+        if not returns or not uses or {id(u) for u in uses} != {id(_called_name(s.value)) for s in subscripts}:
+            continue  # a use that is not a call read at once
+        keys = {_literal_key(s) for s in subscripts}
         if len(keys) != 1 or None in keys:
             continue
         key = keys.pop()
-        elements = [_element(r.value, key) for r in returns]
+        elements = [_element(r.value, key) for r in returns]  # type: ignore[arg-type]
         if None in elements:
             continue
         replacements: dict = {r.value: element for r, element in zip(returns, elements)}
-        replacements.update({s: s.value for s in subscripts})  # type: ignore[union-attr]
-        yield lambda replacements=replacements: replace_nodes(wrapper.module, replacements)
-
-
-def _subscript_of_call(use: cst.CSTNode, parents: dict) -> cst.Subscript | None:
-    """`f(x)[k]` (or `torch.compile(f)(x)[k]`) around the use `f`, with one index."""
-
-    call = parents.get(use)
-    if isinstance(call, cst.Arg):
-        compiled = parents.get(call)
-        if not (isinstance(compiled, cst.Call) and m.matches(compiled.func, TORCH_COMPILE) and len(compiled.args) == 1):
-            return None
-        call = parents.get(compiled)
-        if not (isinstance(call, cst.Call) and call.func is compiled):
-            return None
-    elif not (isinstance(call, cst.Call) and call.func is use):
-        return None
-    subscript = parents.get(call)
-    if isinstance(subscript, cst.Subscript) and subscript.value is call and len(subscript.slice) == 1:
-        return subscript
-    return None
+        replacements.update({s: s.value for s in subscripts})
+        yield lambda replacements=replacements: replace_nodes(module, replacements)
 
 
 def _literal_key(subscript: cst.Subscript) -> str | int | None:
