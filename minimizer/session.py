@@ -690,6 +690,7 @@ class Session:
             seed=self.options.seed,
             compile_cache=self._compile_cache_dir.name,
             only_compile=self.only_compile,
+            settle_from=self.source,
         )
 
     def _call_all(self, calls: list[Callable[[], object]]) -> list:

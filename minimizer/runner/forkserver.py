@@ -46,16 +46,20 @@ def _settle_cpu_vec_isa() -> None:
     (``vec_isa.settle_vec_isa``; 2 s per candidate that compiles for the CPU on torch 2.13, 4 s on 2.5.1, 30 s
     on the GPU machine's host). The parent asks for this only where the script does not set ``vec_isa_ok``
     (``SETTLE_VEC_ISA_VARIABLE``), on a GPU host only for a script that does not mention CUDA
-    (``settle_vec_isa_value``). It runs with torch's NVML-based CUDA check: with the runtime check the probe
+    (``settle_vec_isa_value``; for one that does, a candidate that asks gets the host's recorded answers,
+    ``vec_isa.replay_when_asked``). It runs with torch's NVML-based CUDA check: with the runtime check the probe
     left a GPU host's server unable to fork candidates that use CUDA."""
 
     from minimizer.runner.prelude import SETTLE_VEC_ISA_VARIABLE, SETTLE_WITHOUT_GPU
 
     where = os.environ.pop(SETTLE_VEC_ISA_VARIABLE, None)
-    if not where or (where == SETTLE_WITHOUT_GPU and _gpu_present()):
+    if not where:
         return
-    from minimizer.runner.vec_isa import settle_vec_isa
+    from minimizer.runner.vec_isa import replay_when_asked, settle_vec_isa
 
+    if where == SETTLE_WITHOUT_GPU and _gpu_present():
+        replay_when_asked()
+        return
     with _nvml_based_cuda_check():
         settle_vec_isa()
 

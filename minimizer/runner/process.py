@@ -102,6 +102,11 @@ class RunSettings:
     beside: str | None = None
     # Compile only the target of this name, run every other eagerly (see oracles.harness.Harness.only_compile).
     only_compile: str | None = None
+    # The script whose text decides whether and where the warm server settles Inductor's CPU probe (see
+    # ``prelude.settle_vec_isa_value``): the original, for every candidate of a reduction, so that a candidate
+    # that lost its ``"cuda"`` or its ``torch.compile`` does not need a server of its own (starting one costs
+    # seconds, and on a GPU host a probe of half a minute). ``None``: the candidate's own text.
+    settle_from: str | None = None
 
 
 @dataclass
@@ -294,8 +299,9 @@ def prepare_run_folder(source: str, settings: RunSettings, work: Path) -> tuple[
     modules = preimports(source, beside)
     if modules:
         start_env[PREIMPORT_VARIABLE] = ",".join(modules)
-    if may_settle_vec_isa(source):
-        start_env[SETTLE_VEC_ISA_VARIABLE] = settle_vec_isa_value(source)
+    decides = source if settings.settle_from is None else settings.settle_from
+    if may_settle_vec_isa(decides):
+        start_env[SETTLE_VEC_ISA_VARIABLE] = settle_vec_isa_value(decides)
     return script, own, start_env, {name for name, _ in prelude.env}
 
 

@@ -15,7 +15,9 @@ import hashlib
 import json
 import os
 import platform
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 from minimizer.output import write_atomic
@@ -47,17 +49,77 @@ def settle_vec_isa() -> None:
             os.environ["TORCHINDUCTOR_CACHE_DIR"] = user_cache
 
 
-def _answer_from_record(cpu_vec_isa) -> None:
-    record = VEC_ISA_PROBE_CACHE / f"answers-{_environment_key()}.json"
+def replay_when_asked() -> None:
+    """Where the server must not probe (a GPU host, for a script that compiles for the GPU: most minutes would go
+    to a probe no candidate asks for), a candidate that does ask, having lost its device, gets the answers this
+    host recorded, and probes only for what was never answered, recording it. Where nothing is recorded yet,
+    the answers are recorded in the background, in a process of the server's group (it goes with the server), so
+    such candidates need not each spend half a minute probing. Any failure leaves candidates to probe."""
+
     try:
-        answers: dict[str, bool] = json.loads(record.read_text())
+        from torch._inductor import cpu_vec_isa
+
+        record = _record()
+        probe = cpu_vec_isa.VecISA.check_build
+
+        def replayed_or_probed(isa, code: str) -> bool:
+            key = _answer_key(isa, code)
+            answers = _recorded(record)
+            if key in answers:
+                return answers[key]
+            answer = probe(isa, code)
+            write_atomic(record, json.dumps(_recorded(record) | {key: answer}, indent=1, sort_keys=True))
+            return answer
+
+        cpu_vec_isa.VecISA.check_build = replayed_or_probed
+        if not record.exists() and _claim(record.with_suffix(".recording")):
+            subprocess.Popen(
+                [sys.executable, "-c", "from minimizer.runner.vec_isa import settle_vec_isa; settle_vec_isa()"],
+                env={**os.environ, "PYTORCH_NVML_BASED_CUDA_CHECK": "1"},
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def _claim(marker: Path, stale_after: float = 300.0) -> bool:
+    """Whether this process is the one to record (no other did in the last ``stale_after`` seconds)."""
+
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        if time.time() - marker.stat().st_mtime < stale_after:
+            return False
+    except OSError:
+        pass
+    marker.write_text(str(os.getpid()))
+    return True
+
+
+def _record() -> Path:
+    return VEC_ISA_PROBE_CACHE / f"answers-{_environment_key()}.json"
+
+
+def _recorded(record: Path) -> dict[str, bool]:
+    try:
+        return json.loads(record.read_text())
     except (OSError, ValueError):
-        answers = {}
+        return {}
+
+
+def _answer_key(isa, code: str) -> str:
+    return f"{isa} {hashlib.sha256(code.encode()).hexdigest()[:16]}"
+
+
+def _answer_from_record(cpu_vec_isa) -> None:
+    record = _record()
+    answers = _recorded(record)
     probe = cpu_vec_isa.VecISA.check_build
     probed: dict[str, bool] = {}
 
     def replayed_or_probed(isa, code: str) -> bool:
-        key = f"{isa} {hashlib.sha256(code.encode()).hexdigest()[:16]}"
+        key = _answer_key(isa, code)
         if key not in answers:
             probed[key] = probe(isa, code)
         return answers.get(key, probed.get(key, False))
@@ -69,7 +131,7 @@ def _answer_from_record(cpu_vec_isa) -> None:
         cpu_vec_isa.VecISA.check_build = probe
         cpu_vec_isa.valid_vec_isa_list.cache_clear()
     if probed:
-        write_atomic(record, json.dumps(answers | probed, indent=1, sort_keys=True))
+        write_atomic(record, json.dumps(_recorded(record) | probed, indent=1, sort_keys=True))
 
 
 def _environment_key() -> str:

@@ -9,6 +9,7 @@ import select
 import subprocess
 import sys
 import threading
+from concurrent.futures import Future
 
 from minimizer.errors import MinimizerError
 from minimizer.runner.process import Handle, kill_process_group
@@ -70,27 +71,37 @@ class ForkServerLauncher:
         self._ids = itertools.count()
         self.max_servers = max_servers
         self._retired: list[subprocess.Popen] = []
+        self._starting: dict[frozenset, Future] = {}  # servers being started, by key
+        self._closed = False
 
     def launch(
         self, *, request: str, cwd: str, stdout: str, stderr: str, env: dict[str, str], base_env: dict[str, str]
     ) -> Handle:
-        with self._lock:
-            server = self._ensure_server(base_env)
-            handle = _ForkedHandle(next(self._ids), server)
-            self._handles[handle.job_id] = handle
-            job = {"id": handle.job_id, "request": request, "cwd": cwd, "stdout": stdout, "stderr": stderr, "env": env}
-            try:
-                assert server.stdin is not None
-                server.stdin.write((json.dumps(job) + "\n").encode())
-                server.stdin.flush()
-            except (BrokenPipeError, OSError):
-                handle.server_died()
-                return handle
+        while True:
+            server = self._server_for(base_env)
+            with self._lock:
+                handle = _ForkedHandle(next(self._ids), server)
+                if self._closed:
+                    handle.server_died()  # no answer, as for a candidate cancelled
+                    return handle
+                if not any(server is running for running in self._servers.values()):
+                    continue  # retired while this thread waited for the lock: ask again
+                self._handles[handle.job_id] = handle
+                job = {"id": handle.job_id, "request": request, "cwd": cwd, "stdout": stdout, "stderr": stderr}
+                try:
+                    assert server.stdin is not None
+                    server.stdin.write((json.dumps({**job, "env": env}) + "\n").encode())
+                    server.stdin.flush()
+                except (BrokenPipeError, OSError):
+                    handle.server_died()
+                    return handle
+            break
         handle.forked.wait()
         return handle
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             servers, self._servers = list(self._servers.values()) + self._retired, {}
             self._retired = []
         for handle in list(self._handles.values()):
@@ -100,18 +111,45 @@ class ForkServerLauncher:
             kill_process_group(server.pid)
             server.wait()
 
-    def _ensure_server(self, base_env: dict[str, str]) -> subprocess.Popen:
+    def _server_for(self, base_env: dict[str, str]) -> subprocess.Popen:
+        """The running server for ``base_env``, started if there is none. A server starts outside the lock (it
+        imports torch, and may settle Inductor's CPU probe): candidates of other servers keep launching, and
+        those that need this one wait for the one start."""
+
         key = frozenset(base_env.items())
-        server = self._servers.pop(key, None)
-        if server is not None and server.poll() is None:
-            self._servers[key] = server  # now the most recently used
-            return server
-        while len(self._servers) >= self.max_servers:
-            retired = self._servers.pop(next(iter(self._servers)))
-            _retire(retired)
-            self._retired.append(retired)
-        server = self._start(base_env)
-        self._servers[key] = server
+        with self._lock:
+            server = self._servers.pop(key, None)
+            if server is not None and server.poll() is None:
+                self._servers[key] = server  # now the most recently used
+                return server
+            starting = self._starting.get(key)
+            if starting is not None:
+                owner = False
+            else:
+                owner, starting = True, Future()
+                self._starting[key] = starting
+        if not owner:
+            return starting.result()
+        try:
+            server = self._start(base_env)
+        except BaseException as exc:
+            with self._lock:
+                del self._starting[key]
+            starting.set_exception(exc)
+            raise
+        with self._lock:
+            del self._starting[key]
+            while len(self._servers) >= self.max_servers:
+                retired = self._servers.pop(next(iter(self._servers)))
+                _retire(retired)
+                self._retired.append(retired)
+            closed = self._closed
+            if not closed:
+                self._servers[key] = server
+        if closed:
+            kill_process_group(server.pid)
+            server.wait()
+        starting.set_result(server)
         return server
 
     def _start(self, base_env: dict[str, str]) -> subprocess.Popen:

@@ -223,3 +223,43 @@ def test_the_vector_instruction_probe_is_settled_only_for_scripts_that_compile_a
     # A GPU host's server settles it only for scripts that compile for the CPU there.
     assert settle_vec_isa_value("import torch\ntorch.compile(f)(x)\n") == SETTLE_ON_ANY_HOST
     assert settle_vec_isa_value("import torch\ntorch.compile(f)(x.cuda())\n") == SETTLE_WITHOUT_GPU
+
+
+def test_every_candidate_of_a_reduction_starts_from_the_server_its_original_decides(tmp_path):
+    """Whether the server settles the CPU probe is read off the original, not the candidate: a candidate that
+    lost its "cuda" (or its torch.compile) would otherwise need a server of its own, and on a GPU host that
+    server's probe held every launch for most of a minute."""
+
+    from minimizer.runner.process import prepare_run_folder
+
+    original = "import torch\ntorch.compile(f)(x.cuda())\n"
+    envs = []
+    for number, source in enumerate((original, "import torch\ntorch.compile(f)(x)\n", "import torch\nf(x)\n")):
+        work = tmp_path / str(number)
+        work.mkdir()
+        run = RunSettings(filename="s.py", origin_dir=str(tmp_path), oracles=("crash",), settle_from=original)
+        envs.append(prepare_run_folder(source, run, work)[2])
+    assert envs[0] == envs[1] == envs[2]
+
+
+def test_a_gpu_hosts_candidates_replay_the_recorded_probe_answers(tmp_path, monkeypatch):
+    """On a GPU host, for a script that compiles for the GPU, the server does not probe; a candidate that asks
+    probes once per instruction set and host, later ones (of this server or the next) replay the answer, and
+    the answers are recorded in the background once."""
+
+    from torch._inductor import cpu_vec_isa
+
+    from minimizer.runner import vec_isa
+
+    monkeypatch.setattr(vec_isa, "VEC_ISA_PROBE_CACHE", tmp_path)
+    probed, started = [], []
+    monkeypatch.setattr(cpu_vec_isa.VecISA, "check_build", lambda isa, code: probed.append(code) or True)
+    monkeypatch.setattr(vec_isa.subprocess, "Popen", lambda *args, **kwargs: started.append(args))
+    vec_isa.replay_when_asked()
+    isa = cpu_vec_isa.VecAVX2()
+    assert cpu_vec_isa.VecISA.check_build(isa, "probe code") is True
+    assert cpu_vec_isa.VecISA.check_build(isa, "probe code") is True
+    assert probed == ["probe code"]
+    vec_isa.replay_when_asked()  # a later server: wraps the real probe again
+    assert cpu_vec_isa.VecISA.check_build(isa, "probe code") is True
+    assert probed == ["probe code"] and len(started) == 1
