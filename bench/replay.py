@@ -121,13 +121,26 @@ def main() -> None:
     parser.add_argument("result", type=Path, help="a bench/jobs_speedup.py --json-out file (both runs)")
     parser.add_argument("--jobs", default="1,8")
     parser.add_argument("--speed", type=float, default=10.0, help="replay this many times faster than real")
+    parser.add_argument(
+        "--unknown-seconds", type=float, help="how long a candidate no run answered takes (default: a quick no)"
+    )
+    parser.add_argument("--min-chance", type=float, help="the scheduler's MIN_CHANCE for this replay")
+    parser.add_argument("--preempt-factor", type=float, help="the scheduler's PREEMPT_FACTOR for this replay")
     args = parser.parse_args()
+    import minimizer.reduce.tester as tester_module
+
+    if args.min_chance is not None:
+        tester_module.MIN_CHANCE = args.min_chance
+    if args.preempt_factor is not None:
+        tester_module.PREEMPT_FACTOR = args.preempt_factor
 
     saved = json.loads(args.result.read_text())
     runs = saved["runs"]
     source = (REPO / saved["example"]).read_text()
     report = runs[0]["report"]
     answers, quick = recorded_answers(runs)
+    if args.unknown_seconds is not None:
+        quick = args.unknown_seconds
     serial = next(run for run in runs if run["jobs"] == 1)
     floor = min(point["tokens"] for point in serial["report"]["trajectory"])
     print(f"{len(answers)} recorded answers; unknown candidates take {quick:.2f} s; comparable down to {floor} tokens")
