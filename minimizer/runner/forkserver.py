@@ -51,10 +51,10 @@ def _warm_inductor() -> None:
     def warm() -> int:
         with _output_discarded(), _nvml_based_cuda_check():
             import torch._inductor.compile_fx  # noqa: F401
-            from torch._inductor import codecache
 
-            codecache.torch_key()
-            codecache.triton_key()
+            for hashed in _source_hashes():
+                with contextlib.suppress(Exception):
+                    hashed()
         return 0
 
     try:
@@ -62,6 +62,24 @@ def _warm_inductor() -> None:
             warm()
     except Exception:  # noqa: BLE001 - candidates import and hash for themselves, as before
         pass
+
+
+def _source_hashes() -> list:
+    """The per-process cached hashes of torch's and Triton's sources that Inductor's caches key on, where this
+    release has them (their homes moved between releases)."""
+
+    import importlib
+
+    found = []
+    for module, name in (
+        ("torch._inductor.codecache", "torch_key"),
+        ("torch._inductor.codecache", "triton_key"),
+        ("torch._inductor.runtime.triton_compat", "triton_key"),
+        ("triton.compiler.compiler", "triton_key"),
+    ):
+        with contextlib.suppress(Exception):
+            found.append(getattr(importlib.import_module(module), name))
+    return found
 
 
 def _settle_cpu_vec_isa() -> None:
