@@ -1,0 +1,69 @@
+"""What one candidate costs through the warm server: the same script run alone a few times, then eight at once.
+
+Shows the per-candidate floor (fork, the script, the oracle) and what eight parallel candidates cost each other on
+this machine. The compile cache is shared and warm after the first run, as in a reduction.
+
+    python bench/candidate_cost.py [SCRIPT] [--oracle numerical] [--parallel 8]
+
+First use (2026-11-26, H100 host, `examples/planted_miscompile.py`, numerical): 5.2-6.4 s alone and 6.1-8.5 s
+eight at once before the server imported Inductor's compiler; 2.5-2.6 s and 3.1-4.3 s after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from minimizer.runner.process import Limits, RunSettings, run_candidate  # noqa: E402
+from minimizer.runner.warm import ForkServerLauncher  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("script", type=Path, nargs="?", default=REPO / "examples" / "planted_miscompile.py")
+    parser.add_argument("--oracle", default="numerical")
+    parser.add_argument("--parallel", type=int, default=8)
+    args = parser.parse_args()
+    script = args.script.resolve()
+    source = script.read_text()
+    settings = RunSettings(
+        filename=script.name,
+        origin_dir=str(script.parent),
+        oracles=(args.oracle,),
+        limits=Limits(timeout=300),
+        compile_cache=tempfile.mkdtemp(prefix="minimizer-bench-cache-"),
+        settle_from=source,
+    )
+    launcher = ForkServerLauncher()
+
+    def one(_: int = 0) -> float:
+        started = time.monotonic()
+        result = run_candidate(source, settings, launcher=launcher)
+        if not result.verdict(args.oracle).fires:
+            sys.exit(f"the {args.oracle} oracle does not fire on {script.name}")
+        return time.monotonic() - started
+
+    try:
+        print(f"first run (server start, cold compile cache): {one():.2f} s")
+        print("alone:", " ".join(f"{one():.2f}" for _ in range(3)), "s")
+        with ThreadPoolExecutor(args.parallel) as pool:
+            for _ in range(2):
+                started = time.monotonic()
+                each = sorted(pool.map(one, range(args.parallel)))
+                print(
+                    f"{args.parallel} at once: {time.monotonic() - started:.2f} s in all, each",
+                    " ".join(f"{s:.2f}" for s in each), "s",
+                )
+    finally:
+        launcher.close()
+
+
+if __name__ == "__main__":
+    main()
