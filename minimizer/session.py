@@ -50,6 +50,7 @@ from minimizer.source.statement import (
     state_bug,
 )
 from oracles.api import NEEDS_CALLS
+from oracles.harness import ONLY_OUTPUT
 from oracles.script import ALSO_WITHOUT_COMPILE, ONLY_UNDER_COMPILE, only_compiled
 from oracles.registry import AUTO_PRIORITY, OracleNotFound, canonical_spec, load_oracle
 
@@ -282,37 +283,59 @@ class Session:
         )
 
     def hold_to_one_compiled_target(self, pinned: OracleFinding, report: CheckReport) -> OracleFinding:
-        """A generic assert (nothing it reads names what failed) over several compiled targets: hold the
-        reduction to the first target that, compiled alone with the others run eagerly, fails the assert the
-        same way in every run. A candidate whose assert fails because another compiled call misbehaves (a parity
-        check over several losses, say) is then not the same bug. ``pinned`` unchanged if none does alone."""
+        """A generic assert (nothing it reads names what failed) over compiled calls: hold the reduction to the
+        first target that, compiled alone with the others run eagerly, fails the assert the same way in every
+        run; then, where that target returns several tensors (a function computing several losses), to the first
+        of them that alone, taken from the compiled call with the others from its eager twin, still does. A
+        candidate whose assert fails because another compiled call, or another output of the same call,
+        misbehaves (a parity check over several losses, say) is then not the same bug. ``pinned`` unchanged if
+        nothing fails it alone."""
 
         suffix = f" {ONLY_UNDER_COMPILE}"
         generic = pinned.signature.startswith("AssertionError") and "[operands:" not in pinned.signature
         targets = report.runs[0].compiled_targets if report.runs else []
-        if pinned.spec != "script" or not generic or not pinned.signature.endswith(suffix) or len(targets) < 2:
+        if pinned.spec != "script" or not generic or not pinned.signature.endswith(suffix) or not targets:
             return pinned
         base = pinned.signature.removesuffix(suffix)
         self.progress.message(
-            f"the assert reads nothing that names what failed, over {len(targets)} compiled targets: "
-            "finding the one that fails it alone"
+            f"the assert reads nothing that names what failed, over {len(targets)} compiled target(s): "
+            "finding the compiled call, and the output of it, that fails it alone"
         )
-        settings = self._settings(("script",), self.candidate_timeout(report))
+        held = None
         for name in targets[:_MOST_TARGETS_TRIED_ALONE]:
-            alone = dataclasses.replace(settings, only_compile=name)
-            runs = self._call_all(
-                [lambda seed=seed: self._run(self.source, dataclasses.replace(alone, seed=seed)) for seed in report.seeds]
-            )
-            finding = OracleFinding("script", [run.verdict("script") for run in runs])
+            finding, runs = self._alone(name, report)
             if finding.steady and finding.signature == f"{base} {only_compiled(name)}{suffix}":
-                self.only_compile = name
-                self.progress.message(
-                    f"the assert fails with only {name} compiled: every candidate compiles only it, so the "
-                    "reduction cannot slip to another compiled call's mismatch"
-                )
-                return finding
-        self.progress.message("no compiled target fails the assert alone: reducing with every target compiled")
-        return pinned
+                held = (name, finding, runs[0].compiled_outputs)
+                break
+        if held is None:
+            self.progress.message("no compiled target fails the assert alone: reducing with every target compiled")
+            return pinned
+        name, finding, outputs = held
+        for path in outputs[:_MOST_TARGETS_TRIED_ALONE] if len(outputs) > 1 else []:
+            alone = f"{name}{ONLY_OUTPUT}{path}"
+            narrowed, _ = self._alone(alone, report)
+            if narrowed.steady and narrowed.signature == f"{base} {only_compiled(alone)}{suffix}":
+                name, finding = alone, narrowed
+                break
+        if len(targets) == 1 and ONLY_OUTPUT not in name:
+            return pinned  # compiling the one target alone is what every run does: nothing to hold to
+        self.only_compile = name
+        self.progress.message(
+            f"the assert fails with only {name} compiled: every candidate runs so, and the reduction cannot slip "
+            "to another compiled call's mismatch"
+        )
+        return finding
+
+    def _alone(self, only_compile: str, report: CheckReport) -> tuple[OracleFinding, list[RunResult]]:
+        """The script oracle over the check's seeds, with only ``only_compile`` compiled (see Harness)."""
+
+        settings = dataclasses.replace(
+            self._settings(("script",), self.candidate_timeout(report)), only_compile=only_compile
+        )
+        runs = self._call_all(
+            [lambda seed=seed: self._run(self.source, dataclasses.replace(settings, seed=seed)) for seed in report.seeds]
+        )
+        return OracleFinding("script", [run.verdict("script") for run in runs]), runs
 
     # -- reducing --------------------------------------------------------------------------------------
 

@@ -42,6 +42,10 @@ _MAX_CALLS = 100
 _MUTATES_SAVED_INTERNALLY = ("BatchNorm", "RreluWithNoise")
 
 
+# How ``Harness.only_compile`` names one output of the target: ``"losses output [2]"``.
+ONLY_OUTPUT = " output "
+
+
 class _NotRecordable(Exception):
     """A call whose eager side could change the script's state: it runs compiled only."""
 
@@ -60,9 +64,14 @@ class Harness:
     ):
         self.needs = frozenset(needs)
         # Compile only the target of this name (see ``_target_name``); every other runs eagerly. The script
-        # oracle uses it to hold a generic assert to the one compiled call whose misbehaviour fails it.
+        # oracle uses it to hold a generic assert to the one compiled call whose misbehaviour fails it. Given as
+        # ``"target output [1]"`` (see ``ONLY_OUTPUT``), that target's calls also run eagerly and return the
+        # eager outputs but the one at that path of the output, which comes from the compiled call.
         self.only_compile = only_compile
+        self.only_target, _, self.only_output = (only_compile or "").partition(ONLY_OUTPUT)
         self.compiled_targets: list[str] = []  # every target passed to torch.compile, in order, once each
+        # Under only_compile: the paths of the tensors the target's first call returned (``[0]``, ``['focal']``).
+        self.compiled_outputs: list[str] = []
         # Where to mark that a compiled call is under way, its eager side done (read by the parent when it kills
         # a hanging run, see oracles.hang), or None.
         self.phase_file = phase_file
@@ -108,7 +117,7 @@ class Harness:
             target = _target_name(model)
             if target not in harness.compiled_targets:
                 harness.compiled_targets.append(target)
-            if harness.only_compile is not None and target != harness.only_compile:
+            if harness.only_compile is not None and target != harness.only_target:
                 return model
             if harness.fingerprint is not None:
                 harness.fingerprint.add_compile(kwargs)
@@ -117,6 +126,8 @@ class Harness:
                 capture = {name: kwargs[name] for name in ("dynamic", "fullgraph") if name in kwargs}
                 return harness._recording(model, harness._real_compile(model, backend="eager", **capture), "eager")
             compiled = harness._real_compile(model, **kwargs)  # type: ignore[misc]
+            if harness.only_compile is not None and compiled is not model:
+                return harness._outputs_told(model, compiled)
             if NEEDS_CALLS not in harness.needs or compiled is model:
                 return compiled
             try:
@@ -324,6 +335,38 @@ class Harness:
             return self._call(target, model, compiled, args, kwargs, backend)
 
         return call
+
+    def _outputs_told(self, model: Any, compiled: Any) -> Any:
+        """``compiled``, wrapped so that the paths of the tensors its first call returns are noted (which outputs
+        can be held apart), and, under ``only_output``, so that each call returns the eager outputs but that
+        one. The eager twin runs first, on the same inputs (gradients then reach the script's tensors through
+        both), its random numbers drawn from the same state the compiled call then draws from."""
+
+        import torch
+
+        harness = self
+
+        def call(run: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+            if torch.compiler.is_compiling() or harness._in_side:
+                return run(*args, **kwargs)
+            eager = None
+            if harness.only_output:
+                harness._in_side = True
+                try:
+                    with torch.random.fork_rng(devices=_rng_devices()):
+                        eager = _eager_callable(model, copy_module=False)[0](*args, **kwargs)
+                finally:
+                    harness._in_side = False
+            out = run(*args, **kwargs)
+            if not harness.compiled_outputs:
+                harness.compiled_outputs = [path for path, _ in _tensor_paths(out)]
+            return out if eager is None else _one_leaf_from(out, eager, harness.only_output)
+
+        if isinstance(compiled, torch.nn.Module) and isinstance(model, torch.nn.Module):
+            compiled_forward = compiled.forward
+            compiled.forward = lambda *args, **kwargs: call(compiled_forward, args, kwargs)
+            return compiled
+        return functools.wraps(compiled)(lambda *args, **kwargs: call(compiled, args, kwargs))
 
     def _call(
         self, target: str, model: Any, compiled: Callable[..., Any], args: tuple, kwargs: dict, backend: str
@@ -613,6 +656,35 @@ def _target_name(model: Any) -> str:
         return type(owner).__name__ if name in ("_call_impl", "__call__", "forward") else f"{type(owner).__name__}.{name}"
     name = getattr(model, "__qualname__", None) or getattr(model, "__name__", None) or type(model).__name__
     return name.rpartition("<locals>.")[2]
+
+
+def _tensor_paths(out: Any) -> list[tuple[str, Any]]:
+    """(path, tensor) for each tensor in a call's output (``[1]``, ``['focal']``, ``.loss``)."""
+
+    import torch
+    from torch.utils._pytree import keystr, tree_flatten_with_path
+
+    try:
+        leaves, _ = tree_flatten_with_path(out)
+    except Exception:  # noqa: BLE001 - an output pytree cannot take apart has no paths
+        return []
+    return [(keystr(path), leaf) for path, leaf in leaves if isinstance(leaf, torch.Tensor)]
+
+
+def _one_leaf_from(compiled: Any, eager: Any, path: str) -> Any:
+    """``eager`` with the tensor at ``path`` taken from ``compiled``; ``eager`` whole where the two differ in
+    shape of pytree or ``path`` is gone (a candidate that lost the output: nothing compiled is seen)."""
+
+    from torch.utils._pytree import keystr, tree_flatten_with_path, tree_unflatten
+
+    try:
+        eager_leaves, spec = tree_flatten_with_path(eager)
+        compiled_leaves, compiled_spec = tree_flatten_with_path(compiled)
+    except Exception:  # noqa: BLE001
+        return eager
+    if spec != compiled_spec:
+        return eager
+    return tree_unflatten([c if keystr(p) == path else e for (p, e), (_, c) in zip(eager_leaves, compiled_leaves)], spec)
 
 
 def _eager_callable(model: Any, copy_module: bool) -> tuple[Callable[..., Any], Any]:

@@ -23,7 +23,9 @@ def script(run: RecordedRun) -> Verdict:
     A generic assert (nothing it reads names what failed) over several compiled calls can be held to the one
     whose misbehaviour fails it: a run that compiles only that target (``RecordedRun.only_compile``; the
     others run eagerly) says so in the signature (``[with only focal_loss compiled]``), and a candidate where
-    the assert now fails because another compiled call misbehaves passes in such a run.
+    the assert now fails because another compiled call misbehaves passes in such a run. Within one compiled
+    call that returns every loss, the same holds for one of its outputs (``[with only all_losses output [1]
+    compiled]``: that tensor from the compiled call, the others from its eager twin).
 
     The Triton kernels of the script that ran before the failure are part of the signature too: an assert that
     compares a kernel's output fails just as well when the kernel no longer runs (the output then holds

@@ -160,6 +160,31 @@ assert worst < 1e-5, "compiled losses differ from eager"
 '''
 
 
+# One compiled call computes every loss; its backend skews the graph output at index SKEWED.
+ONE_CALL_PARITY_SCRIPT = """import torch
+
+SKEWED = {skewed}
+
+
+def skewing_backend(gm, example_inputs):
+    return lambda *args: [out * 1.5 if i == SKEWED else out for i, out in enumerate(gm(*args))]
+
+
+def all_losses(logits):
+    p = logits.sigmoid()
+    focal = ((1 - p) ** 2 * p.log()).mean()
+    kl = (logits.softmax(-1) * logits.log_softmax(-1)).sum()
+    dice = 1 - 2 * (p * p).sum() / (p.sum() + p.sum())
+    return focal, kl, dice
+
+
+logits = torch.randn(4, 8)
+compiled, eager = torch.compile(all_losses, backend=skewing_backend)(logits), all_losses(logits)
+worst = max((c - e).abs().item() for c, e in zip(compiled, eager))
+assert worst < 1e-5, "compiled losses differ from eager"
+"""
+
+
 def invoke(*args):
     return runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
 
@@ -410,3 +435,24 @@ def test_a_generic_assert_over_several_compiled_calls_is_held_to_the_one_that_fa
     repro = tmp_path / "parity.min.py"
     assert "focal" in repro.read_text() and "kl_loss" not in repro.read_text()
     assert fails_in_a_fresh_folder(repro, [], tmp_path) == python_says
+
+
+def test_a_generic_assert_over_the_outputs_of_one_compiled_call_is_held_to_the_output_that_fails_it(tmp_path):
+    """Item 8 within one compiled call: one function returns every loss, the assert reads only a number; with
+    that output alone taken from the compiled call (the others from its eager twin), a candidate where another
+    output misbehaves passes."""
+
+    from minimizer.runner.process import RunSettings, run_candidate
+
+    first, second = ONE_CALL_PARITY_SCRIPT.format(skewed=0), ONE_CALL_PARITY_SCRIPT.format(skewed=1)
+    path = tmp_path / "parity.py"
+    path.write_text(first)
+    held_to = check_json(path, "--oracle", "script")["held_to"]
+    assert held_to and held_to.startswith("all_losses output [")
+    settings = RunSettings("parity.py", str(tmp_path), ("script",), Limits(timeout=120))
+    every = [run_candidate(text, settings).verdict("script") for text in (first, second)]
+    assert every[0].fires and every[0].signature == every[1].signature  # the slip, with the whole call compiled
+    alone = dataclasses.replace(settings, only_compile=held_to)
+    held = [run_candidate(text, alone).verdict("script") for text in (first, second)]
+    assert held[0].fires and f"[with only {held_to} compiled]" in held[0].signature
+    assert not held[1].fires

@@ -254,6 +254,7 @@ def main(request_path: str) -> int:
         "used_compile": harness.used_compile,
         "compiled_calls": len(harness.calls),
         "compiled_targets": harness.compiled_targets,
+        "compiled_outputs": harness.compiled_outputs,
         "verdicts": verdicts,
         "seconds": time.monotonic() - started,
         "compile_cache": _compile_cache_stats(),

@@ -138,6 +138,8 @@ class RunResult:
     used_compile: bool = False
     compiled_calls: int = 0  # calls of compiled functions the harness recorded
     compiled_targets: list[str] = field(default_factory=list)  # what the script passed to torch.compile, in order
+    # Under ``only_compile``: the paths of the tensors the target's first call returned (``[0]``, ``['focal']``).
+    compiled_outputs: list[str] = field(default_factory=list)
     verdicts: dict[str, Verdict] = field(default_factory=dict)
     stdout_tail: str = ""
     stderr_tail: str = ""
@@ -269,6 +271,7 @@ def run_candidate(
             result.used_compile = data["used_compile"]
             result.compiled_calls = data.get("compiled_calls", 0)
             result.compiled_targets = list(data.get("compiled_targets", []))
+            result.compiled_outputs = list(data.get("compiled_outputs", []))
             result.verdicts = {k: Verdict.from_json(v) for k, v in data["verdicts"].items()}
             result.device = data.get("device", "")
             result.torch_version = data.get("torch_version", "")

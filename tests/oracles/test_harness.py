@@ -252,3 +252,20 @@ def test_compiled_optimizer_step_runs_once(harness):
     torch.compile(opt.step, backend="eager")()
     assert torch.equal(param.detach(), torch.full((2,), 0.5))
     assert harness.calls[0].target == "SGD.step"
+
+
+def test_one_output_from_the_compiled_call_the_rest_from_its_eager_twin():
+    """``only_compile="target output PATH"``: the tensor at PATH comes from the compiled call, every other from
+    the eager one; where PATH is gone (a candidate that lost the output), everything is eager."""
+
+    import torch
+
+    from oracles.harness import _one_leaf_from, _tensor_paths
+
+    compiled = {"focal": torch.tensor(1.0), "kl": (torch.tensor(2.0), 3)}
+    eager = {"focal": torch.tensor(10.0), "kl": (torch.tensor(20.0), 3)}
+    assert [path for path, _ in _tensor_paths(compiled)] == ["['focal']", "['kl'][0]"]
+    mixed = _one_leaf_from(compiled, eager, "['kl'][0]")
+    assert mixed["focal"].item() == 10.0 and mixed["kl"][0].item() == 2.0 and mixed["kl"][1] == 3
+    assert _one_leaf_from(compiled, eager, "['dice']")["focal"].item() == 10.0
+    assert _one_leaf_from((torch.tensor(1.0),), eager, "[0]") is eager  # another shape of output: all eager
