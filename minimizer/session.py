@@ -322,7 +322,7 @@ class Session:
         self.only_compile = name
         self.progress.message(
             f"the assert fails with only {name} compiled: every candidate runs so, and the reduction cannot slip "
-            "to another compiled call's mismatch"
+            "to another compiled call's or output's mismatch"
         )
         return finding
 
