@@ -48,10 +48,11 @@ def _warm_inductor() -> None:
     the three cost 1.5 s of 2.5 s. A forked trial goes first: the server follows only if it succeeded and a
     fork can still use CUDA afterwards (only where there is a GPU: elsewhere nothing can spoil a fork)."""
 
+    import importlib
+
     def warm() -> int:
         with _output_discarded(), _nvml_based_cuda_check():
-            import torch._inductor.compile_fx  # noqa: F401
-
+            importlib.import_module("torch._inductor.compile_fx")
             for hashed in _source_hashes():
                 with contextlib.suppress(Exception):
                     hashed()
