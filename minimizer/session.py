@@ -301,22 +301,17 @@ class Session:
             f"the assert reads nothing that names what failed, over {len(targets)} compiled target(s): "
             "finding the compiled call, and the output of it, that fails it alone"
         )
-        held = None
-        for name in targets[:_MOST_TARGETS_TRIED_ALONE]:
-            finding, runs = self._alone(name, report)
-            if finding.steady and finding.signature == f"{base} {only_compiled(name)}{suffix}":
-                held = (name, finding, runs[0].compiled_outputs)
-                break
+        held = self._first_failing_alone(targets, base, suffix, report)
         if held is None:
             self.progress.message("no compiled target fails the assert alone: reducing with every target compiled")
             return pinned
-        name, finding, outputs = held
-        for path in outputs[:_MOST_TARGETS_TRIED_ALONE] if len(outputs) > 1 else []:
-            alone = f"{name}{ONLY_OUTPUT}{path}"
-            narrowed, _ = self._alone(alone, report)
-            if narrowed.steady and narrowed.signature == f"{base} {only_compiled(alone)}{suffix}":
-                name, finding = alone, narrowed
-                break
+        name, finding, runs = held
+        outputs = runs[0].compiled_outputs
+        if len(outputs) > 1:
+            each_output = [f"{name}{ONLY_OUTPUT}{path}" for path in outputs]
+            narrowed = self._first_failing_alone(each_output, base, suffix, report)
+            if narrowed is not None:
+                name, finding, _ = narrowed
         if len(targets) == 1 and ONLY_OUTPUT not in name:
             return pinned  # compiling the one target alone is what every run does: nothing to hold to
         self.only_compile = name
@@ -326,16 +321,22 @@ class Session:
         )
         return finding
 
-    def _alone(self, only_compile: str, report: CheckReport) -> tuple[OracleFinding, list[RunResult]]:
-        """The script oracle over the check's seeds, with only ``only_compile`` compiled (see Harness)."""
+    def _first_failing_alone(
+        self, choices: list[str], base: str, suffix: str, report: CheckReport
+    ) -> tuple[str, OracleFinding, list[RunResult]] | None:
+        """The first of ``choices`` (``only_compile`` values, see Harness) with which the script oracle, over the
+        check's seeds, fails steadily with the pinned assert (``base``), marked as run so; its finding and runs."""
 
-        settings = dataclasses.replace(
-            self._settings(("script",), self.candidate_timeout(report)), only_compile=only_compile
-        )
-        runs = self._call_all(
-            [lambda seed=seed: self._run(self.source, dataclasses.replace(settings, seed=seed)) for seed in report.seeds]
-        )
-        return OracleFinding("script", [run.verdict("script") for run in runs]), runs
+        settings = self._settings(("script",), self.candidate_timeout(report))
+        for only_compile in choices[:_MOST_TARGETS_TRIED_ALONE]:
+            alone = dataclasses.replace(settings, only_compile=only_compile)
+            runs = self._call_all(
+                [lambda seed=seed: self._run(self.source, dataclasses.replace(alone, seed=seed)) for seed in report.seeds]
+            )
+            finding = OracleFinding("script", [run.verdict("script") for run in runs])
+            if finding.steady and finding.signature == f"{base} {only_compiled(only_compile)}{suffix}":
+                return only_compile, finding, runs
+        return None
 
     # -- reducing --------------------------------------------------------------------------------------
 

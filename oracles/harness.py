@@ -318,23 +318,10 @@ class Harness:
     def _recording(self, model: Any, compiled: Any, backend: str) -> Any:
         """Return ``compiled`` wrapped so that each call is recorded; modules stay ``OptimizedModule``s."""
 
-        import torch
-
         target = _target_name(model)
-        if isinstance(compiled, torch.nn.Module) and isinstance(model, torch.nn.Module):
-            compiled_forward = compiled.forward
-
-            def forward(*args: Any, **kwargs: Any) -> Any:
-                return self._call(target, model, compiled_forward, args, kwargs, backend)
-
-            compiled.forward = forward
-            return compiled
-
-        @functools.wraps(compiled)
-        def call(*args: Any, **kwargs: Any) -> Any:
-            return self._call(target, model, compiled, args, kwargs, backend)
-
-        return call
+        return _each_call_through(
+            model, compiled, lambda run, args, kwargs: self._call(target, model, run, args, kwargs, backend)
+        )
 
     def _outputs_told(self, model: Any, compiled: Any) -> Any:
         """``compiled``, wrapped so that the paths of the tensors its first call returns are noted (which outputs
@@ -362,11 +349,7 @@ class Harness:
                 harness.compiled_outputs = [path for path, _ in _tensor_paths(out)]
             return out if eager is None else _one_leaf_from(out, eager, harness.only_output)
 
-        if isinstance(compiled, torch.nn.Module) and isinstance(model, torch.nn.Module):
-            compiled_forward = compiled.forward
-            compiled.forward = lambda *args, **kwargs: call(compiled_forward, args, kwargs)
-            return compiled
-        return functools.wraps(compiled)(lambda *args, **kwargs: call(compiled, args, kwargs))
+        return _each_call_through(model, compiled, call)
 
     def _call(
         self, target: str, model: Any, compiled: Callable[..., Any], args: tuple, kwargs: dict, backend: str
@@ -656,6 +639,28 @@ def _target_name(model: Any) -> str:
         return type(owner).__name__ if name in ("_call_impl", "__call__", "forward") else f"{type(owner).__name__}.{name}"
     name = getattr(model, "__qualname__", None) or getattr(model, "__name__", None) or type(model).__name__
     return name.rpartition("<locals>.")[2]
+
+
+def _each_call_through(model: Any, compiled: Any, call: Callable[[Callable[..., Any], tuple, dict], Any]) -> Any:
+    """``compiled`` with each call going through ``call(run, args, kwargs)``, ``run`` being the compiled callable;
+    a compiled module stays the ``OptimizedModule`` it is, its ``forward`` wrapped."""
+
+    import torch
+
+    if isinstance(compiled, torch.nn.Module) and isinstance(model, torch.nn.Module):
+        compiled_forward = compiled.forward
+
+        def forward(*args: Any, **kwargs: Any) -> Any:
+            return call(compiled_forward, args, kwargs)
+
+        compiled.forward = forward
+        return compiled
+
+    @functools.wraps(compiled)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        return call(compiled, args, kwargs)
+
+    return wrapped
 
 
 def _tensor_paths(out: Any) -> list[tuple[str, Any]]:

@@ -11,6 +11,8 @@ Server -> parent: ``{"id", "pid"}`` once forked, then ``{"id", "status"}`` (a wa
 from __future__ import annotations
 
 import contextlib
+import functools
+import importlib
 import json
 import os
 import select
@@ -23,8 +25,6 @@ _NVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"
 
 
 def _preload() -> None:
-    import importlib
-
     # What every candidate imports, once here (by name: nothing here uses them).
     for name in ("torch", "torch._dynamo", "torch._inductor.config", "minimizer.runner.child", "oracles.harness"):
         importlib.import_module(name)
@@ -48,8 +48,6 @@ def _warm_inductor() -> None:
     the three cost 1.5 s of 2.5 s. A forked trial goes first: the server follows only if it succeeded and a
     fork can still use CUDA afterwards (only where there is a GPU: elsewhere nothing can spoil a fork)."""
 
-    import importlib
-
     def warm() -> int:
         with _output_discarded(), _nvml_based_cuda_check():
             importlib.import_module("torch._inductor.compile_fx")
@@ -68,8 +66,6 @@ def _warm_inductor() -> None:
 def _source_hashes() -> list:
     """The per-process cached hashes of torch's and Triton's sources that Inductor's caches key on, where this
     release has them (their homes moved between releases)."""
-
-    import importlib
 
     found = []
     for module, name in (
@@ -106,6 +102,7 @@ def _settle_cpu_vec_isa() -> None:
         settle_vec_isa()
 
 
+@functools.cache  # asked by the warm-up and by the probe's settle, once per server
 def _gpu_present() -> bool:
     import torch
 
@@ -163,8 +160,6 @@ def _cuda_usable_in_a_fork() -> int:
 
 
 def _quietly_import(names: list[str]) -> None:
-    import importlib
-
     with _output_discarded(), _nvml_based_cuda_check():
         for name in names:
             try:

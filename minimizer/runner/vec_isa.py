@@ -11,6 +11,7 @@ instruction set gets exactly the answer the probe gave on this host in this envi
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -60,18 +61,7 @@ def replay_when_asked() -> None:
         from torch._inductor import cpu_vec_isa
 
         record = _record()
-        probe = cpu_vec_isa.VecISA.check_build
-
-        def replayed_or_probed(isa, code: str) -> bool:
-            key = _answer_key(isa, code)
-            answers = _recorded(record)
-            if key in answers:
-                return answers[key]
-            answer = probe(isa, code)
-            write_atomic(record, json.dumps(_recorded(record) | {key: answer}, indent=1, sort_keys=True))
-            return answer
-
-        cpu_vec_isa.VecISA.check_build = replayed_or_probed
+        cpu_vec_isa.VecISA.check_build = _replaying(cpu_vec_isa.VecISA.check_build, record)
         if not record.exists() and _claim(record.with_suffix(".recording")):
             subprocess.Popen(
                 [sys.executable, "-c", "from minimizer.runner.vec_isa import settle_vec_isa; settle_vec_isa()"],
@@ -112,26 +102,31 @@ def _answer_key(isa, code: str) -> str:
     return f"{isa} {hashlib.sha256(code.encode()).hexdigest()[:16]}"
 
 
-def _answer_from_record(cpu_vec_isa) -> None:
-    record = _record()
-    answers = _recorded(record)
-    probe = cpu_vec_isa.VecISA.check_build
-    probed: dict[str, bool] = {}
+def _replaying(probe, record: Path):
+    """``VecISA.check_build`` answering from ``record`` (read at each call: another process may have added to
+    it), probing only what it was never asked and recording that answer."""
 
     def replayed_or_probed(isa, code: str) -> bool:
         key = _answer_key(isa, code)
-        if key not in answers:
-            probed[key] = probe(isa, code)
-        return answers.get(key, probed.get(key, False))
+        answers = _recorded(record)
+        if key in answers:
+            return answers[key]
+        answer = probe(isa, code)
+        with contextlib.suppress(OSError):  # an unwritable cache must not fail the compile that asked
+            write_atomic(record, json.dumps(_recorded(record) | {key: answer}, indent=1, sort_keys=True))
+        return answer
 
-    cpu_vec_isa.VecISA.check_build = replayed_or_probed
+    return replayed_or_probed
+
+
+def _answer_from_record(cpu_vec_isa) -> None:
+    probe = cpu_vec_isa.VecISA.check_build
+    cpu_vec_isa.VecISA.check_build = _replaying(probe, _record())
     try:
         cpu_vec_isa.valid_vec_isa_list()
     finally:
         cpu_vec_isa.VecISA.check_build = probe
         cpu_vec_isa.valid_vec_isa_list.cache_clear()
-    if probed:
-        write_atomic(record, json.dumps(_recorded(record) | probed, indent=1, sort_keys=True))
 
 
 def _environment_key() -> str:
