@@ -3,7 +3,10 @@
 Shows the per-candidate floor (fork, the script, the oracle) and what eight parallel candidates cost each other on
 this machine. The compile cache is shared and warm after the first run, as in a reduction.
 
-    python bench/candidate_cost.py [SCRIPT] [--oracle numerical] [--parallel 8]
+    python bench/candidate_cost.py [SCRIPT] [--oracle numerical] [--parallel 2,4,8]
+
+For each batch it also prints how many of the machine's cores were busy meanwhile (from /proc/stat): candidates
+slowed by each other while the cores are saturated compete for the CPU; with cores idle, for something else.
 
 First use (2026-11-26, H100 host, `examples/planted_miscompile.py`, numerical): 5.2-6.4 s alone and 6.1-8.5 s
 eight at once before the server imported Inductor's compiler; 2.5-2.6 s and 3.1-4.3 s after.
@@ -12,6 +15,7 @@ eight at once before the server imported Inductor's compiler; 2.5-2.6 s and 3.1-
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -29,7 +33,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("script", type=Path, nargs="?", default=REPO / "examples" / "planted_miscompile.py")
     parser.add_argument("--oracle", default="numerical")
-    parser.add_argument("--parallel", type=int, default=8)
+    parser.add_argument("--parallel", default="8", help="comma-separated numbers of candidates run at once")
     args = parser.parse_args()
     script = args.script.resolve()
     source = script.read_text()
@@ -53,16 +57,28 @@ def main() -> None:
     try:
         print(f"first run (server start, cold compile cache): {one():.2f} s")
         print("alone:", " ".join(f"{one():.2f}" for _ in range(3)), "s")
-        with ThreadPoolExecutor(args.parallel) as pool:
-            for _ in range(2):
-                started = time.monotonic()
-                each = sorted(pool.map(one, range(args.parallel)))
-                print(
-                    f"{args.parallel} at once: {time.monotonic() - started:.2f} s in all, each",
-                    " ".join(f"{s:.2f}" for s in each), "s",
-                )
+        for parallel in [int(n) for n in args.parallel.split(",")]:
+            with ThreadPoolExecutor(parallel) as pool:
+                for _ in range(2):
+                    started, busy_before = time.monotonic(), _cpu_seconds()
+                    each = sorted(pool.map(one, range(parallel)))
+                    wall = time.monotonic() - started
+                    busy = (_cpu_seconds()[0] - busy_before[0]) / wall
+                    print(
+                        f"{parallel} at once: {wall:.2f} s in all, {busy:.1f} of {os.cpu_count()} cores busy; each",
+                        " ".join(f"{s:.2f}" for s in each), "s",
+                    )
     finally:
         launcher.close()
+
+
+def _cpu_seconds() -> tuple[float, float]:
+    """(busy, idle) CPU seconds of the whole machine since boot, summed over its cores."""
+
+    fields = [int(f) for f in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle, iowait
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (sum(fields[:8]) - idle) / ticks, idle / ticks
 
 
 if __name__ == "__main__":

@@ -157,10 +157,11 @@ class Reducer(Generic[T]):
         """
 
         current = self.settle(current)
+        base = self.tester.render(current) if self.tester.jobs > 1 else None  # for speculation only
         if follow_up is not None:
             then = functools.partial(self._questions, passes, where, follow_up, None)
             label = dataclasses.replace(where, follow_up=True)
-            yield Proposal(follow_up, then, group=self._follow_up_name, label=label)
+            yield Proposal(follow_up, then, group=self._follow_up_name, label=label, base=base)
         for pass_index in range(where.pass_index, len(passes)):
             reduction_pass = passes[pass_index]
             if counted and pass_index > where.pass_index:
@@ -169,7 +170,7 @@ class Reducer(Generic[T]):
             for index, candidate in self._fresh(reduction_pass, current, start, counted=counted):
                 here = _Where(pass_index, index)
                 then = functools.partial(self._after_step, passes, here, current, candidate)
-                yield Proposal(candidate, then, group=reduction_pass.name, label=here)
+                yield Proposal(candidate, then, group=reduction_pass.name, label=here, base=base)
 
     def _after_step(self, passes: list[Pass[T]], where: _Where, before: T, after: T) -> Iterator[Proposal[T]]:
         """What ``_run_round`` asks once the step ``before -> after`` is taken: its follow-up, then the proposals

@@ -16,6 +16,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Callable, Generic, Iterable, Iterator, TypeVar, Union
 
+from minimizer.reduce.change import change_key
+
 T = TypeVar("T")
 
 # evaluate(script_text, cancel) -> True (still shows the bug), False, or None when ``cancel`` was set before
@@ -43,13 +45,16 @@ class Proposal(Generic[T]):
     """A candidate and, for speculation, what the caller will ask next if this is the candidate it takes.
 
     ``group``: proposals alike (from one pass, say), whose chance to show the bug the tester learns from the
-    answers so far (without one: the call's ``p_interesting``); ``label``: anything the caller wants back.
+    answers so far (without one: the call's ``p_interesting``); ``label``: anything the caller wants back;
+    ``base``: the text the candidate was cut from, so that the same cut asked again on a later base is recognised
+    and its earlier answer predicts this one (`minimizer.reduce.change`).
     """
 
     candidate: T
     next_if_interesting: Callable[[], Iterable[Union["Proposal[T]", T]]] | None = None
     group: str | None = None
     label: object = None
+    base: str | None = None
 
 
 @dataclass(eq=False)
@@ -72,6 +77,7 @@ class _Node:
     text: str
     key: str
     group: str | None = None
+    change: str | None = None  # what it changed in its base (`change_key`), where the caller said the base
     from_cache: bool = False
     needed_a_run: bool = False  # unanswered when added: neither cached nor screened out
 
@@ -128,6 +134,12 @@ class Tester(Generic[T]):
         # (the screen can then wait on another process without holding up proposals); the answer is the same.
         self._screen_in_workers = screen_in_workers and self._pool is not None
         self._screened: set[str] = set()  # keys the screen turned down: no run, nothing to learn from
+        # A cut answered on one base mostly answers the same on the next (a step elsewhere rarely matters to it):
+        # the last answer per change, and how often a change answered again as before ([runs, interesting] after
+        # an interesting / a dull earlier answer). Speculation follows these instead of its group's rate.
+        self._change_of_key: dict[str, str] = {}
+        self._change_answer: dict[str, bool] = {}
+        self._again: dict[bool, list[int]] = {True: [0, 0], False: [0, 0]}
 
     def consider(self, candidate: T) -> bool:
         """Whether ``candidate`` still shows the bug (cached)."""
@@ -185,7 +197,7 @@ class Tester(Generic[T]):
                 if answer:
                     return 0.0
                 if answer is None:
-                    chance *= 1 - earlier.chance
+                    chance *= 1 - self._likelihood(earlier)
             parent = sequence.parent
             if parent is None:
                 return chance
@@ -193,7 +205,7 @@ class Tester(Generic[T]):
             if answer is False:
                 return 0.0
             if answer is None:
-                chance *= parent.chance
+                chance *= self._likelihood(parent)
             sequence, position = parent.sequence, parent.position
 
     def _start_likeliest(self, sequences: list[_Sequence], p: float) -> bool:
@@ -253,6 +265,12 @@ class Tester(Generic[T]):
         chance = 0.0 if not self.speculate else self._group_chance(proposal.group, p)
         text = self.render(proposal.candidate)
         node = _Node(sequence, len(sequence.nodes), item, chance, text, self.key(text), proposal.group)
+        if self.speculate and self._pool is not None and proposal.base is not None:
+            node.change = change_key(proposal.base, text)
+            if node.change is not None:
+                self._change_of_key.setdefault(node.key, node.change)
+                if node.key in self._cache and node.key not in self._screened:
+                    self._change_answer[node.change] = self._cache[node.key]
         sequence.nodes.append(node)
         if proposal.next_if_interesting is not None:
             sequences.append(_Sequence(proposal.next_if_interesting, node))
@@ -321,6 +339,28 @@ class Tester(Generic[T]):
                 record[0] += 1
                 record[1] += node is found
 
+    def _likelihood(self, node: _Node) -> float:
+        """The chance that ``node`` shows the bug: after the answer its change got on an earlier base, how often a
+        change answered the same again (a prior of three in four); without one, its group's rate."""
+
+        earlier = None if node.change is None else self._change_answer.get(node.change)
+        if earlier is None:
+            return node.chance
+        runs, interesting = self._again[earlier]
+        return (interesting + (3 if earlier else 1)) / (runs + 4)
+
+    def _learn_change(self, key: str, interesting: bool) -> None:
+        """Remember the answer of the change behind ``key``, and whether it repeated the change's earlier one."""
+
+        change = self._change_of_key.get(key)
+        if change is None:
+            return
+        earlier = self._change_answer.get(change)
+        if earlier is not None:
+            self._again[earlier][0] += 1
+            self._again[earlier][1] += interesting
+        self._change_answer[change] = interesting
+
     def _group_chance(self, group: str | None, default: float) -> float:
         if group is None:
             return default
@@ -353,6 +393,7 @@ class Tester(Generic[T]):
                 self.stats.interesting += 1
             else:
                 self.stats.uninteresting += 1
+            self._learn_change(key, interesting)
             self._on_result(text, interesting, False)  # under the lock: observers count without races
         return interesting
 

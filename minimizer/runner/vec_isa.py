@@ -29,11 +29,11 @@ VEC_ISA_PROBE_CACHE = Path.home() / ".cache" / "minimizer" / "vec-isa-probe"
 _BUILD_ENVIRONMENT = ("CC", "CXX", "CFLAGS", "CXXFLAGS", "LDFLAGS", "CPATH", "LIBRARY_PATH", "LD_LIBRARY_PATH", "PATH")
 
 
-def settle_vec_isa() -> None:
+def settle_vec_isa() -> bool:
     """Make this process's per-instruction-set answers known (replayed where this host answered before, probed
-    otherwise), so that processes forked from it pick without probing. Only the per-set answers stay cached:
-    the list is rebuilt in the candidate, from the config it has then. Any failure leaves the candidate to
-    probe for itself, as it would have anyway."""
+    otherwise), so that processes forked from it pick without probing; whether every answer is known. Only the
+    per-set answers stay cached: the list is rebuilt in the candidate, from the config it has then. Any failure
+    leaves the candidate to probe for itself, as it would have anyway."""
 
     user_cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(VEC_ISA_PROBE_CACHE)
@@ -41,8 +41,9 @@ def settle_vec_isa() -> None:
         from torch._inductor import cpu_vec_isa
 
         _answer_from_record(cpu_vec_isa)
+        return True
     except Exception:  # noqa: BLE001
-        pass
+        return False
     finally:
         if user_cache is None:
             os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
@@ -53,37 +54,87 @@ def settle_vec_isa() -> None:
 def replay_when_asked() -> None:
     """Where the server must not probe (a GPU host, for a script that compiles for the GPU: most minutes would go
     to a probe no candidate asks for), a candidate that does ask, having lost its device, gets the answers this
-    host recorded, and probes only for what was never answered, recording it. Where nothing is recorded yet,
-    the answers are recorded in the background, in a process of the server's group (it goes with the server), so
-    such candidates need not each spend half a minute probing. Any failure leaves candidates to probe."""
+    host recorded, and probes only for what was never answered, recording it. Until the host's record is
+    complete, the answers are recorded in the background (`record_answers`), so that such candidates need not
+    each spend half a minute probing. The recorder leads its own session: retiring the server (a reduction
+    retires the servers of its first checks within seconds) must not cut the half-minute recording short and
+    leave a partial record. Any failure leaves candidates to probe."""
 
     try:
         from torch._inductor import cpu_vec_isa
 
         record = _record()
         cpu_vec_isa.VecISA.check_build = _replaying(cpu_vec_isa.VecISA.check_build, record)
-        if not record.exists() and _claim(record.with_suffix(".recording")):
-            subprocess.Popen(
-                [sys.executable, "-c", "from minimizer.runner.vec_isa import settle_vec_isa; settle_vec_isa()"],
+        marker = _marker(record)
+        if not _complete(record).exists() and _claim(marker):
+            recorder = subprocess.Popen(
+                [sys.executable, "-c", f"from {__name__} import {record_answers.__name__}; {record_answers.__name__}()"],
                 env={**os.environ, "PYTORCH_NVML_BASED_CUDA_CHECK": "1"},
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
+                start_new_session=True,
             )
+            marker.write_text(str(recorder.pid))
     except Exception:  # noqa: BLE001
         pass
 
 
-def _claim(marker: Path, stale_after: float = 300.0) -> bool:
-    """Whether this process is the one to record (no other did in the last ``stale_after`` seconds)."""
+def record_answers() -> None:
+    """The background recorder: every answer this host gives, then the mark that the record is complete."""
+
+    if settle_vec_isa():
+        write_atomic(_complete(_record()), "")
+    with contextlib.suppress(OSError):
+        _marker(_record()).unlink()
+
+
+def _marker(record: Path) -> Path:
+    """Names the process recording ``record`` while it does."""
+
+    return record.with_suffix(".recording")
+
+
+def _complete(record: Path) -> Path:
+    """Is there once ``record`` holds every answer (a recorder that died part way leaves a partial record)."""
+
+    return record.with_suffix(".complete")
+
+
+def _claim(marker: Path) -> bool:
+    """Whether this process is the one to record: no recorder named by ``marker`` is alive (one that died, or
+    was killed, leaves its marker: the next server records instead)."""
 
     marker.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        if time.time() - marker.stat().st_mtime < stale_after:
-            return False
-    except OSError:
-        pass
+    if _recorder_alive(marker):
+        return False
     marker.write_text(str(os.getpid()))
+    return True
+
+
+def _recorder_alive(marker: Path, stale_after: float = 300.0) -> bool:
+    """Whether the process ``marker`` names is still a recorder at work (a marker older than ``stale_after``
+    seconds is dead: the recording takes well under a minute; a process number is soon reused, so where /proc
+    says what the process runs, it must be ``record_answers``)."""
+
+    try:
+        if time.time() - marker.stat().st_mtime >= stale_after:
+            return False
+        pid = int(marker.read_text())
+    except (OSError, ValueError):
+        return False
+    command = Path(f"/proc/{pid}/cmdline")
+    if command.parent.parent.joinpath("self").exists():
+        try:
+            return record_answers.__name__.encode() in command.read_bytes()
+        except OSError:
+            return False
+    try:
+        os.kill(pid, 0)
+    except PermissionError:
+        return True  # another user's process
+    except OSError:
+        return False
     return True
 
 
@@ -102,13 +153,18 @@ def _answer_key(isa, code: str) -> str:
     return f"{isa} {hashlib.sha256(code.encode()).hexdigest()[:16]}"
 
 
-def _replaying(probe, record: Path):
+def _replaying(probe, record: Path, most_wait: float = 60.0):
     """``VecISA.check_build`` answering from ``record`` (read at each call: another process may have added to
-    it), probing only what it was never asked and recording that answer."""
+    it), probing only what it was never asked and recording that answer. While a recorder is at work, the answer
+    is awaited (up to ``most_wait`` seconds) rather than probed for a second time at the same cost."""
 
     def replayed_or_probed(isa, code: str) -> bool:
         key = _answer_key(isa, code)
         answers = _recorded(record)
+        give_up = time.monotonic() + most_wait
+        while key not in answers and _recorder_alive(_marker(record)) and time.monotonic() < give_up:
+            time.sleep(0.2)
+            answers = _recorded(record)
         if key in answers:
             return answers[key]
         answer = probe(isa, code)

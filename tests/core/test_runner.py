@@ -1,7 +1,10 @@
 """The process boundary: every way a candidate can end is recorded, none takes the reducer down."""
 
+import json
+import os
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 
@@ -242,6 +245,22 @@ def test_every_candidate_of_a_reduction_starts_from_the_server_its_original_deci
     assert envs[0] == envs[1] == envs[2]
 
 
+@pytest.fixture
+def recorder_at_work():
+    """A process that looks, to /proc, like the background recorder at work: its process number."""
+
+    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)  # record_answers"])
+    yield process.pid
+    process.kill()
+    process.wait()
+
+
+def _a_finished_process_id() -> int:
+    done = subprocess.Popen(["true"])
+    done.wait()
+    return done.pid
+
+
 def test_a_gpu_hosts_candidates_replay_the_recorded_probe_answers(tmp_path, monkeypatch):
     """On a GPU host, for a script that compiles for the GPU, the server does not probe; a candidate that asks
     probes once per instruction set and host, later ones (of this server or the next) replay the answer, and
@@ -254,7 +273,13 @@ def test_a_gpu_hosts_candidates_replay_the_recorded_probe_answers(tmp_path, monk
     monkeypatch.setattr(vec_isa, "VEC_ISA_PROBE_CACHE", tmp_path)
     probed, started = [], []
     monkeypatch.setattr(cpu_vec_isa.VecISA, "check_build", lambda isa, code: probed.append(code) or True)
-    monkeypatch.setattr(vec_isa.subprocess, "Popen", lambda *args, **kwargs: started.append(args))
+
+    def recorder_that_finishes(*args, **kwargs):
+        started.append(args)
+        vec_isa._complete(vec_isa._record()).write_text("")
+        return SimpleNamespace(pid=1)
+
+    monkeypatch.setattr(vec_isa.subprocess, "Popen", recorder_that_finishes)
     vec_isa.replay_when_asked()
     isa = cpu_vec_isa.VecAVX2()
     assert cpu_vec_isa.VecISA.check_build(isa, "probe code") is True
@@ -263,3 +288,38 @@ def test_a_gpu_hosts_candidates_replay_the_recorded_probe_answers(tmp_path, monk
     vec_isa.replay_when_asked()  # a later server: wraps the real probe again
     assert cpu_vec_isa.VecISA.check_build(isa, "probe code") is True
     assert probed == ["probe code"] and len(started) == 1
+
+
+def test_a_partial_record_is_recorded_again_unless_its_recorder_is_at_work(tmp_path, monkeypatch, recorder_at_work):
+    """A recorder killed part way (its marker names a process gone, or one that is no recorder) leaves the
+    recording to the next server; one at work is left to finish."""
+
+    from minimizer.runner import vec_isa
+
+    monkeypatch.setattr(vec_isa, "VEC_ISA_PROBE_CACHE", tmp_path)
+    record = vec_isa._record()
+    record.write_text(json.dumps({"avx512 0123": True}))  # what it answered before it was killed
+    marker = vec_isa._marker(record)
+    started = []
+    for named, records in ((_a_finished_process_id(), True), (os.getpid(), True), (recorder_at_work, False)):
+        marker.write_text(str(named))
+        monkeypatch.setattr(vec_isa.subprocess, "Popen", lambda *a, **k: started.append(a) or SimpleNamespace(pid=named))
+        vec_isa.replay_when_asked()
+        assert (len(started) == 1) == records
+        started.clear()
+
+
+def test_a_candidate_awaits_the_recorder_at_work_instead_of_probing(tmp_path, recorder_at_work):
+    """While the host's recorder runs, a candidate that asks gets its answer when it lands, with no probe."""
+
+    import threading
+
+    from minimizer.runner import vec_isa
+
+    record = tmp_path / "answers.json"
+    vec_isa._marker(record).write_text(str(recorder_at_work))
+    probed = []
+    replayed = vec_isa._replaying(lambda isa, code: probed.append(code) or False, record)
+    key = vec_isa._answer_key("avx2", "probe code")
+    threading.Timer(0.3, lambda: record.write_text(json.dumps({key: True}))).start()
+    assert replayed("avx2", "probe code") is True and probed == []

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minimizer.reduce.scheduler import Pass, Reducer
-from minimizer.reduce.tester import Tester
+from minimizer.reduce.tester import Proposal, Tester
 
 
 class Events:
@@ -352,3 +352,30 @@ def reduce_with_jitter(items, needed, jobs, seed):
 def test_any_number_of_workers_takes_the_same_steps(items, jobs, seed):
     needed = [x for x in items if x > 0][:2]
     assert reduce_with_jitter(items, needed, 1, seed) == reduce_with_jitter(items, needed, jobs, seed)
+
+
+def test_speculation_follows_what_the_same_cut_answered_on_an_earlier_base():
+    """A cut that showed the bug on one base likely shows it on the next: the spare worker goes on from it (its
+    follow-on question) rather than to the question after it, which it would take on an even chance."""
+
+    import threading
+
+    started, second = [], threading.Event()
+
+    def evaluate(text, cancel):
+        started.append(text)
+        if text == "a\nd\n":
+            second.wait(5)  # holds one worker until the other has taken its next question
+        else:
+            second.set()
+        return text in ("a\nb\n", "a\nd\n")
+
+    tester = Tester(lambda t: t, evaluate, jobs=2)
+    try:
+        assert tester.first_interesting([Proposal("a\nb\n", base="a\nb\nc\n")])[0] == 0  # cut c: shows the bug
+        later = "a\nc\nd\n"
+        cut_c_again = Proposal("a\nd\n", lambda: [Proposal("a\n", base="a\nd\n")], base=later)
+        assert tester.first_interesting([cut_c_again, Proposal("a\nc\n", base=later)])[0] == 0
+        assert started[1:3] == ["a\nd\n", "a\n"]
+    finally:
+        tester.close()
