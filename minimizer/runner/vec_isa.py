@@ -18,13 +18,17 @@ import os
 import platform
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from minimizer.output import write_atomic
 
 # Where the probe libraries are built and its answers kept.
 VEC_ISA_PROBE_CACHE = Path.home() / ".cache" / "minimizer" / "vec-isa-probe"
+# The sets are probed in threads (`_answer_each_set_at_once`): one adds its answer to the record at a time.
+_RECORD_WRITE = threading.Lock()
 # Environment variables a C++ build reads, besides Inductor's own TORCHINDUCTOR_* settings.
 _BUILD_ENVIRONMENT = ("CC", "CXX", "CFLAGS", "CXXFLAGS", "LDFLAGS", "CPATH", "LIBRARY_PATH", "LD_LIBRARY_PATH", "PATH")
 
@@ -168,7 +172,7 @@ def _replaying(probe, record: Path, most_wait: float = 60.0):
         if key in answers:
             return answers[key]
         answer = probe(isa, code)
-        with contextlib.suppress(OSError):  # an unwritable cache must not fail the compile that asked
+        with _RECORD_WRITE, contextlib.suppress(OSError):  # an unwritable cache must not fail the compile that asked
             write_atomic(record, json.dumps(_recorded(record) | {key: answer}, indent=1, sort_keys=True))
         return answer
 
@@ -179,10 +183,28 @@ def _answer_from_record(cpu_vec_isa) -> None:
     probe = cpu_vec_isa.VecISA.check_build
     cpu_vec_isa.VecISA.check_build = _replaying(probe, _record())
     try:
+        _answer_each_set_at_once(cpu_vec_isa)
         cpu_vec_isa.valid_vec_isa_list()
     finally:
         cpu_vec_isa.VecISA.check_build = probe
         cpu_vec_isa.valid_vec_isa_list.cache_clear()
+
+
+def _answer_each_set_at_once(cpu_vec_isa) -> None:
+    """Ask each instruction set this CPU claims in a thread of its own. Each probe is a C++ build and an
+    interpreter that imports torch, ten of them in a row on an x86 host with AMX: minutes on a GPU host busy with
+    candidates, where the sets at once take as long as the longest set's chain of probes. Each set's answer is
+    cached (`VecISA.__bool__`), so the list built next asks nothing again."""
+
+    claimed = getattr(cpu_vec_isa, "x86_isa_checker", lambda: None)()
+    sets = [
+        isa
+        for isa in cpu_vec_isa.supported_vec_isa_list
+        if claimed is not None and all(flag in claimed for flag in str(isa).split())
+    ]
+    if len(sets) > 1:
+        with ThreadPoolExecutor(len(sets)) as pool:
+            list(pool.map(bool, sets))
 
 
 def _environment_key() -> str:
