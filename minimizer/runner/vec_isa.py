@@ -127,6 +127,8 @@ def _recorder_alive(marker: Path, stale_after: float = 300.0) -> bool:
         pid = int(marker.read_text())
     except (OSError, ValueError):
         return False
+    if pid == os.getpid():
+        return False  # the recorder itself: it must probe, not wait for its own answers
     command = Path(f"/proc/{pid}/cmdline")
     if command.parent.parent.joinpath("self").exists():
         try:

@@ -323,3 +323,23 @@ def test_a_candidate_awaits_the_recorder_at_work_instead_of_probing(tmp_path, re
     key = vec_isa._answer_key("avx2", "probe code")
     threading.Timer(0.3, lambda: record.write_text(json.dumps({key: True}))).start()
     assert replayed("avx2", "probe code") is True and probed == []
+
+
+def test_the_recorder_probes_instead_of_waiting_for_itself(tmp_path):
+    """The recorder's own probes go through the same replaying wrapper: its marker names itself, and it must
+    probe at once, not wait for answers only it can give."""
+
+    code = (
+        "import json, os, sys, time\n"
+        "from pathlib import Path\n"
+        "from minimizer.runner import vec_isa\n"
+        "record = Path(sys.argv[1])\n"
+        "vec_isa._marker(record).write_text(str(os.getpid()))\n"
+        "started = time.monotonic()\n"
+        "answer = vec_isa._replaying(lambda isa, code: True, record, most_wait=30)('avx2', 'probe code')\n"
+        "print(json.dumps([answer, time.monotonic() - started]))\n"
+        "# record_answers: this process is the recorder\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "answers.json")], capture_output=True, text=True)
+    answer, seconds = json.loads(done.stdout)
+    assert answer is True and seconds < 10
