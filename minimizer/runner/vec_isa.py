@@ -65,10 +65,7 @@ def replay_when_asked() -> None:
     leave a partial record. Any failure leaves candidates to probe."""
 
     try:
-        from torch._inductor import cpu_vec_isa
-
-        record = _record()
-        cpu_vec_isa.VecISA.check_build = _replaying(cpu_vec_isa.VecISA.check_build, record)
+        record = replay_recorded()
         marker = _marker(record)
         if not _complete(record).exists() and _claim(marker):
             recorder = subprocess.Popen(
@@ -82,6 +79,17 @@ def replay_when_asked() -> None:
             marker.write_text(str(recorder.pid))
     except Exception:  # noqa: BLE001
         pass
+
+
+def replay_recorded() -> Path:
+    """From now on, this process's probe answers what this host recorded and probes (recording the answer) only
+    what was never asked; the record's path."""
+
+    from torch._inductor import cpu_vec_isa
+
+    record = _record()
+    cpu_vec_isa.VecISA.check_build = _replaying(cpu_vec_isa.VecISA.check_build, record)
+    return record
 
 
 def record_answers() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import textwrap
 
 import torch
@@ -65,3 +67,26 @@ def test_a_graph_that_cannot_be_captured_still_compiles_as_the_script_asked(caps
     assert backend(gm, [torch.ones(2)]) == gm.forward
     assert compiled == [gm]
     assert "could not capture graph 0: disk full" in capsys.readouterr().err
+
+
+def test_a_capture_run_answers_the_cpu_probe_from_the_hosts_record(tmp_path, monkeypatch):
+    """A capture run is a fresh interpreter: where the parent says the script leaves Inductor's CPU probe alone,
+    it answers from this host's record (a recorded no stays a no) instead of probing; otherwise it probes."""
+
+    from torch._inductor import cpu_vec_isa
+
+    from minimizer.graph import capture_child
+    from minimizer.runner import vec_isa
+    from minimizer.runner.prelude import SETTLE_VEC_ISA_VARIABLE, SETTLE_ON_ANY_HOST
+
+    monkeypatch.setattr(vec_isa, "VEC_ISA_PROBE_CACHE", tmp_path)
+    probed = []
+    monkeypatch.setattr(cpu_vec_isa.VecISA, "check_build", lambda isa, code: probed.append(code) or True)
+    isa = cpu_vec_isa.VecAVX2()
+    vec_isa._record().write_text(json.dumps({vec_isa._answer_key(isa, "probe code"): False}))
+    capture_child._replay_the_cpu_probe()  # not asked for: the probe is the script's own
+    assert cpu_vec_isa.VecISA.check_build(isa, "probe code") is True and probed == ["probe code"]
+    monkeypatch.setenv(SETTLE_VEC_ISA_VARIABLE, SETTLE_ON_ANY_HOST)
+    capture_child._replay_the_cpu_probe()
+    assert cpu_vec_isa.VecISA.check_build(isa, "probe code") is False and probed == ["probe code"]
+    assert SETTLE_VEC_ISA_VARIABLE not in os.environ  # the script does not see it
