@@ -17,7 +17,9 @@ def main(request_path: str) -> int:
     request = json.loads(Path(request_path).read_text())
     script = request["script"]
     from minimizer.runner.child import enter_script_folder
+    from minimizer.runner.prelude import SETTLE_VEC_ISA_VARIABLE
 
+    replay_the_cpu_probe = bool(os.environ.get(SETTLE_VEC_ISA_VARIABLE))  # the script's folder drops the variable
     enter_script_folder(script)
 
     from minimizer.graph.capture import CapturedGraph, install_capture, save_graphs
@@ -30,7 +32,8 @@ def main(request_path: str) -> int:
         # Saved after every graph: a later compile may crash the interpreter.
         save_graphs(request["output"], graphs)
 
-    _replay_the_cpu_probe()
+    if replay_the_cpu_probe:
+        _replay_the_cpu_probe()
     install_capture(sink)
     escaped = run_script(script, request["seed"])
     if escaped is not None:
@@ -41,16 +44,13 @@ def main(request_path: str) -> int:
 
 
 def _replay_the_cpu_probe() -> None:
-    """Where the parent says the script leaves Inductor's CPU probe alone, answer it from this host's record, as
-    the warm server's candidates do: this run is a fresh interpreter, where the probe takes about 30 s on the GPU
-    machine's host (a repro that compiles for the CPU is captured there once per reduction)."""
+    """Answer Inductor's CPU probe from this host's record, as the warm server's candidates do, where the parent
+    says the script leaves the probe alone: this run is a fresh interpreter, where the probe takes about 30 s on
+    the GPU machine's host (a repro that compiles for the CPU is captured there once per reduction)."""
 
-    from minimizer.runner.prelude import SETTLE_VEC_ISA_VARIABLE
+    from minimizer.runner.vec_isa import replay_recorded
 
-    if os.environ.pop(SETTLE_VEC_ISA_VARIABLE, None):
-        from minimizer.runner.vec_isa import replay_recorded
-
-        replay_recorded()
+    replay_recorded()
 
 
 if __name__ == "__main__":

@@ -174,10 +174,16 @@ def enter_script_folder(script: str) -> None:
     files that lie beside the original), then what the script's prelude put there; ``sys.argv`` as python
     sets it. Called before torch is imported."""
 
-    from minimizer.runner.prelude import PREIMPORT_VARIABLE, SETTLE_VEC_ISA_VARIABLE, apply_sys_path
+    from minimizer.runner.prelude import (
+        PREIMPORT_VARIABLE,
+        SETTLE_VEC_ISA_VARIABLE,
+        WARM_INDUCTOR_VARIABLE,
+        apply_sys_path,
+    )
 
     os.environ.pop(PREIMPORT_VARIABLE, None)  # for the warm server only: the script must not see it
     os.environ.pop(SETTLE_VEC_ISA_VARIABLE, None)
+    os.environ.pop(WARM_INDUCTOR_VARIABLE, None)
 
     apply_sys_path()
     sys.path.insert(0, str(Path(script).parent))

@@ -249,7 +249,10 @@ def serve() -> None:
     parent = os.getppid()
     apply_sys_path()  # the script's prelude, before torch is imported
     _preload()
-    _warm_inductor()
+    from minimizer.runner.prelude import WARM_INDUCTOR_VARIABLE
+
+    if os.environ.pop(WARM_INDUCTOR_VARIABLE, None):  # a script that never compiles keeps plain python's modules
+        _warm_inductor()
     _settle_cpu_vec_isa()
     _preimport_script_modules()
     # What the server built stays out of the candidates' collections: a collection that walks the inherited

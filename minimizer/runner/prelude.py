@@ -37,6 +37,9 @@ PREIMPORT_VARIABLE = "MINIMIZER_PREIMPORT"
 # Set when the warm server may settle Inductor's choice of CPU vector instructions before forking (see
 # minimizer.runner.forkserver._settle_cpu_vec_isa): not for a script that overrides that choice itself.
 SETTLE_VEC_ISA_VARIABLE = "MINIMIZER_SETTLE_VEC_ISA"
+# Set when the warm server should import Inductor's compiler before forking (see
+# minimizer.runner.forkserver._warm_inductor): only for a script that compiles.
+WARM_INDUCTOR_VARIABLE = "MINIMIZER_WARM_INDUCTOR"
 # Imported by every warm server anyway, or never worth it.
 _ALWAYS_LOADED = frozenset({"torch", "triton", "__future__", "os", "sys"})
 PROBE_TIMEOUT = 60.0
@@ -78,12 +81,18 @@ def apply_sys_path() -> None:
     sys.path[0:0] = [p for p in entries if p not in sys.path[: len(entries)]]
 
 
+def compiles(source: str) -> bool:
+    """Whether ``source`` may call ``torch.compile`` (a cheap, generous test: the word anywhere)."""
+
+    return "compile" in source
+
+
 def may_settle_vec_isa(source: str) -> bool:
     """Whether the warm server should settle the CPU vector instructions for this script: it compiles (a script
     that runs Triton kernels alone never asks, and the settle costs each new server 2-4 s), and it does not set
     ``config.cpp.vec_isa_ok`` itself (older releases cache the answer whatever the config says later)."""
 
-    return "compile" in source and "vec_isa" not in source
+    return compiles(source) and "vec_isa" not in source
 
 
 # Values of SETTLE_VEC_ISA_VARIABLE: settle on any host, or only on hosts without a GPU.

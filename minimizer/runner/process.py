@@ -20,6 +20,8 @@ from minimizer.runner.prelude import (
     PREIMPORT_VARIABLE,
     PRELUDES,
     SETTLE_VEC_ISA_VARIABLE,
+    WARM_INDUCTOR_VARIABLE,
+    compiles,
     may_settle_vec_isa,
     settle_vec_isa_value,
     preimports,
@@ -305,6 +307,8 @@ def prepare_run_folder(source: str, settings: RunSettings, work: Path) -> tuple[
     decides = source if settings.settle_from is None else settings.settle_from
     if may_settle_vec_isa(decides):
         start_env[SETTLE_VEC_ISA_VARIABLE] = settle_vec_isa_value(decides)
+    if compiles(decides):
+        start_env[WARM_INDUCTOR_VARIABLE] = "1"
     return script, own, start_env, {name for name, _ in prelude.env}
 
 

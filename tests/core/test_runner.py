@@ -343,3 +343,21 @@ def test_the_recorder_probes_instead_of_waiting_for_itself(tmp_path):
     done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "answers.json")], capture_output=True, text=True)
     answer, seconds = json.loads(done.stdout)
     assert answer is True and seconds < 10
+
+
+def test_the_warm_server_imports_inductors_compiler_only_for_a_script_that_compiles(tmp_path):
+    """A script that never compiles keeps the modules plain python would have; one that does finds the compiler
+    imported already (the import was most of a small candidate's time on the GPU host)."""
+
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    tell = "import sys\nraise ValueError(str('torch._inductor.comp' + 'ile_fx' in sys.modules))\n"
+    launcher = ForkServerLauncher()
+    try:
+        seen = [
+            run_cold(script, RunSettings("s.py", str(origin), ("script",)), launcher=launcher).exception.message
+            for script in ("import torch\n" + tell, "import torch\ntorch.compile\n" + tell)
+        ]
+    finally:
+        launcher.close()
+    assert seen == ["False", "True"]

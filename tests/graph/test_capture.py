@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import textwrap
 
 import torch
@@ -69,24 +68,19 @@ def test_a_graph_that_cannot_be_captured_still_compiles_as_the_script_asked(caps
     assert "could not capture graph 0: disk full" in capsys.readouterr().err
 
 
-def test_a_capture_run_answers_the_cpu_probe_from_the_hosts_record(tmp_path, monkeypatch):
-    """A capture run is a fresh interpreter: where the parent says the script leaves Inductor's CPU probe alone,
-    it answers from this host's record (a recorded no stays a no) instead of probing; otherwise it probes."""
+def test_a_capture_run_answers_the_cpu_probe_through_the_hosts_record(tmp_path, monkeypatch):
+    """A capture run is a fresh interpreter: for a script that leaves Inductor's CPU probe alone, its probe goes
+    through this host's record (answers recorded there, replayed next time), as a warm candidate's does; a
+    script that sets the probe's config itself probes on its own, and nothing is recorded."""
 
-    from torch._inductor import cpu_vec_isa
-
-    from minimizer.graph import capture_child
-    from minimizer.runner import vec_isa
-    from minimizer.runner.prelude import SETTLE_VEC_ISA_VARIABLE, SETTLE_ON_ANY_HOST
-
-    monkeypatch.setattr(vec_isa, "VEC_ISA_PROBE_CACHE", tmp_path)
-    probed = []
-    monkeypatch.setattr(cpu_vec_isa.VecISA, "check_build", lambda isa, code: probed.append(code) or True)
-    isa = cpu_vec_isa.VecAVX2()
-    vec_isa._record().write_text(json.dumps({vec_isa._answer_key(isa, "probe code"): False}))
-    capture_child._replay_the_cpu_probe()  # not asked for: the probe is the script's own
-    assert cpu_vec_isa.VecISA.check_build(isa, "probe code") is True and probed == ["probe code"]
-    monkeypatch.setenv(SETTLE_VEC_ISA_VARIABLE, SETTLE_ON_ANY_HOST)
-    capture_child._replay_the_cpu_probe()
-    assert cpu_vec_isa.VecISA.check_build(isa, "probe code") is False and probed == ["probe code"]
-    assert SETTLE_VEC_ISA_VARIABLE not in os.environ  # the script does not see it
+    monkeypatch.setenv("HOME", str(tmp_path))
+    records = tmp_path / ".cache" / "minimizer" / "vec-isa-probe"
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    compiles_for_the_cpu = "import torch\ntorch.compile(torch.sin)(torch.ones(3))\n"
+    settings = RunSettings("s.py", str(origin), ("crash",))
+    capture_graphs("# leaves vec_isa_ok alone\n" + compiles_for_the_cpu, settings)  # says vec_isa: left to itself
+    assert not list(records.glob("answers-*.json"))
+    capture_graphs(compiles_for_the_cpu, settings)
+    (record,) = records.glob("answers-*.json")
+    assert json.loads(record.read_text())
