@@ -33,7 +33,11 @@ def main(request_path: str) -> int:
         save_graphs(request["output"], graphs)
 
     if replay_the_cpu_probe:
-        _replay_the_cpu_probe()
+        # As the warm server's candidates do: this run is a fresh interpreter, where Inductor's CPU probe takes
+        # about 30 s on the GPU machine's host (a repro that compiles for the CPU is captured once per reduction).
+        from minimizer.runner.vec_isa import replay_recorded
+
+        replay_recorded()
     install_capture(sink)
     escaped = run_script(script, request["seed"])
     if escaped is not None:
@@ -41,16 +45,6 @@ def main(request_path: str) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
-
-
-def _replay_the_cpu_probe() -> None:
-    """Answer Inductor's CPU probe from this host's record, as the warm server's candidates do, where the parent
-    says the script leaves the probe alone: this run is a fresh interpreter, where the probe takes about 30 s on
-    the GPU machine's host (a repro that compiles for the CPU is captured there once per reduction)."""
-
-    from minimizer.runner.vec_isa import replay_recorded
-
-    replay_recorded()
 
 
 if __name__ == "__main__":

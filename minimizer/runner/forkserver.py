@@ -47,7 +47,14 @@ def _warm_inductor() -> None:
     here instead of in every candidate that compiles: measured on the GPU host, the import alone was over half of
     a small candidate's run (5.5 s; its interpreter compiled Inductor's sources anew each time), and on the VM
     the three cost 1.5 s of 2.5 s. A forked trial goes first: the server follows only if it succeeded and a
-    fork can still use CUDA afterwards (only where there is a GPU: elsewhere nothing can spoil a fork)."""
+    fork can still use CUDA afterwards (only where there is a GPU: elsewhere nothing can spoil a fork). Only where
+    the parent asks (``WARM_INDUCTOR_VARIABLE``, for a script that compiles): a script that never compiles keeps
+    the modules plain python would give it."""
+
+    from minimizer.runner.prelude import WARM_INDUCTOR_VARIABLE
+
+    if not os.environ.pop(WARM_INDUCTOR_VARIABLE, None):
+        return
 
     def warm() -> int:
         with _output_discarded(), _nvml_based_cuda_check():
@@ -249,10 +256,7 @@ def serve() -> None:
     parent = os.getppid()
     apply_sys_path()  # the script's prelude, before torch is imported
     _preload()
-    from minimizer.runner.prelude import WARM_INDUCTOR_VARIABLE
-
-    if os.environ.pop(WARM_INDUCTOR_VARIABLE, None):  # a script that never compiles keeps plain python's modules
-        _warm_inductor()
+    _warm_inductor()
     _settle_cpu_vec_isa()
     _preimport_script_modules()
     # What the server built stays out of the candidates' collections: a collection that walks the inherited

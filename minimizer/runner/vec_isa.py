@@ -95,10 +95,11 @@ def replay_recorded() -> Path:
 def record_answers() -> None:
     """The background recorder: every answer this host gives, then the mark that the record is complete."""
 
+    record = _record()
     if settle_vec_isa():
-        write_atomic(_complete(_record()), "")
+        write_atomic(_complete(record), "")
     with contextlib.suppress(OSError):
-        _marker(_record()).unlink()
+        _marker(record).unlink()
 
 
 def _marker(record: Path) -> Path:
@@ -137,10 +138,9 @@ def _recorder_alive(marker: Path, stale_after: float = 300.0) -> bool:
         return False
     if pid == os.getpid():
         return False  # the recorder itself: it must probe, not wait for its own answers
-    command = Path(f"/proc/{pid}/cmdline")
-    if command.parent.parent.joinpath("self").exists():
+    if Path("/proc/self").exists():
         try:
-            return record_answers.__name__.encode() in command.read_bytes()
+            return record_answers.__name__.encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
             return False
     try:
