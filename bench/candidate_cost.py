@@ -3,7 +3,7 @@
 Shows the per-candidate floor (fork, the script, the oracle) and what eight parallel candidates cost each other on
 this machine. The compile cache is shared and warm after the first run, as in a reduction.
 
-    python bench/candidate_cost.py [SCRIPT] [--oracle numerical] [--parallel 2,4,8]
+    python bench/candidate_cost.py [SCRIPT] [--oracle numerical] [--parallel 2,4,8] [--no-start-ahead]
 
 For each batch it also prints how many of the machine's cores were busy meanwhile (from /proc/stat): candidates
 slowed by each other while the cores are saturated compete for the CPU; with cores idle, for something else.
@@ -25,6 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from minimizer.runner import process  # noqa: E402
 from minimizer.runner.process import Limits, RunSettings, run_candidate  # noqa: E402
 from minimizer.runner.warm import ForkServerLauncher  # noqa: E402
 
@@ -34,7 +35,12 @@ def main() -> None:
     parser.add_argument("script", type=Path, nargs="?", default=REPO / "examples" / "planted_miscompile.py")
     parser.add_argument("--oracle", default="numerical")
     parser.add_argument("--parallel", default="8", help="comma-separated numbers of candidates run at once")
+    parser.add_argument(
+        "--no-start-ahead", action="store_true", help="fork each candidate when its job comes (CUDA started then)"
+    )
     args = parser.parse_args()
+    if args.no_start_ahead:
+        process.may_start_cuda_ahead = lambda _source, _beside: False
     script = args.script.resolve()
     source = script.read_text()
     settings = RunSettings(
@@ -46,12 +52,16 @@ def main() -> None:
         settle_from=source,
     )
     launcher = ForkServerLauncher()
+    ahead = {"forked": 0, "cuda started": 0, "runs": 0}
 
     def one(_: int = 0) -> float:
         started = time.monotonic()
         result = run_candidate(source, settings, launcher=launcher)
         if not result.verdict(args.oracle).fires:
             sys.exit(f"the {args.oracle} oracle does not fire on {script.name}")
+        ahead["runs"] += 1
+        ahead["forked"] += result.forked_ahead
+        ahead["cuda started"] += result.cuda_started_ahead
         return time.monotonic() - started
 
     try:
@@ -68,6 +78,7 @@ def main() -> None:
                         f"{parallel} at once: {wall:.2f} s in all, {busy:.1f} of {os.cpu_count()} cores busy; each",
                         " ".join(f"{s:.2f}" for s in each), "s",
                     )
+        print(f"runs forked ahead of their job: {ahead['forked']} of {ahead['runs']}, CUDA started: {ahead['cuda started']}")
     finally:
         launcher.close()
 

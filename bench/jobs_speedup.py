@@ -64,8 +64,11 @@ def main() -> None:
     parser.add_argument("--save-dir", type=Path, default=None, help="write each run there as it ends")
     parser.add_argument("--compare", type=Path, nargs=2, metavar=("PARALLEL", "SERIAL"), help="saved runs")
     parser.add_argument("--json-out", type=Path, default=None)
-    parser.add_argument("extra", nargs="*", help="more `minimizer reduce` options (after --)")
-    args = parser.parse_args()
+    argv = sys.argv[1:]
+    # Options after `--` go to `minimizer reduce` (argparse would take them for a second positional).
+    extra = argv[argv.index("--") + 1 :] if "--" in argv else []
+    args = parser.parse_args(argv[: argv.index("--")] if "--" in argv else argv)
+    args.extra = extra
 
     if args.compare:
         saved = [json.loads(path.read_text()) for path in args.compare]

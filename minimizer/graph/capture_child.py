@@ -14,7 +14,13 @@ from pathlib import Path
 
 
 def main(request_path: str) -> int:
-    request = json.loads(Path(request_path).read_text())
+    from minimizer.runner.bytecode import own_bytecode
+
+    with own_bytecode():  # a fresh interpreter of ours: what it imports, it compiles once per host
+        return _capture(json.loads(Path(request_path).read_text()))
+
+
+def _capture(request: dict) -> int:
     script = request["script"]
     from minimizer.runner.child import enter_script_folder
     from minimizer.runner.prelude import SETTLE_VEC_ISA_VARIABLE

@@ -20,6 +20,10 @@ from typing import Any
 # Sent by the parent to a candidate about to be killed at its time limit: the candidate writes every thread's
 # stack, so the report can say where it was stuck. A real-time signal: scripts don't handle those.
 STACKS_SIGNAL = signal.SIGRTMIN + 3
+# Set by the warm server in a candidate's process forked ahead of its job, and where it started CUDA then
+# (minimizer.runner.forkserver._Spares).
+FORKED_AHEAD = False
+CUDA_STARTED_AHEAD = False
 
 
 def fix_seeds(seed: int) -> None:
@@ -156,11 +160,12 @@ def _environment() -> dict[str, str]:
     import torch
 
     # The device the script used: asking a process that never touched CUDA would create a context (tenths of
-    # a second per candidate on a GPU host) only to report a GPU the script did not use.
+    # a second per candidate on a GPU host) only to report a GPU the script did not use. Where the warm server
+    # started CUDA ahead, only memory the script took says it used the GPU.
     device = "cpu"
-    if torch.cuda.is_initialized():
+    if torch.cuda.is_initialized() and (not CUDA_STARTED_AHEAD or torch.cuda.max_memory_reserved() > 0):
         device = f"cuda ({torch.cuda.get_device_name()})"
-    return {"device": device, "torch_version": torch.__version__}
+    return {"device": device, "torch_version": torch.__version__, "forked_ahead": FORKED_AHEAD, "cuda_started_ahead": CUDA_STARTED_AHEAD}
 
 
 def _compile_cache_stats() -> dict[str, int]:
@@ -176,14 +181,14 @@ def enter_script_folder(script: str) -> None:
 
     from minimizer.runner.prelude import (
         PREIMPORT_VARIABLE,
+        PREINIT_CUDA_VARIABLE,
         SETTLE_VEC_ISA_VARIABLE,
         WARM_INDUCTOR_VARIABLE,
         apply_sys_path,
     )
 
-    os.environ.pop(PREIMPORT_VARIABLE, None)  # for the warm server only: the script must not see it
-    os.environ.pop(SETTLE_VEC_ISA_VARIABLE, None)
-    os.environ.pop(WARM_INDUCTOR_VARIABLE, None)
+    for variable in (PREIMPORT_VARIABLE, SETTLE_VEC_ISA_VARIABLE, WARM_INDUCTOR_VARIABLE, PREINIT_CUDA_VARIABLE):
+        os.environ.pop(variable, None)  # for the warm server only: the script must not see them
 
     apply_sys_path()
     sys.path.insert(0, str(Path(script).parent))

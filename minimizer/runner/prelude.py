@@ -40,6 +40,9 @@ SETTLE_VEC_ISA_VARIABLE = "MINIMIZER_SETTLE_VEC_ISA"
 # Set when the warm server should import Inductor's compiler before forking (see
 # minimizer.runner.forkserver._warm_inductor): only for a script that compiles.
 WARM_INDUCTOR_VARIABLE = "MINIMIZER_WARM_INDUCTOR"
+# Set when the warm server may fork candidates ahead of their jobs with CUDA started (see
+# minimizer.runner.forkserver._Spares): only for a script that uses CUDA and leaves the environment alone.
+PREINIT_CUDA_VARIABLE = "MINIMIZER_START_CUDA_AHEAD"
 # Imported by every warm server anyway, or never worth it.
 _ALWAYS_LOADED = frozenset({"torch", "triton", "__future__", "os", "sys"})
 PROBE_TIMEOUT = 60.0
@@ -93,6 +96,52 @@ def may_settle_vec_isa(source: str) -> bool:
     ``config.cpp.vec_isa_ok`` itself (older releases cache the answer whatever the config says later)."""
 
     return compiles(source) and "vec_isa" not in source
+
+
+# Words after the setup block that could make starting CUDA before the script's first CUDA call change what it
+# computes: the environment CUDA and torch's allocator read when they start, processes forked before the script
+# uses CUDA (they cannot use it after), a script that asks whether CUDA has started.
+_CUDA_START_WORDS = ("environ", "putenv", "unsetenv", "fork", "multiprocessing", "num_workers", "is_initialized")
+
+
+def may_start_cuda_ahead(source: str, beside: str | None) -> bool:
+    """Whether a candidate of ``source`` may have CUDA started before its script runs: the script (or a module
+    it imports from beside it) mentions CUDA, and nothing after the setup block (whose environment every
+    candidate gets up front) nor any such module changes the environment, forks, or asks whether CUDA has
+    started."""
+
+    statements, lines = _setup_statements(source)
+    setup_end = (statements[-1].end_lineno or 0) if statements else 0
+    texts = ["".join(lines[setup_end:]) if lines else source]
+    texts += [_module_text(beside, root) for root in _local_imports(source, beside)]
+    return any("cuda" in text for text in texts) and not any(
+        word in text for text in texts for word in _CUDA_START_WORDS
+    )
+
+
+def _local_imports(source: str, beside: str | None) -> list[str]:
+    """The roots of the modules ``source`` imports (anywhere in it) that live beside it."""
+
+    tree = _parsed(source)
+    roots: list[str] = []
+    for node in ast.walk(tree) if tree else []:
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names = [node.module]
+        else:
+            continue
+        roots += [n.split(".")[0] for n in names if _beside(n.split(".")[0], beside) and n.split(".")[0] not in roots]
+    return roots
+
+
+@functools.lru_cache(maxsize=64)
+def _module_text(beside: str, root: str) -> str:
+    """The source of the module or package ``root`` beside the script (a package: all its files)."""
+
+    folder = Path(beside)
+    files = [folder / f"{root}.py"] if (folder / f"{root}.py").exists() else sorted((folder / root).rglob("*.py"))
+    return "".join(path.read_text(errors="replace") for path in files)
 
 
 # Values of SETTLE_VEC_ISA_VARIABLE: settle on any host, or only on hosts without a GPU.

@@ -18,11 +18,13 @@ from minimizer.runner.child import STACKS_SIGNAL
 from minimizer.runner.gpus import NO_GPUS, GpuPool
 from minimizer.runner.prelude import (
     PREIMPORT_VARIABLE,
+    PREINIT_CUDA_VARIABLE,
     PRELUDES,
     SETTLE_VEC_ISA_VARIABLE,
     WARM_INDUCTOR_VARIABLE,
     compiles,
     may_settle_vec_isa,
+    may_start_cuda_ahead,
     settle_vec_isa_value,
     preimports,
 )
@@ -147,6 +149,8 @@ class RunResult:
     stderr_tail: str = ""
     device: str = ""
     torch_version: str = ""
+    forked_ahead: bool = False  # the warm server forked its process before the job came (see forkserver._Spares)
+    cuda_started_ahead: bool = False  # ... and started CUDA in it then
     compile_cache: CompileCacheStats = field(default_factory=CompileCacheStats)
     # The hash of what the run's compiled calls depended on (oracles.fingerprint), when its oracles allow sharing.
     fingerprint: str | None = None
@@ -277,6 +281,8 @@ def run_candidate(
             result.verdicts = {k: Verdict.from_json(v) for k, v in data["verdicts"].items()}
             result.device = data.get("device", "")
             result.torch_version = data.get("torch_version", "")
+            result.forked_ahead = bool(data.get("forked_ahead"))
+            result.cuda_started_ahead = bool(data.get("cuda_started_ahead"))
             result.compile_cache = CompileCacheStats(**data.get("compile_cache", {}))
             fingerprint = data.get("fingerprint") or {}
             result.fingerprint = fingerprint.get("key")
@@ -309,6 +315,8 @@ def prepare_run_folder(source: str, settings: RunSettings, work: Path) -> tuple[
         start_env[SETTLE_VEC_ISA_VARIABLE] = settle_vec_isa_value(decides)
     if compiles(decides):
         start_env[WARM_INDUCTOR_VARIABLE] = "1"
+    if may_start_cuda_ahead(decides, beside):
+        start_env[PREINIT_CUDA_VARIABLE] = "1"
     return script, own, start_env, {name for name, _ in prelude.env}
 
 

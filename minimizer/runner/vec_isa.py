@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from minimizer.output import write_atomic
+from minimizer.runner.bytecode import own_process_environment
 
 # Where the probe libraries are built and its answers kept.
 VEC_ISA_PROBE_CACHE = Path.home() / ".cache" / "minimizer" / "vec-isa-probe"
@@ -70,7 +71,7 @@ def replay_when_asked() -> None:
         if not _complete(record).exists() and _claim(marker):
             recorder = subprocess.Popen(
                 [sys.executable, "-c", f"from {__name__} import {record_answers.__name__}; {record_answers.__name__}()"],
-                env={**os.environ, "PYTORCH_NVML_BASED_CUDA_CHECK": "1"},
+                env=own_process_environment({**os.environ, "PYTORCH_NVML_BASED_CUDA_CHECK": "1"}),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,

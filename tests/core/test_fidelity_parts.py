@@ -8,7 +8,7 @@ import pytest
 
 from minimizer.check import CheckReport, OracleFinding, diagnose
 from minimizer.runner.plain import PlainRun, exception_from_stderr, run_plain
-from minimizer.runner.prelude import PreludeCache, Prelude, preimports, setup_block
+from minimizer.runner.prelude import PreludeCache, Prelude, may_start_cuda_ahead, preimports, setup_block
 from minimizer.runner.process import Limits, RunResult
 from minimizer.runner.workspace import Workspace
 from minimizer.source.statement import seed_like_the_harness
@@ -54,6 +54,23 @@ def test_preimports_take_installed_libraries_under_top_level_if_and_try(tmp_path
         "def main():\n    import inside_function\n"
     )
     assert preimports(source, str(tmp_path)) == ["liger_kernel.transformers.functional", "fallback_lib"]
+
+
+def test_cuda_starts_ahead_only_for_a_script_that_uses_it_and_leaves_the_environment_alone(tmp_path):
+    uses = "import torch\nx = torch.ones(2, device='cuda')\n"
+    assert may_start_cuda_ahead(uses, None)
+    assert not may_start_cuda_ahead("import torch\nx = torch.ones(2)\n", None)  # never asks for CUDA
+    # What the setup block sets, every candidate gets before CUDA could start: that may stay.
+    assert may_start_cuda_ahead("import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\n" + uses, None)
+    # Set later, it is read by CUDA's start only where that start comes after it.
+    assert not may_start_cuda_ahead(uses + "import os\nos.environ['PYTORCH_CUDA_ALLOC_CONF'] = 'expandable_segments:True'\n", None)
+    for later in ("import multiprocessing\n", "loader = DataLoader(data, num_workers=2)\n", "print(torch.cuda.is_initialized())\n"):
+        assert not may_start_cuda_ahead(uses + later, None), later
+    # A module beside the script counts as its code: it may use CUDA, or set what CUDA reads.
+    (tmp_path / "model.py").write_text("import torch\nDEVICE = 'cuda'\n")
+    (tmp_path / "setup_env.py").write_text("import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'\n")
+    assert may_start_cuda_ahead("import torch\nfrom model import DEVICE\nx = torch.ones(2, device=DEVICE)\n", str(tmp_path))
+    assert not may_start_cuda_ahead("import setup_env\n" + uses, str(tmp_path))
 
 
 def test_no_probe_when_the_block_cannot_set_anything():

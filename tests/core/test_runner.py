@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -361,3 +362,38 @@ def test_the_warm_server_imports_inductors_compiler_only_for_a_script_that_compi
     finally:
         launcher.close()
     assert seen == ["False", "True"]
+
+
+def _forkserver_processes() -> set[int]:
+    found = subprocess.run(["pgrep", "-f", "minimizer.runner.forkserver"], capture_output=True, text=True).stdout
+    return {int(pid) for pid in found.split()}
+
+
+def test_candidates_of_a_cuda_script_run_in_processes_forked_ahead_that_see_what_a_fresh_one_sees(tmp_path):
+    """Where the script uses CUDA and leaves the environment alone, the warm server forks each candidate's process
+    ahead of its job (and starts CUDA in it where there is a GPU); the script must find the folder, argv,
+    environment and modules a process forked for it finds. The spares go with their server."""
+
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    (origin / "helper.py").write_text("VALUE = 7\n")
+    script = (
+        "import os, sys, torch\nfrom helper import VALUE\n"
+        "device = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
+        "seen = [os.path.basename(os.getcwd()) == os.path.basename(os.path.dirname(sys.argv[0])), sys.argv[0].endswith('s.py'),\n"
+        "        os.getenv('MINIMIZER_START_CUDA_AHEAD'), VALUE, torch.ones(2, device=device).sum().item()]\n"
+        "raise ValueError(repr(seen))\n"
+    )
+    before = _forkserver_processes()
+    launcher = ForkServerLauncher()
+    try:
+        results = [run_cold(script, RunSettings("s.py", str(origin), ("script",)), launcher=launcher) for _ in range(3)]
+        assert {r.exception.message for r in results} == {"[True, True, None, 7, 2.0]"}
+        assert [r.forked_ahead for r in results] == [False, True, True]
+        assert _forkserver_processes() - before  # the server, and a spare for the next candidate
+    finally:
+        launcher.close()
+    deadline = time.monotonic() + 10
+    while _forkserver_processes() - before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _forkserver_processes() - before
