@@ -5,7 +5,8 @@ this machine. The compile cache is shared and warm after the first run, as in a 
 
     python bench/candidate_cost.py [SCRIPT] [--oracle numerical] [--parallel 2,4,8] [--no-start-ahead]
 
-For each batch it also prints how many of the machine's cores were busy meanwhile (from /proc/stat): candidates
+For each batch it prints the median parts of a candidate's run (launch, the child's start, the compiled calls,
+their eager sides, the rest) and how many of the machine's cores were busy meanwhile (from /proc/stat): candidates
 slowed by each other while the cores are saturated compete for the CPU; with cores idle, for something else.
 
 First use (2026-11-26, H100 host, `examples/planted_miscompile.py`, numerical): 5.2-6.4 s alone and 6.1-8.5 s
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -53,10 +55,12 @@ def main() -> None:
     )
     launcher = ForkServerLauncher()
     ahead = {"forked": 0, "cuda started": 0, "runs": 0}
+    phases: list[dict[str, float]] = []
 
     def one(_: int = 0) -> float:
         started = time.monotonic()
         result = run_candidate(source, settings, launcher=launcher)
+        phases.append({"launch": time.monotonic() - started - sum(result.phase_seconds.values()), **result.phase_seconds})
         if not result.verdict(args.oracle).fires:
             sys.exit(f"the {args.oracle} oracle does not fire on {script.name}")
         ahead["runs"] += 1
@@ -66,10 +70,13 @@ def main() -> None:
 
     try:
         print(f"first run (server start, cold compile cache): {one():.2f} s")
+        phases.clear()
         print("alone:", " ".join(f"{one():.2f}" for _ in range(3)), "s")
+        _print_phases(phases)
         for parallel in [int(n) for n in args.parallel.split(",")]:
             with ThreadPoolExecutor(parallel) as pool:
                 for _ in range(2):
+                    phases.clear()
                     started, busy_before = time.monotonic(), _cpu_seconds()
                     each = sorted(pool.map(one, range(parallel)))
                     wall = time.monotonic() - started
@@ -78,9 +85,19 @@ def main() -> None:
                         f"{parallel} at once: {wall:.2f} s in all, {busy:.1f} of {os.cpu_count()} cores busy; each",
                         " ".join(f"{s:.2f}" for s in each), "s",
                     )
+                    _print_phases(phases)
         print(f"runs forked ahead of their job: {ahead['forked']} of {ahead['runs']}, CUDA started: {ahead['cuda started']}")
     finally:
         launcher.close()
+
+
+def _print_phases(phases: list[dict[str, float]]) -> None:
+    """The median seconds of each part of a candidate's run (``launch``: the parent's wait beyond the child's own
+    clock: the fork, or the hand-over to a process forked ahead)."""
+
+    names = list(dict.fromkeys(name for run in phases for name in run))
+    medians = {name: statistics.median(run.get(name, 0.0) for run in phases) for name in names}
+    print("  median parts:", ", ".join(f"{name} {seconds:.2f}" for name, seconds in medians.items()))
 
 
 def _cpu_seconds() -> tuple[float, float]:

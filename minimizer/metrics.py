@@ -6,13 +6,16 @@ import ast
 import importlib.metadata
 import io
 import json
+import os
 import subprocess
 import sys
+import threading
 import tokenize
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from minimizer.runner.bytecode import own_process_environment
 from minimizer.syntax import parse_python
 
 _NON_CODE_TOKENS = {
@@ -109,6 +112,15 @@ def _dotted_name(node: ast.expr) -> str | None:
     return None
 
 
+def list_tensor_methods_in_background() -> threading.Thread:
+    """Start listing ``torch.Tensor``'s methods (a fresh interpreter's ``import torch`` the first time on a host)
+    while other work goes on; join the thread before measuring."""
+
+    thread = threading.Thread(target=_tensor_method_names, daemon=True)
+    thread.start()
+    return thread
+
+
 @lru_cache(maxsize=1)
 def _tensor_method_names() -> frozenset[str]:
     """``torch.Tensor``'s public attribute names, for the installed torch.
@@ -129,7 +141,11 @@ def _tensor_method_names() -> frozenset[str]:
         pass
     try:
         listing = subprocess.run(
-            [sys.executable, "-c", _LIST_TENSOR_METHODS], capture_output=True, text=True, timeout=300
+            [sys.executable, "-c", _LIST_TENSOR_METHODS],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=own_process_environment(dict(os.environ)),
         )
         names = json.loads(listing.stdout) if listing.returncode == 0 else None
     except (OSError, subprocess.SubprocessError, ValueError):

@@ -21,7 +21,7 @@ from minimizer.candidate_log import CandidateLog
 from minimizer.check import CheckReport, OracleFinding, diagnose
 from minimizer.errors import MinimizerError
 from minimizer.interestingness import shows_bug
-from minimizer.metrics import Size, code_tokens, count_tokens, measure
+from minimizer.metrics import Size, code_tokens, count_tokens, list_tensor_methods_in_background, measure
 from minimizer.output import ReproInfo, default_output_path, render_repro, strip_header, write_atomic
 from minimizer.reduce.scheduler import OutOfTime, Reducer
 from minimizer.reduce.tester import Tester
@@ -345,6 +345,7 @@ class Session:
 
         started, cpu_started = time.monotonic(), time.process_time()
         self.candidate_log.origin = started
+        listing = list_tensor_methods_in_background()  # measuring needs it; the check leaves the parent idle
         report = self.check()
         pinned = self.pin(report)
         self.progress.message(f"pinned oracle {pinned.spec}: {pinned.signature}")
@@ -368,6 +369,7 @@ class Session:
         pinned = self.hold_to_one_compiled_target(pinned, report)
         settings = dataclasses.replace(self._settings((pinned.spec,), timeout), eager_precheck=precheck)
         target = _Target(pinned.spec, pinned.signature)
+        listing.join()
         state = _BestSoFar(self, report, target, measure(self.source), started)
         deadline = started + self.options.max_time if self.options.max_time else None
         work = _Work()

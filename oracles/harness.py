@@ -15,6 +15,7 @@ import copy
 import os
 import functools
 import inspect
+import time
 from typing import Any, Callable, Iterator
 
 from oracles.api import (
@@ -83,6 +84,9 @@ class Harness:
         self.calls: list[CallRecord] = []
         self.inplace_violations: list[InplaceViolation] = []
         self.kernels: list[str] = []
+        # Wall seconds inside compiled calls (compiling and running them), and on their eager sides and reference.
+        self.compiled_seconds = 0.0
+        self.eager_sides_seconds = 0.0
         self.kernel_writes = KernelWrites()  # the tensors those kernels wrote into
         # Under Triton's interpreter: the addresses each launch loaded and stored, and what it touched outside the
         # tensors it was given: (kernel, "reads" or "writes", parameter) -> (elements past the end, before the start).
@@ -366,14 +370,18 @@ class Harness:
             self.fingerprint.add_call((args, kwargs), _named_params(model, _eager_callable(model, copy_module=False)[1]))
         if self._tracing_only:
             return compiled(*args, **kwargs)
+        started = time.monotonic()
         try:
             record = self._record_eager_sides(target, model, args, kwargs)
         except Exception:  # noqa: BLE001
             record = None
+        self.eager_sides_seconds += time.monotonic() - started
         self._mark(f"{IN_COMPILED_CALL}{backend}|{target}")
+        started = time.monotonic()
         try:
             result = compiled(*args, **kwargs)
         except Exception as exc:
+            self.compiled_seconds += time.monotonic() - started
             self._mark("")
             if record is not None:
                 with contextlib.suppress(Exception):
@@ -381,6 +389,7 @@ class Harness:
                     record.index = len(self.calls)  # nested compiled calls may have been recorded meanwhile
                     self.calls.append(record)
             raise
+        self.compiled_seconds += time.monotonic() - started
         self._mark("")
         if record is not None:
             with contextlib.suppress(Exception):

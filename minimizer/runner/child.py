@@ -239,6 +239,7 @@ def main(request_path: str) -> int:
     harness.install()
 
     key, reused = None, None
+    phases = {"start": time.monotonic() - started}
     try:
         run, key = _record(harness, script, request["seed"], eager_precheck=eager_precheck, needs=needs, shared=shared)
         rejected = ""
@@ -259,6 +260,9 @@ def main(request_path: str) -> int:
             verdicts[spec] = {"fires": False, "signature": "", "detail": f"oracle error: {type(exc).__name__}: {exc}"}
     if shared is not None and key is not None and run is not None:
         shared.put(key, verdicts)
+    phases["compiled calls"] = harness.compiled_seconds
+    phases["their eager sides"] = harness.eager_sides_seconds
+    phases["the rest (script, pre-check, oracles)"] = time.monotonic() - started - sum(phases.values())
 
     result = {
         "exception": None if run is None or run.exception is None else run.exception.to_json(),
@@ -268,6 +272,7 @@ def main(request_path: str) -> int:
         "compiled_outputs": harness.compiled_outputs,
         "verdicts": verdicts,
         "seconds": time.monotonic() - started,
+        "phase_seconds": {name: round(seconds, 3) for name, seconds in phases.items()},
         "compile_cache": _compile_cache_stats(),
         "fingerprint": None
         if fingerprint is None

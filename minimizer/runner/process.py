@@ -149,6 +149,9 @@ class RunResult:
     stderr_tail: str = ""
     device: str = ""
     torch_version: str = ""
+    # Where the candidate's process spent its time: its start (before the script), the compiled calls, their
+    # eager sides, the rest (the script's own code, the eager pre-check, the oracles); see minimizer.runner.child.
+    phase_seconds: dict[str, float] = field(default_factory=dict)
     forked_ahead: bool = False  # the warm server forked its process before the job came (see forkserver._Spares)
     cuda_started_ahead: bool = False  # ... and started CUDA in it then
     compile_cache: CompileCacheStats = field(default_factory=CompileCacheStats)
@@ -281,6 +284,7 @@ def run_candidate(
             result.verdicts = {k: Verdict.from_json(v) for k, v in data["verdicts"].items()}
             result.device = data.get("device", "")
             result.torch_version = data.get("torch_version", "")
+            result.phase_seconds = dict(data.get("phase_seconds") or {})
             result.forked_ahead = bool(data.get("forked_ahead"))
             result.cuda_started_ahead = bool(data.get("cuda_started_ahead"))
             result.compile_cache = CompileCacheStats(**data.get("compile_cache", {}))

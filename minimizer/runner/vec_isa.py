@@ -96,6 +96,7 @@ def replay_recorded() -> Path:
 def record_answers() -> None:
     """The background recorder: every answer this host gives, then the mark that the record is complete."""
 
+    os.nice(19)  # a background job: the check and the candidates come first (the probes' compilers inherit it)
     record = _record()
     if settle_vec_isa():
         write_atomic(_complete(record), "")
