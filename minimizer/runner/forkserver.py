@@ -272,6 +272,7 @@ class _Spares:
         self._waiting: dict[frozenset, list[tuple[int, int]]] = {}  # job env -> (pid, write end of its pipe)
         self._running: dict[frozenset, set[int]] = {}
         self._peak: dict[frozenset, int] = {}
+        self._env: dict[frozenset, dict[str, str]] = {}
 
     def hand_over(self, job: dict) -> int | None:
         """Give ``job`` to a spare forked for its environment; the spare's pid, or ``None`` if none waits."""
@@ -300,8 +301,18 @@ class _Spares:
         running = self._running.setdefault(key, set())
         running.add(pid)
         self._peak[key] = min(self.MOST_WAITING, max(self._peak.get(key, 0), len(running)))
-        while len(self._waiting.get(key, [])) < self._peak[key]:
-            self._fork_spare(key, job["env"])
+        self._env[key] = job["env"]
+
+    def replenish_one(self) -> bool:
+        """Fork one spare where fewer wait than are wanted; whether one was forked. One at a time, between
+        reading jobs: a fork of the server takes tenths of a second, which a job that came meanwhile must not
+        wait for (it is forked for at once instead)."""
+
+        for key, wanted in self._peak.items():
+            if self.enabled and len(self._waiting.get(key, [])) < wanted:
+                self._fork_spare(key, self._env[key])
+                return True
+        return False
 
     def ended(self, pid: int) -> None:
         for running in self._running.values():
@@ -441,6 +452,8 @@ def serve() -> None:
             _kill_candidates_and_exit(jobs_by_pid, spares)
         if open_input:
             readable, _, _ = select.select([stdin_fd], [], [], 0.01)
+            if not readable and spares.replenish_one():
+                continue  # a job may have come meanwhile
         else:
             readable = []
             select.select([], [], [], 0.01)
