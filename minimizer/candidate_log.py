@@ -33,6 +33,8 @@ class CandidateLog:
     # when workers were busy, and with what (bench/replay.py replays a run's answers).
     timeline: list[list] = field(default_factory=list)
     origin: float = field(default_factory=time.monotonic)
+    # The parts of each finished run's time (see Session._still_fails), by whether it showed the bug.
+    _parts: dict[bool, list[dict[str, float]]] = field(default_factory=lambda: {True: [], False: []})
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def record(
@@ -46,8 +48,11 @@ class CandidateLog:
         started: float | None = None,
         interesting: bool | None = None,
         key: str = "",
+        parts: dict[str, float] | None = None,
     ) -> None:
         with self._lock:
+            if parts is not None and interesting is not None and not (cancelled or timed_out):
+                self._parts[interesting].append(parts)
             if started is not None:
                 outcome = "c" if cancelled else "t" if timed_out else "y" if interesting else "n"
                 self.timeline.append([round(started - self.origin, 2), round(seconds, 2), outcome, key])
@@ -91,5 +96,15 @@ class CandidateLog:
                     | ({"stacks": stacks} if stacks else {})
                     for seconds, number, timed_out, text, stacks in slowest
                 ],
+                "median_parts": {
+                    label: _median_parts(self._parts[shown])
+                    for label, shown in (("shows the bug", True), ("does not", False))
+                    if self._parts[shown]
+                },
                 "timeline": sorted(self.timeline),
             }
+
+
+def _median_parts(runs: list[dict[str, float]]) -> dict[str, float]:
+    names = list(dict.fromkeys(name for run in runs for name in run))
+    return {name: round(statistics.median(run.get(name, 0.0) for run in runs), 3) for name in names}

@@ -284,12 +284,13 @@ def main(request_path: str) -> int:
         },
         **_environment(),
     }
+    # Output first: the parent takes the result as the end of the run and reads the output then.
+    sys.stdout.flush()
+    sys.stderr.flush()
     target = Path(request["result"])
     tmp = target.with_suffix(".tmp")
     tmp.write_text(json.dumps(result))
     os.replace(tmp, target)
-    sys.stdout.flush()
-    sys.stderr.flush()
     # Skip interpreter teardown: compile workers and CUDA contexts can make it slow or hang.
     os._exit(0)
 

@@ -255,16 +255,23 @@ def run_candidate(
                 env={k: v for k, v in {**gpu_env, **job_env(settings)}.items() if k not in set_by_script},
                 base_env=base_env,
             )
+            result_file = own / "result.json"
             timed_out, memory_exceeded, cancelled = supervise(
-                handle, settings.limits, cancel, before_timeout_kill=lambda: _dump_stacks(handle, own / "stacks")
+                handle,
+                settings.limits,
+                cancel,
+                before_timeout_kill=lambda: _dump_stacks(handle, own / "stacks"),
+                answered=result_file.exists,
             )
         # A candidate lost with the warm server has no answer, like a cancelled one.
         cancelled = cancelled or getattr(handle, "lost", False)
         seconds = time.monotonic() - started
+        # A process that wrote its result ended well, whatever the kill of its group that followed reads as.
+        returncode = 0 if result_file.exists() and not (timed_out or memory_exceeded or cancelled) else handle.returncode
         result = RunResult(
             seconds=seconds,
-            returncode=handle.returncode,
-            signal=_signal_name(handle.returncode) if not (timed_out or memory_exceeded or cancelled) else None,
+            returncode=returncode,
+            signal=_signal_name(returncode) if not (timed_out or memory_exceeded or cancelled) else None,
             timed_out=timed_out,
             memory_exceeded=memory_exceeded,
             cancelled=cancelled,
@@ -273,7 +280,6 @@ def run_candidate(
             phase=_tail(own / "phase") if timed_out else "",
             stacks=_head(own / "stacks") if timed_out else "",
         )
-        result_file = own / "result.json"
         if result_file.exists() and not (timed_out or memory_exceeded or cancelled):
             data = json.loads(result_file.read_text())
             result.exception = ExceptionInfo.from_json(data["exception"])
@@ -439,10 +445,12 @@ def supervise(
     cancel: threading.Event | None = None,
     *,
     before_timeout_kill: Callable[[], None] = lambda: None,
+    answered: Callable[[], bool] = lambda: False,
 ) -> tuple[bool, bool, bool]:
     """Wait for a launched process under ``limits`` (killable by ``kill_all_candidates`` meanwhile); returns
     (timed out, memory exceeded, cancelled). ``before_timeout_kill`` runs when the time limit is reached, before
-    the kill."""
+    the kill. Once ``answered`` says the process wrote its result, its exit is not waited for (it is killed with
+    its group): tearing down a CUDA context takes a candidate tenths of a second, more when several exit at once."""
 
     with _LIVE_LOCK:
         _LIVE.add(handle)
@@ -450,18 +458,22 @@ def supervise(
         if _STOPPING.is_set():
             handle.kill()
             return False, False, True
-        return _wait(handle, limits, cancel, before_timeout_kill)
+        return _wait(handle, limits, cancel, before_timeout_kill, answered)
     finally:
         with _LIVE_LOCK:
             _LIVE.discard(handle)
 
 
 def _wait(
-    handle: Handle, limits: Limits, cancel: threading.Event | None, before_timeout_kill: Callable[[], None]
+    handle: Handle,
+    limits: Limits,
+    cancel: threading.Event | None,
+    before_timeout_kill: Callable[[], None],
+    answered: Callable[[], bool],
 ) -> tuple[bool, bool, bool]:
     deadline = time.monotonic() + limits.timeout
     next_memory_check = 0.0
-    while handle.poll() is None:
+    while handle.poll() is None and not answered():
         now = time.monotonic()
         if now > deadline:
             before_timeout_kill()
@@ -476,8 +488,8 @@ def _wait(
             handle.kill()
             return False, False, True
         handle.wait_briefly(_POLL_SECONDS)
-    # The child's own children (compile workers) must not outlive it. Only the group: the pid itself is gone
-    # and may already belong to someone else.
+    # The child's own children (compile workers) must not outlive it. Only the group: the pid itself may be gone
+    # and belong to someone else (a group id is not reused while any process of the group lives).
     if handle.pid > 0:
         try:
             os.killpg(handle.pid, signal.SIGKILL)

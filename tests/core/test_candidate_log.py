@@ -30,3 +30,13 @@ def test_the_time_limit_follows_the_candidates_own_runs_once_enough_finished():
     for _ in range(RUNS_BEFORE_ADAPTING + 2):
         stuck.record("while True: pass", 73.0, timed_out=True, cancelled=False)  # runs at the limit: not finished
     assert stuck.time_limit(73.0, factor=3.0, floor=10.0) == 73.0
+
+
+def test_the_summary_gives_the_median_parts_of_runs_that_show_the_bug_and_of_those_that_do_not():
+    log = CandidateLog()
+    for seconds, shown in ((2.0, True), (3.0, True), (4.0, True), (0.5, False)):
+        log.record("x", seconds, timed_out=False, cancelled=False, started=0.0, interesting=shown,
+                   parts={"parent": 0.1, "compiled calls": seconds - 0.1})
+    log.record("x", 9.0, timed_out=False, cancelled=True, started=0.0, parts={"parent": 5.0})  # cancelled: no parts
+    parts = log.summary()["median_parts"]
+    assert parts == {"shows the bug": {"parent": 0.1, "compiled calls": 2.9}, "does not": {"parent": 0.1, "compiled calls": 0.4}}

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from minimizer.runner.process import Limits, RunSettings
+from minimizer.runner.process import Limits, RunSettings, supervise
 from minimizer.runner.process import run_candidate as run_cold
 from minimizer.runner.warm import ForkServerLauncher
 
@@ -397,3 +397,25 @@ def test_candidates_of_a_cuda_script_run_in_processes_forked_ahead_that_see_what
     while _forkserver_processes() - before and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not _forkserver_processes() - before
+
+
+def test_a_process_that_wrote_its_result_is_not_waited_for_to_exit():
+    """Tearing down a CUDA context takes a candidate tenths of a second after its answer: the answer ends the run."""
+
+    class Lingering:  # a process whose exit never comes
+        pid = 0
+        killed = False
+
+        def poll(self):
+            return None
+
+        def wait_briefly(self, seconds):
+            time.sleep(seconds)
+
+        def kill(self):
+            self.killed = True
+
+    handle = Lingering()
+    started = time.monotonic()
+    ended = supervise(handle, Limits(timeout=5), answered=lambda: time.monotonic() - started > 0.2)
+    assert ended == (False, False, False) and time.monotonic() - started < 2 and not handle.killed
