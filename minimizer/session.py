@@ -24,7 +24,7 @@ from minimizer.interestingness import shows_bug
 from minimizer.metrics import Size, code_tokens, count_tokens, list_tensor_methods_in_background, measure
 from minimizer.output import ReproInfo, default_output_path, render_repro, strip_header, write_atomic
 from minimizer.reduce.scheduler import OutOfTime, Reducer
-from minimizer.reduce.tester import Tester
+from minimizer.reduce.tester import Tester, speculation_for
 from minimizer.runner.plain import PlainRun, run_plain
 from minimizer.runner.process import (
     CompileCacheStats,
@@ -522,6 +522,7 @@ class Session:
             jobs=jobs,
             on_result=lambda _text, interesting, cached: self.progress.tested(interesting, cached),
             screen_in_workers=offloaded is not None,
+            speculation=speculation_for(state.report.device),
         )
         passes = source_passes()
         work.add_stage(tester, passes)

@@ -28,6 +28,30 @@ Evaluate = Callable[[str, threading.Event], "bool | None"]
 MIN_CHANCE = 0.1
 # A question waiting for a worker takes one from a run this many times less likely to be needed.
 PREEMPT_FACTOR = 3.0
+# Where every run starts a CUDA context, a run started and cancelled costs the others too: the driver creates
+# contexts one after another, so at -j 8 a candidate waited 0.5-0.7 s to start (median) against 0.03 s at -j 1.
+# Speculating only on likelier questions, and preempting less, cut that to 0.12-0.15 s and the reduction of
+# planted_miscompile.py to 66 tokens from 62 to 54 s on the H100 host (docs/gpu.md); on the CPU stand-in the
+# defaults above are faster.
+MIN_CHANCE_WITH_CUDA = 0.25
+PREEMPT_FACTOR_WITH_CUDA = 10.0
+
+
+@dataclass(frozen=True)
+class Speculation:
+    """How freely questions are run ahead of need: the least chance of being asked that earns a worker, and how
+    many times likelier a waiting question must be to take the worker of a running one."""
+
+    min_chance: float
+    preempt_factor: float
+
+
+def speculation_for(device: str) -> Speculation:
+    """The settings for candidates that run on ``device`` (as a run reports it: ``cpu``, ``cuda (NAME)``)."""
+
+    if device.startswith("cuda"):
+        return Speculation(MIN_CHANCE_WITH_CUDA, PREEMPT_FACTOR_WITH_CUDA)
+    return Speculation(MIN_CHANCE, PREEMPT_FACTOR)
 
 
 @dataclass
@@ -115,8 +139,11 @@ class Tester(Generic[T]):
         on_result: Callable[[str, bool, bool], None] | None = None,
         speculate: bool = True,
         screen_in_workers: bool = False,
+        speculation: Speculation | None = None,
     ):
         self.render = render
+        # Read when built, not when imported: bench/replay.py sets the module's defaults for a replay.
+        self.speculation = speculation or Speculation(MIN_CHANCE, PREEMPT_FACTOR)
         self.evaluate = evaluate
         self.key = key
         self.screen = screen
@@ -231,7 +258,7 @@ class Tester(Generic[T]):
                 best = max(best, (self._chance(sequence, len(sequence.nodes)), sequence), key=_by_chance)
         if free <= 0 and not self._dying and self._preempt_for(waiting_best):
             return True  # one at a time: the worker comes free when the cancelled run's process is gone
-        if best is None or best[0] < MIN_CHANCE:
+        if best is None or best[0] < self.speculation.min_chance:
             return False
         what = best[1]
         if isinstance(what, _Node):
@@ -248,7 +275,7 @@ class Tester(Generic[T]):
         if not self._running:
             return False
         key, job_chance = min(((k, self._chance_of_job(j)) for k, j in self._running.items()), key=lambda kc: kc[1])
-        if chance <= PREEMPT_FACTOR * job_chance:
+        if chance <= self.speculation.preempt_factor * job_chance:
             return False
         self._cancel(key)
         return True

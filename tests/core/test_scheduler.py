@@ -268,6 +268,36 @@ def test_speculation_runs_the_follow_on_question_while_the_head_runs():
     assert runs.count("child") == 1  # the caller's question was answered by the speculative run
 
 
+def test_where_runs_start_cuda_only_likelier_questions_run_ahead():
+    """A question the scheduler would run ahead at a chance of 0.2 on the CPU is left alone where each run starts
+    a CUDA context (a run started and cancelled there slows the others)."""
+
+    import threading
+
+    from minimizer.reduce.tester import Speculation, speculation_for
+
+    assert speculation_for("cuda (NVIDIA H100 80GB HBM3)") == Speculation(0.25, 10.0)
+    assert speculation_for("cpu") == Speculation(0.1, 3.0)
+
+    def asked_ahead(speculation):
+        head_may_answer = threading.Event()
+        runs = []
+
+        def evaluate(text, cancel):
+            runs.append(text)
+            if text == "head":
+                head_may_answer.wait(0.5)  # long enough for a spare worker to take the follow-on question
+            return False
+
+        tester = Tester(lambda t: t, evaluate, jobs=2, speculation=speculation)
+        assert tester.first_interesting([Proposal("head", lambda: ["child"]), "sibling"], p_interesting=0.2) is None
+        tester.close()
+        return "child" in runs
+
+    assert asked_ahead(speculation_for("cpu"))
+    assert not asked_ahead(speculation_for("cuda (NVIDIA H100 80GB HBM3)"))
+
+
 def test_one_worker_never_speculates():
     from minimizer.reduce.tester import Proposal
 
