@@ -263,6 +263,8 @@ def run_candidate(
                 before_timeout_kill=lambda: _dump_stacks(handle, own / "stacks"),
                 answered=result_file.exists,
             )
+        if isinstance(handle, _PopenHandle):
+            handle.proc.wait()  # killed with its group once it answered: reap it (a fork server reaps its own)
         # A candidate lost with the warm server has no answer, like a cancelled one.
         cancelled = cancelled or getattr(handle, "lost", False)
         seconds = time.monotonic() - started
