@@ -605,6 +605,7 @@ class Session:
             deadline=deadline,
             run=self._run,
             captured=captured,
+            speculation=speculation_for(state.report.device),
         )
         work.oracle_calls += outcome.oracle_calls
         work.cache_hits += outcome.cache_hits

@@ -18,7 +18,7 @@ from minimizer.graph.emit import emit_script, prelude_from_script
 from minimizer.graph.passes import graph_passes
 from minimizer.metrics import count_tokens
 from minimizer.reduce.scheduler import OutOfTime, Reducer
-from minimizer.reduce.tester import Tester
+from minimizer.reduce.tester import Speculation, Tester
 from minimizer.runner.process import RunResult, RunSettings, run_candidate
 from oracles.api import Verdict
 
@@ -59,6 +59,7 @@ def reduce_graph(
     deadline: float | None = None,
     run: Runner = run_candidate,
     captured: list[CapturedGraph] | None = None,
+    speculation: Speculation | None = None,
 ) -> GraphOutcome:
     """Shrink the graph that shows the bug; its emitted script, or ``None`` with a ``reason``, plus the numbers.
 
@@ -66,7 +67,8 @@ def reduce_graph(
     replaced by ``oracle_spec``. ``progress`` (optional) receives ``message``, ``reduction_started``,
     ``pass_started``, ``accepted`` and ``tested`` calls like the source reducer's. ``deadline`` is a
     ``time.monotonic()`` value after which the best script so far is returned. ``run`` runs one candidate;
-    ``captured`` are the script's graphs when the caller has captured them already.
+    ``captured`` are the script's graphs when the caller has captured them already; ``speculation``, how freely
+    questions run ahead with several jobs (``minimizer.reduce.tester.speculation_for``).
     """
 
     started = time.monotonic()
@@ -102,7 +104,11 @@ def reduce_graph(
 
     best = _BestCase(case, report)
     tester: Tester[GraphCase] = Tester(
-        best.render, still_fails, jobs=jobs, on_result=lambda text, interesting, cached: report.tested(interesting, cached)
+        best.render,
+        still_fails,
+        jobs=jobs,
+        on_result=lambda text, interesting, cached: report.tested(interesting, cached),
+        speculation=speculation,
     )
     passes = graph_passes()
     reducer = Reducer(passes, tester, case_size, best, deadline=deadline)

@@ -21,7 +21,7 @@ from typing import Any
 # stack, so the report can say where it was stuck. A real-time signal: scripts don't handle those.
 STACKS_SIGNAL = signal.SIGRTMIN + 3
 # Set by the warm server in a candidate's process forked ahead of its job, and where it started CUDA then
-# (minimizer.runner.forkserver._Spares).
+# (minimizer.runner.candidate_process.Spares).
 FORKED_AHEAD = False
 CUDA_STARTED_AHEAD = False
 

@@ -41,7 +41,7 @@ SETTLE_VEC_ISA_VARIABLE = "MINIMIZER_SETTLE_VEC_ISA"
 # minimizer.runner.forkserver._warm_inductor): only for a script that compiles.
 WARM_INDUCTOR_VARIABLE = "MINIMIZER_WARM_INDUCTOR"
 # Set when the warm server may fork candidates ahead of their jobs with CUDA started (see
-# minimizer.runner.forkserver._Spares): only for a script that uses CUDA and leaves the environment alone.
+# minimizer.runner.candidate_process.Spares): only for a script that uses CUDA and leaves the environment alone.
 PREINIT_CUDA_VARIABLE = "MINIMIZER_START_CUDA_AHEAD"
 # Imported by every warm server anyway, or never worth it.
 _ALWAYS_LOADED = frozenset({"torch", "triton", "__future__", "os", "sys"})

@@ -152,7 +152,7 @@ class RunResult:
     # Where the candidate's process spent its time: its start (before the script), the compiled calls, their
     # eager sides, the rest (the script's own code, the eager pre-check, the oracles); see minimizer.runner.child.
     phase_seconds: dict[str, float] = field(default_factory=dict)
-    forked_ahead: bool = False  # the warm server forked its process before the job came (see forkserver._Spares)
+    forked_ahead: bool = False  # the warm server forked its process before the job came (see candidate_process.Spares)
     cuda_started_ahead: bool = False  # ... and started CUDA in it then
     compile_cache: CompileCacheStats = field(default_factory=CompileCacheStats)
     # The hash of what the run's compiled calls depended on (oracles.fingerprint), when its oracles allow sharing.

@@ -386,17 +386,23 @@ def test_candidates_of_a_cuda_script_run_in_processes_forked_ahead_that_see_what
     )
     before = _forkserver_processes()
     launcher = ForkServerLauncher()
+    results = []
     try:
-        results = [run_cold(script, RunSettings("s.py", str(origin), ("script",)), launcher=launcher) for _ in range(3)]
+        for _ in range(3):
+            results.append(run_cold(script, RunSettings("s.py", str(origin), ("script",)), launcher=launcher))
+            _wait_until(lambda: len(_forkserver_processes() - before) >= 2)  # the server and a spare
         assert {r.exception.message for r in results} == {"[True, True, None, 7, 2.0]"}
         assert [r.forked_ahead for r in results] == [False, True, True]
-        assert _forkserver_processes() - before  # the server, and a spare for the next candidate
     finally:
         launcher.close()
-    deadline = time.monotonic() + 10
-    while _forkserver_processes() - before and time.monotonic() < deadline:
-        time.sleep(0.2)
+    _wait_until(lambda: not _forkserver_processes() - before)
     assert not _forkserver_processes() - before
+
+
+def _wait_until(condition, seconds: float = 10.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.1)
 
 
 def test_a_process_that_wrote_its_result_is_not_waited_for_to_exit():

@@ -1,0 +1,206 @@
+"""How the warm server makes a candidate's process: forked when its job comes, or ahead of it (spares).
+
+A candidate's process leads its own session (a hang is killed with everything it started), with the default
+signal handlers, in its run folder, with its output going to its own files and its job's environment applied;
+then it runs ``minimizer.runner.child.main``. Nothing here runs in the server but the forking.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import signal
+import sys
+
+
+def fork_candidate(job: dict, spares: Spares) -> int:
+    """Fork the process that runs ``job`` now (the slow path: no spare waits for its environment)."""
+
+    pid = _fork_child(spares)
+    if pid:
+        return pid
+    try:
+        _enter_job(job)
+    finally:
+        os._exit(1)
+    return 0  # unreachable
+
+
+def _fork_child(spares: Spares) -> int:
+    """Fork a process that will run one candidate: in the child, its own session and default signals."""
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        spares.forget_in_child()
+        for number in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(number, signal.SIG_DFL)
+        os.setsid()
+    return pid
+
+
+def _enter_job(job: dict, env_applied: bool = False) -> None:
+    os.chdir(job["cwd"])
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(os.open(job["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), 1)
+    os.dup2(os.open(job["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), 2)
+    if not env_applied:
+        os.environ.update(job["env"])
+    from minimizer.runner.child import main
+
+    main(job["request"])
+
+
+class Spares:
+    """Candidates' processes forked ahead of their jobs, each with CUDA already started, one waiting per
+    candidate that runs at once (per job environment: a job's ``CUDA_VISIBLE_DEVICES`` is part of it).
+
+    Starting CUDA costs a candidate 0.2-0.4 s alone on an H100 host and about 1 s when eight start at once
+    (``bench/cuda_context.py``); a spare pays it while the earlier candidates run. Only where the parent asks
+    (``PREINIT_CUDA_VARIABLE``: the script uses CUDA and nothing after its imports changes the environment or
+    forks, see ``minimizer.runner.prelude.may_start_cuda_ahead``), so the script computes what it would have:
+    starting CUDA reads the environment the job gives, as the script's first CUDA call would. On a host
+    without a GPU the spares are forked ahead all the same (nothing to start), which keeps this path tested.
+    """
+
+    MOST_WAITING = 8  # per job environment
+
+    def __init__(self, enabled: bool, start_cuda: bool) -> None:
+        self.enabled = enabled
+        self.start_cuda = start_cuda
+        self._waiting: dict[frozenset, list[tuple[int, int]]] = {}  # job env -> (pid, write end of its pipe)
+        self._running: dict[frozenset, set[int]] = {}
+        self._peak: dict[frozenset, int] = {}
+        self._env: dict[frozenset, dict[str, str]] = {}
+
+    def hand_over(self, job: dict) -> int | None:
+        """Give ``job`` to a spare forked for its environment; the spare's pid, or ``None`` if none waits."""
+
+        if not self.enabled:
+            return None
+        key = frozenset(job["env"].items())
+        waiting = self._waiting.get(key, [])
+        while waiting:
+            pid, write_end = waiting.pop(0)
+            try:
+                os.write(write_end, (json.dumps(job) + "\n").encode())
+            except OSError:  # it died waiting (reaped below as no job's)
+                continue
+            finally:
+                os.close(write_end)
+            return pid
+        return None
+
+    def started(self, job: dict, pid: int) -> None:
+        """``job`` runs as ``pid``: keep as many spares for its environment as candidates of it run at once."""
+
+        if not self.enabled:
+            return
+        key = frozenset(job["env"].items())
+        running = self._running.setdefault(key, set())
+        running.add(pid)
+        self._peak[key] = min(self.MOST_WAITING, max(self._peak.get(key, 0), len(running)))
+        self._env[key] = job["env"]
+
+    def replenish_one(self) -> bool:
+        """Fork one spare where fewer wait than are wanted; whether one was forked. One at a time, between
+        reading jobs: a fork of the server takes tenths of a second, which a job that came meanwhile must not
+        wait for (it is forked for at once instead)."""
+
+        for key, wanted in self._peak.items():
+            if self.enabled and len(self._waiting.get(key, [])) < wanted:
+                self._fork_spare(key, self._env[key])
+                return True
+        return False
+
+    def ended(self, pid: int) -> None:
+        for running in self._running.values():
+            running.discard(pid)
+        for waiting in self._waiting.values():
+            for entry in [entry for entry in waiting if entry[0] == pid]:  # a spare that died waiting
+                waiting.remove(entry)
+                with contextlib.suppress(OSError):
+                    os.close(entry[1])
+
+    def kill_all(self) -> None:
+        for waiting in self._waiting.values():
+            for pid, write_end in waiting:
+                with contextlib.suppress(OSError):
+                    os.close(write_end)
+                with contextlib.suppress(OSError):
+                    os.killpg(pid, signal.SIGKILL)
+        self._waiting = {}
+
+    def forget_in_child(self) -> None:
+        """In a forked child: the other spares' pipes are not ours (holding them would keep them from seeing
+        the server go)."""
+
+        for waiting in self._waiting.values():
+            for _pid, write_end in waiting:
+                with contextlib.suppress(OSError):
+                    os.close(write_end)
+        self._waiting = {}
+        self.enabled = False
+
+    def _fork_spare(self, key: frozenset, env: dict[str, str]) -> None:
+        read_end, write_end = os.pipe()
+        server = os.getpid()
+        pid = _fork_child(self)
+        if pid:
+            os.close(read_end)
+            self._waiting.setdefault(key, []).append((pid, write_end))
+            return
+        try:
+            os.close(write_end)
+            # The protocol's pipes are the server's: a spare holding them would keep the parent from seeing the
+            # server's end.
+            devnull = os.open(os.devnull, os.O_RDWR)
+            os.dup2(devnull, 0)
+            os.dup2(devnull, 1)
+            os.environ.update(env)
+            if self.start_cuda:
+                _start_cuda()
+            job = _await_job(read_end, server)
+            if job is not None:
+                from minimizer.runner import child
+
+                child.FORKED_AHEAD = True
+                _enter_job(job, env_applied=True)
+        finally:
+            os._exit(1)
+
+
+def _start_cuda() -> None:
+    """Create the CUDA context now, without allocating (the script's memory statistics stay its own)."""
+
+    from minimizer.runner import child
+
+    try:
+        import torch
+
+        torch.cuda.init()
+        torch.cuda.synchronize()
+        child.CUDA_STARTED_AHEAD = True
+    except Exception:  # noqa: BLE001 - the script's own first CUDA call meets the same trouble and shows it
+        pass
+
+
+def _await_job(read_end: int, server: int) -> dict | None:
+    """The job the server hands this spare; ``None`` once the server is gone."""
+
+    buffer = b""
+    while b"\n" not in buffer:
+        readable, _, _ = select.select([read_end], [], [], 1.0)
+        if os.getppid() != server:
+            return None
+        if readable:
+            chunk = os.read(read_end, 65536)
+            if not chunk:
+                return None
+            buffer += chunk
+    os.close(read_end)
+    return json.loads(buffer.split(b"\n", 1)[0])
