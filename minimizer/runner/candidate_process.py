@@ -65,6 +65,8 @@ class Spares:
     forks, see ``minimizer.runner.prelude.may_start_cuda_ahead``), so the script computes what it would have:
     starting CUDA reads the environment the job gives, as the script's first CUDA call would. On a host
     without a GPU the spares are forked ahead all the same (nothing to start), which keeps this path tested.
+    The driver creates contexts one after another: where many runs start (and are cancelled), spares move the
+    wait out of the candidates' clocks but not out of the queue (see ``tester.speculation_for``).
     """
 
     MOST_WAITING = 8  # per job environment
