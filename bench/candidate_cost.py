@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -27,6 +26,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from minimizer.candidate_log import median_parts  # noqa: E402
 from minimizer.runner import process  # noqa: E402
 from minimizer.runner.process import Limits, RunSettings, run_candidate  # noqa: E402
 from minimizer.runner.warm import ForkServerLauncher  # noqa: E402
@@ -95,8 +95,7 @@ def _print_phases(phases: list[dict[str, float]]) -> None:
     """The median seconds of each part of a candidate's run (``launch``: the parent's wait beyond the child's own
     clock: the fork, or the hand-over to a process forked ahead)."""
 
-    names = list(dict.fromkeys(name for run in phases for name in run))
-    medians = {name: statistics.median(run.get(name, 0.0) for run in phases) for name in names}
+    medians = median_parts(phases)
     print("  median parts:", ", ".join(f"{name} {seconds:.2f}" for name, seconds in medians.items()))
 
 

@@ -97,7 +97,7 @@ class CandidateLog:
                     for seconds, number, timed_out, text, stacks in slowest
                 ],
                 "median_parts": {
-                    label: _median_parts(self._parts[shown])
+                    label: median_parts(self._parts[shown])
                     for label, shown in (("shows the bug", True), ("does not", False))
                     if self._parts[shown]
                 },
@@ -105,6 +105,8 @@ class CandidateLog:
             }
 
 
-def _median_parts(runs: list[dict[str, float]]) -> dict[str, float]:
+def median_parts(runs: list[dict[str, float]]) -> dict[str, float]:
+    """Each part's median over ``runs`` (a part a run lacks counts as 0 there), in the order parts first came."""
+
     names = list(dict.fromkeys(name for run in runs for name in run))
     return {name: round(statistics.median(run.get(name, 0.0) for run in runs), 3) for name in names}

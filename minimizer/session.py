@@ -763,14 +763,15 @@ class Session:
         started = time.monotonic()
         result = self._run(source, settings, cancel)
         shown = None if result.cancelled else target.shown_by(result)
-        # Where the time went: the parent's own part (the run folder, reading the result), the process's start
-        # and end beyond its own clock (fork or hand-over, exit), and the process's parts.
-        in_process = sum(result.phase_seconds.values())
-        parts = {
-            "parent": time.monotonic() - started - result.seconds,
-            "launch and exit": result.seconds - in_process if result.phase_seconds else 0.0,
-            **result.phase_seconds,
-        }
+        # Where the time went (for runs that answered): the parent's own part (the run folder, reading the
+        # result), the process's start and end beyond its own clock (fork or hand-over, exit), the process's parts.
+        parts = None
+        if result.phase_seconds:
+            parts = {
+                "parent": time.monotonic() - started - result.seconds,
+                "launch and exit": result.seconds - sum(result.phase_seconds.values()),
+                **result.phase_seconds,
+            }
         self.candidate_log.record(
             source,
             result.seconds,
@@ -780,7 +781,7 @@ class Session:
             started=started,
             interesting=shown,
             key=short_key(source),
-            parts=parts if result.phase_seconds else None,
+            parts=parts,
         )
         if result.cancelled:
             return None

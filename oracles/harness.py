@@ -381,7 +381,6 @@ class Harness:
         try:
             result = compiled(*args, **kwargs)
         except Exception as exc:
-            self.compiled_seconds += time.monotonic() - started
             self._mark("")
             if record is not None:
                 with contextlib.suppress(Exception):
@@ -389,7 +388,8 @@ class Harness:
                     record.index = len(self.calls)  # nested compiled calls may have been recorded meanwhile
                     self.calls.append(record)
             raise
-        self.compiled_seconds += time.monotonic() - started
+        finally:
+            self.compiled_seconds += time.monotonic() - started
         self._mark("")
         if record is not None:
             with contextlib.suppress(Exception):

@@ -77,7 +77,6 @@ class Spares:
         self._waiting: dict[frozenset, list[tuple[int, int]]] = {}  # job env -> (pid, write end of its pipe)
         self._running: dict[frozenset, set[int]] = {}
         self._peak: dict[frozenset, int] = {}
-        self._env: dict[frozenset, dict[str, str]] = {}
 
     def hand_over(self, job: dict) -> int | None:
         """Give ``job`` to a spare forked for its environment; the spare's pid, or ``None`` if none waits."""
@@ -106,16 +105,17 @@ class Spares:
         running = self._running.setdefault(key, set())
         running.add(pid)
         self._peak[key] = min(self.MOST_WAITING, max(self._peak.get(key, 0), len(running)))
-        self._env[key] = job["env"]
 
     def replenish_one(self) -> bool:
         """Fork one spare where fewer wait than are wanted; whether one was forked. One at a time, between
         reading jobs: a fork of the server takes tenths of a second, which a job that came meanwhile must not
         wait for (it is forked for at once instead)."""
 
+        if not self.enabled:
+            return False
         for key, wanted in self._peak.items():
-            if self.enabled and len(self._waiting.get(key, [])) < wanted:
-                self._fork_spare(key, self._env[key])
+            if len(self._waiting.get(key, [])) < wanted:
+                self._fork_spare(key)
                 return True
         return False
 
@@ -148,7 +148,7 @@ class Spares:
         self._waiting = {}
         self.enabled = False
 
-    def _fork_spare(self, key: frozenset, env: dict[str, str]) -> None:
+    def _fork_spare(self, key: frozenset) -> None:
         read_end, write_end = os.pipe()
         server = os.getpid()
         pid = _fork_child(self)
@@ -163,7 +163,7 @@ class Spares:
             devnull = os.open(os.devnull, os.O_RDWR)
             os.dup2(devnull, 0)
             os.dup2(devnull, 1)
-            os.environ.update(env)
+            os.environ.update(dict(key))  # the job environment the spare waits for
             if self.start_cuda:
                 _start_cuda()
             job = _await_job(read_end, server)

@@ -125,14 +125,20 @@ def _local_imports(source: str, beside: str | None) -> list[str]:
     tree = _parsed(source)
     roots: list[str] = []
     for node in ast.walk(tree) if tree else []:
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names = [node.module]
-        else:
-            continue
-        roots += [n.split(".")[0] for n in names if _beside(n.split(".")[0], beside) and n.split(".")[0] not in roots]
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for root in (name.split(".")[0] for name in _absolute_names(node)):
+                if _beside(root, beside) and root not in roots:
+                    roots.append(root)
     return roots
+
+
+def _absolute_names(statement: ast.Import | ast.ImportFrom) -> list[str]:
+    """The modules an import statement names (``import a.b, c``: both; ``from a.b import c``: ``a.b``; a relative
+    import: none)."""
+
+    if isinstance(statement, ast.Import):
+        return [alias.name for alias in statement.names]
+    return [statement.module] if statement.module and not statement.level else []
 
 
 @functools.lru_cache(maxsize=64)
@@ -166,13 +172,7 @@ def preimports(source: str, beside: str | None) -> list[str]:
 
     names: list[str] = []
     for statement in _top_level_imports(_parsed(source)):
-        if isinstance(statement, ast.Import):
-            found = [alias.name for alias in statement.names]
-        elif statement.module and not statement.level:
-            found = [statement.module]
-        else:
-            continue
-        for name in found:
+        for name in _absolute_names(statement):
             root = name.split(".")[0]
             if root in _ALWAYS_LOADED or name in names or _beside(root, beside):
                 continue

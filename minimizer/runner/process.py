@@ -268,8 +268,9 @@ def run_candidate(
         # A candidate lost with the warm server has no answer, like a cancelled one.
         cancelled = cancelled or getattr(handle, "lost", False)
         seconds = time.monotonic() - started
+        answered = result_file.exists() and not (timed_out or memory_exceeded or cancelled)
         # A process that wrote its result ended well, whatever the kill of its group that followed reads as.
-        returncode = 0 if result_file.exists() and not (timed_out or memory_exceeded or cancelled) else handle.returncode
+        returncode = 0 if answered else handle.returncode
         result = RunResult(
             seconds=seconds,
             returncode=returncode,
@@ -282,7 +283,7 @@ def run_candidate(
             phase=_tail(own / "phase") if timed_out else "",
             stacks=_head(own / "stacks") if timed_out else "",
         )
-        if result_file.exists() and not (timed_out or memory_exceeded or cancelled):
+        if answered:
             data = json.loads(result_file.read_text())
             result.exception = ExceptionInfo.from_json(data["exception"])
             result.used_compile = data["used_compile"]
