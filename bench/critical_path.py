@@ -2,7 +2,8 @@
 
 For each accepted step that a candidate run made (not the free ones: a cache hit, a follow-up cut) it tells whether
 that run started before the step before it was taken (speculation: the step then waited only for the rest of its
-run), as it was taken, or later (runs that were turned down came between). With one worker no run starts ahead;
+run), as it was taken, or later (runs that were turned down came between); and how long the parent took to take
+steps after their run ended. A step whose time no run's end accounts for is counted apart. With one worker no run starts ahead;
 with eight, what is left is the chain of accepted steps itself.
 
     python bench/critical_path.py REPORT_OR_RUN.json [--tokens 66]
@@ -18,6 +19,11 @@ import statistics
 from pathlib import Path
 
 
+# How long before a step may the run that made it have ended, and after (rounding in the report).
+_MATCH_BEFORE = 1.0
+_MATCH_AFTER = 0.05
+
+
 def critical_path(report: dict, tokens: int) -> dict:
     timeline = report["candidates"]["timeline"]  # [start, seconds, outcome, key]
     trajectory = report["trajectory"]
@@ -25,7 +31,12 @@ def critical_path(report: dict, tokens: int) -> dict:
     accepted_runs = [run for run in timeline if run[2] == "y"]
     previous = timeline[0][0]
     parts = {
-        "free steps": 0,  # no run of their own: a cache hit, a cut that followed from the step before
+        "free steps": 0,  # taken as the step before was: a cache hit, a cut that followed from it
+        # No run ended as they were taken, yet time passed: steps that kept the size came between (the trajectory
+        # has only the steps that made the repro smaller), or their answer came from a run ended earlier.
+        "steps matched to no run": 0,
+        "their time": 0.0,
+        "taken after their run ended": 0.0,  # summed over the steps matched to a run: the parent's lag
         "steps run ahead": 0,  # their run started before the step before was taken (speculation)
         "their waits": 0.0,  # from the step before to them
         "steps run then": 0,  # their run started as the step before was taken
@@ -37,9 +48,16 @@ def critical_path(report: dict, tokens: int) -> dict:
     for point in trajectory[1:]:
         if point["seconds"] > reached:
             break
-        made_by = [run for run in accepted_runs if abs(run[0] + run[1] - point["seconds"]) < 0.15]
-        if not made_by or point["seconds"] - previous < 0.05:
+        # The run that made the step ended a little before it was taken (the parent settles the new best first).
+        ended = [run for run in accepted_runs if -_MATCH_AFTER <= point["seconds"] - (run[0] + run[1]) <= _MATCH_BEFORE]
+        made_by = sorted(ended, key=lambda run: run[0] + run[1])[-1:]
+        if made_by:
+            parts["taken after their run ended"] += point["seconds"] - sum(made_by[0][:2])
+        if point["seconds"] - previous < 0.05:
             parts["free steps"] += 1
+        elif not made_by:
+            parts["steps matched to no run"] += 1
+            parts["their time"] += point["seconds"] - previous
         elif made_by[0][0] < previous - 0.05:
             parts["steps run ahead"] += 1
             parts["their waits"] += point["seconds"] - previous

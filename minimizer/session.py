@@ -121,9 +121,12 @@ class Outcome:
     backend: dict = field(default_factory=lambda: {"backend": "local"})
     # What the candidates' runs cost (see minimizer.candidate_log).
     candidates: dict = field(default_factory=dict)
+    # False in the report written as the reduction stops, before the repro is stated and confirmed.
+    final: bool = True
 
     def to_json(self) -> dict:
         return {
+            "final": self.final,
             "output": str(self.output),
             "oracle": self.oracle,
             "signature": self.signature,
@@ -392,6 +395,11 @@ class Session:
 
         work.finish()
         unstated_tokens = count_tokens(format_source(best_text))
+        if self.options.report:
+            # What the reduction did is on disk before the repro is stated and confirmed (runs that can take
+            # minutes where plain python imports slowly); the final report replaces it.
+            interim = self._outcome(state, work, settings, cpu_started, after=measure(format_source(best_text)))
+            write_atomic(self.options.report, json.dumps(interim.to_json(), indent=2) + "\n")
         best_text, stated = self._state_bug(best_text, target, settings)
         if not stated and can_be_stated(target.spec, target.signature):
             best_text, stated = self._state_an_earlier_step(state.history, best_text, target, settings)
@@ -410,32 +418,15 @@ class Session:
                 expected, python_fails = _python_failure(confirmations, plain)
         fired = sum(target.shown_by(r, stated=stated) for r in confirmations)
         written = state.write(best_text, final=True)
-        outcome = Outcome(
-            output=self.options.output_path,
-            oracle=target.spec,
-            signature=target.signature,
-            before=state.before,
+        outcome = self._outcome(
+            state,
+            work,
+            settings,
+            cpu_started,
             after=written,
-            oracle_calls=work.oracle_calls,
-            cache_hits=work.cache_hits,
-            screened_out=work.screened_out,
-            seconds=time.monotonic() - started,
-            parent_cpu_seconds=time.process_time() - cpu_started,
-            screen_cpu_seconds=work.screen_cpu_seconds,
-            accepted_steps=state.steps,
-            stopped_early=work.stopped_early,
-            final_fire_rate=(fired, len(confirmations)),
-            passes=work.passes,
-            compile_cache=self.compile_cache,
-            trajectory=state.trajectory,
             stated_tokens=written.tokens - unstated_tokens if stated else 0,
-            jobs=self.options.jobs or 1,
-            gpus=len(self.gpus.gpus),
-            sharing=self.sharing.to_json(),
+            final_fire_rate=(fired, len(confirmations)),
             python={"fails_as_claimed": python_fails, "failure": expected, "runs": [r.to_json() for r in plain]},
-            backend=self.ray.describe() if self.ray is not None else {"backend": "local"},
-            candidates=self.candidate_log.summary()
-            | {"time_limit_seconds": round(self._candidate_time_limit(settings), 1)},
         )
         if self.options.report:
             write_atomic(self.options.report, json.dumps(outcome.to_json(), indent=2) + "\n")
@@ -451,6 +442,49 @@ class Session:
                 f"(expected {claimed}; python: {seen})"
             )
         return outcome
+
+    def _outcome(
+        self,
+        state: _BestSoFar,
+        work: _Work,
+        settings: RunSettings,
+        cpu_started: float,
+        *,
+        after: Size,
+        stated_tokens: int = 0,
+        final_fire_rate: tuple[int, int] = (0, 0),
+        python: dict | None = None,
+    ) -> Outcome:
+        """The report of this reduction as it stands: before the repro is confirmed (no ``python``), not final."""
+
+        return Outcome(
+            final=python is not None,
+            output=self.options.output_path,
+            oracle=state.target.spec,
+            signature=state.target.signature,
+            before=state.before,
+            after=after,
+            oracle_calls=work.oracle_calls,
+            cache_hits=work.cache_hits,
+            screened_out=work.screened_out,
+            seconds=time.monotonic() - state.started,
+            parent_cpu_seconds=time.process_time() - cpu_started,
+            screen_cpu_seconds=work.screen_cpu_seconds,
+            accepted_steps=state.steps,
+            stopped_early=work.stopped_early,
+            final_fire_rate=final_fire_rate,
+            passes=work.passes,
+            compile_cache=self.compile_cache,
+            trajectory=state.trajectory,
+            stated_tokens=stated_tokens,
+            jobs=self.options.jobs or 1,
+            gpus=len(self.gpus.gpus),
+            sharing=self.sharing.to_json(),
+            python=python or {},
+            backend=self.ray.describe() if self.ray is not None else {"backend": "local"},
+            candidates=self.candidate_log.summary()
+            | {"time_limit_seconds": round(self._candidate_time_limit(settings), 1)},
+        )
 
     def _confirm(
         self, text: str, target: _Target, settings: RunSettings, stated: bool

@@ -71,6 +71,31 @@ def test_flaky_script_is_reported_with_its_fire_rate(tmp_path):
     assert "fails differently from run to run" in result.output and "1 of 2" in result.output
 
 
+def test_the_report_is_on_disk_as_the_reduction_stops_before_the_repro_is_confirmed(tmp_path, monkeypatch):
+    """Stating and confirming the repro runs it under plain python (minutes where imports are slow): a run
+    stopped then still leaves what the reduction did."""
+
+    from minimizer.session import Session
+
+    path = tmp_path / "bug.py"
+    path.write_text(FAILING)
+    report = tmp_path / "report.json"
+    seen = []
+    state_bug = Session._state_bug
+
+    def state_bug_after_looking(self, *args, **kwargs):
+        seen.append(json.loads(report.read_text()))
+        return state_bug(self, *args, **kwargs)
+
+    monkeypatch.setattr(Session, "_state_bug", state_bug_after_looking)
+    result = invoke("reduce", path, "--report", report, "-q", "-j", "1")
+    assert result.exit_code == 0, result.output
+    interim, final = seen[0], json.loads(report.read_text())
+    assert interim["final"] is False and final["final"] is True
+    assert interim["python"] == {} and final["python"]["fails_as_claimed"]
+    assert interim["trajectory"] == final["trajectory"] and interim["after"]["tokens"] < interim["before"]["tokens"]
+
+
 def test_unknown_oracle(tmp_path):
     path = tmp_path / "bug.py"
     path.write_text(FAILING)

@@ -18,6 +18,7 @@ HAND_MINIMAL = EXAMPLES / "hand_minimal"
 MIN_OPERATORS = {
     "triton_inplace_grad.py": 10,
     "planted_miscompile.py": 15,
+    "planted_miscompile_training.py": 30,
     "planted_crash.py": 15,
     "skew_requires_grad.py": 8,
 }
