@@ -27,6 +27,7 @@ from minimizer.reduce.scheduler import OutOfTime, Reducer
 from minimizer.reduce.tester import Tester, speculation_for
 from minimizer.runner.plain import PlainRun, run_plain
 from minimizer.runner.process import (
+    DID_NOT_FINISH,
     CompileCacheStats,
     Launcher,
     Limits,
@@ -45,6 +46,7 @@ from minimizer.source.layout import format_source
 from minimizer.source.statement import (
     StatementPlace,
     can_be_stated,
+    has_place,
     seed_like_the_harness,
     seeds_random_numbers,
     state_bug,
@@ -371,7 +373,12 @@ class Session:
         precheck = not (pinned.signature.startswith("crash: eager raised") or pinned.signature.endswith(ALSO_WITHOUT_COMPILE))
         pinned = self.hold_to_one_compiled_target(pinned, report)
         settings = dataclasses.replace(self._settings((pinned.spec,), timeout), eager_precheck=precheck)
-        target = _Target(pinned.spec, pinned.signature)
+        target = _Target(pinned.spec, pinned.signature, _own_failure_to_keep(report, pinned))
+        if target.own_failure is not None and not has_place(self.source):
+            self.progress.message(
+                "no statement can reach the compiled call to state the bug: candidates keep the script's own failure "
+                f"({target.own_failure}) until one can"
+            )
         listing.join()
         state = _BestSoFar(self, report, target, measure(self.source), started)
         deadline = started + self.options.max_time if self.options.max_time else None
@@ -546,10 +553,12 @@ class Session:
         # throughput there. On a host with no spare cores they would only take CPU from the candidates.
         spare_cores = (os.cpu_count() or 1) - jobs
         offloaded = OffloadedScreen(screen, workers=2) if jobs > 1 and spare_cores >= 4 else None
+        # A verdict taken from another candidate says nothing of how this one's script ended (see _Target).
+        share = target.own_failure is None
         tester: Tester = Tester(
             render_module,
             lambda candidate, cancel: self._still_fails(
-                candidate, dataclasses.replace(settings, share_verdicts=self.sharing.enabled), target, cancel
+                candidate, dataclasses.replace(settings, share_verdicts=share and self.sharing.enabled), target, cancel
             ),
             key=candidate_key,
             screen=lambda candidate: (offloaded or screen)(candidate, state.best_text),
@@ -796,7 +805,7 @@ class Session:
             settings = dataclasses.replace(settings, limits=dataclasses.replace(settings.limits, timeout=limit))
         started = time.monotonic()
         result = self._run(source, settings, cancel)
-        shown = None if result.cancelled else target.shown_by(result)
+        shown = None if result.cancelled else target.shown_by(result, text=source)
         # Where the time went (for runs that answered): the parent's own part (the run folder, reading the
         # result), the process's start and end beyond its own clock (fork or hand-over, exit), the process's parts.
         parts = None
@@ -896,15 +905,38 @@ def _stated_settings(settings: RunSettings, target: _Target) -> RunSettings:
 
 @dataclass
 class _Target:
-    """The bug every candidate must show: an oracle and its signature."""
+    """The bug every candidate must show: an oracle and its signature.
+
+    ``own_failure``: how the original ended under plain python (its own check failing). A candidate whose
+    compiled call no statement can reach (see ``StatementPlace``) must still end so: the bug could not be stated
+    in its repro, which would then fail under plain python only if its own check still did.
+    """
 
     spec: str
     signature: str
+    own_failure: str | None = None
 
-    def shown_by(self, result: RunResult, *, stated: bool = False) -> bool:
-        """Whether a run shows this bug (``stated``: by a repro that states it, see ``shows_bug``)."""
+    def shown_by(self, result: RunResult, *, stated: bool = False, text: str | None = None) -> bool:
+        """Whether a run shows this bug (``stated``: by a repro that states it, see ``shows_bug``); with the
+        candidate's ``text``, also that it keeps the script's own failure where it must."""
 
-        return shows_bug(result, self.spec, self.signature, stated=stated)
+        if not shows_bug(result, self.spec, self.signature, stated=stated):
+            return False
+        if stated or text is None or self.own_failure is None or result.failure == self.own_failure:
+            return True
+        return has_place(text)
+
+
+def _own_failure_to_keep(report: CheckReport, pinned: OracleFinding) -> str | None:
+    """The original's failure under plain python, where candidates may have to keep it (see ``_Target``): for a
+    bug that can be stated, when every plain run and every oracle run ended with the same failure."""
+
+    if pinned.spec == "inplace" or not can_be_stated(pinned.spec, pinned.signature):
+        return None  # the in-place check is stated after the imports, in every script; other bugs are their failure
+    failure = report.plain_failure
+    if failure is None or failure == DID_NOT_FINISH or failure.startswith("killed by"):
+        return None
+    return failure if all(run.failure == failure for run in report.runs) else None
 
 
 @dataclass
