@@ -50,6 +50,7 @@ from minimizer.source.statement import (
     seed_like_the_harness,
     seeds_random_numbers,
     state_bug,
+    stated_at_the_compiled_call,
 )
 from oracles.api import NEEDS_CALLS
 from oracles.harness import ONLY_OUTPUT
@@ -401,12 +402,11 @@ class Session:
             raise
 
         work.finish()
-        unstated_tokens = count_tokens(format_source(best_text))
+        unstated = measure(format_source(best_text))
+        # What the reduction did is on disk before the repro is stated and confirmed (runs that can take minutes
+        # where plain python imports slowly); the final report replaces it.
         if self.options.report:
-            # What the reduction did is on disk before the repro is stated and confirmed (runs that can take
-            # minutes where plain python imports slowly); the final report replaces it.
-            interim = self._outcome(state, work, settings, cpu_started, after=measure(format_source(best_text)))
-            write_atomic(self.options.report, json.dumps(interim.to_json(), indent=2) + "\n")
+            self._write_report(self._outcome(state, work, settings, cpu_started, after=unstated))
         best_text, stated = self._state_bug(best_text, target, settings)
         if not stated and can_be_stated(target.spec, target.signature):
             best_text, stated = self._state_an_earlier_step(state.history, best_text, target, settings)
@@ -431,12 +431,11 @@ class Session:
             settings,
             cpu_started,
             after=written,
-            stated_tokens=written.tokens - unstated_tokens if stated else 0,
+            stated_tokens=written.tokens - unstated.tokens if stated else 0,
             final_fire_rate=(fired, len(confirmations)),
             python={"fails_as_claimed": python_fails, "failure": expected, "runs": [r.to_json() for r in plain]},
         )
-        if self.options.report:
-            write_atomic(self.options.report, json.dumps(outcome.to_json(), indent=2) + "\n")
+        self._write_report(outcome)
         if fired < len(confirmations):
             self.progress.message(
                 f"warning: the repro showed the bug in {fired} of {len(confirmations)} confirmation runs"
@@ -449,6 +448,10 @@ class Session:
                 f"(expected {claimed}; python: {seen})"
             )
         return outcome
+
+    def _write_report(self, outcome: Outcome) -> None:
+        if self.options.report:
+            write_atomic(self.options.report, json.dumps(outcome.to_json(), indent=2) + "\n")
 
     def _outcome(
         self,
@@ -931,8 +934,8 @@ def _own_failure_to_keep(report: CheckReport, pinned: OracleFinding) -> str | No
     """The original's failure under plain python, where candidates may have to keep it (see ``_Target``): for a
     bug that can be stated, when every plain run and every oracle run ended with the same failure."""
 
-    if pinned.spec == "inplace" or not can_be_stated(pinned.spec, pinned.signature):
-        return None  # the in-place check is stated after the imports, in every script; other bugs are their failure
+    if not stated_at_the_compiled_call(pinned.spec, pinned.signature):
+        return None  # a crash is its failure; the in-place check has a place in every script
     failure = report.plain_failure
     if failure is None or failure == DID_NOT_FINISH or failure.startswith("killed by"):
         return None

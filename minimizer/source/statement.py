@@ -55,6 +55,13 @@ def can_be_stated(oracle: str, signature: str = "") -> bool:
     return oracle in _MESSAGES or (oracle == "crash" and signature.startswith(EAGER_RAISED))
 
 
+def stated_at_the_compiled_call(oracle: str, signature: str = "") -> bool:
+    """Whether ``state_bug`` states this bug after a compiled call (which must then be where a statement can reach
+    it, see ``has_place``); the in-place check is installed after the imports, where every script has room."""
+
+    return can_be_stated(oracle, signature) and oracle != "inplace"
+
+
 class StatementPlace:
     """Keeps a reduction where the bug can be stated: once the best script has a compiled call that a statement
     can reach, a candidate that has none is turned down (its repro could only show the bug under minimizer).
@@ -64,8 +71,7 @@ class StatementPlace:
     """
 
     def __init__(self, oracle: str, signature: str = "") -> None:
-        # The in-place check is installed after the imports: it has a place in every script.
-        self.applies = can_be_stated(oracle, signature) and oracle != "inplace"
+        self.applies = stated_at_the_compiled_call(oracle, signature)
         self._best: tuple[str, bool] = ("", False)
 
     def lost(self, best: str, candidate: str) -> str | None:
