@@ -34,6 +34,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from minimizer.metrics import measure  # noqa: E402
+from minimizer.reduce.change import change_key  # noqa: E402
 from minimizer.reduce.scheduler import Reducer  # noqa: E402
 from minimizer.reduce.tester import Tester  # noqa: E402
 from minimizer.session import candidate_key, short_key  # noqa: E402
@@ -81,17 +82,29 @@ class _Trajectory:
         self.best = text
 
 
-def replay(source: str, spec: str, signature: str, answers: dict, quick: float, jobs: int, speed: float) -> dict:
+def replay(
+    source: str, spec: str, signature: str, answers: dict, quick: float, jobs: int, speed: float, cuts: dict
+) -> dict:
+    """Replay with ``jobs`` workers. ``cuts``: the answer and seconds per cut (`change_key` of a question against
+    the best repro it was cut from), filled by the caller's questions of this replay and answering those of later
+    replays that no recorded run answered (a speculation the real run never ran: the same cut asked on another base
+    mostly answers the same)."""
+
     screen = SourceScreen(
         Viability.of(source, oracle_compares_compiled_calls=NEEDS_CALLS in load_oracle(spec).needs),
         StatementPlace(spec, signature),
     )
-    unknown = 0
+    unknown = guessed = 0
 
     def evaluate(text: str, cancel: threading.Event) -> bool | None:
-        nonlocal unknown
+        nonlocal unknown, guessed
         shows, seconds = answers.get(short_key(text), (None, quick))
-        if shows is None:
+        cut = change_key(trajectory.best, text) if jobs == 1 else tester._change_of_key.get(candidate_key(text))
+        if shows is not None and jobs == 1 and cut is not None:
+            cuts.setdefault(cut, (shows, seconds))
+        elif shows is None and cut in cuts:
+            (shows, seconds), guessed = cuts[cut], guessed + 1
+        elif shows is None:
             unknown += 1
         if cancel.wait(seconds / speed):
             return None
@@ -109,7 +122,10 @@ def replay(source: str, spec: str, signature: str, answers: dict, quick: float, 
         tester.close()
     # Back in the real run's seconds.
     points = [(round(seconds * speed, 1), tokens) for seconds, tokens in trajectory.points]
-    return {"jobs": jobs, "points": points, "oracle_calls": tester.stats.oracle_calls, "unknown": unknown}
+    return {
+        "jobs": jobs, "points": points, "oracle_calls": tester.stats.oracle_calls, "unknown": unknown,
+        "guessed": guessed,
+    }
 
 
 def seconds_to(points: list[tuple[float, int]], tokens: int) -> float | None:
@@ -144,14 +160,15 @@ def main() -> None:
     serial = next(run for run in runs if run["jobs"] == 1)
     floor = min(point["tokens"] for point in serial["report"]["trajectory"])
     print(f"{len(answers)} recorded answers; unknown candidates take {quick:.2f} s; comparable down to {floor} tokens")
-    rows = []
+    rows: list[dict] = []
+    cuts: dict[str, tuple[bool, float]] = {}
     for jobs in [int(j) for j in args.jobs.split(",")]:
-        row = replay(source, report["oracle"], report["signature"], answers, quick, jobs, args.speed)
+        row = replay(source, report["oracle"], report["signature"], answers, quick, jobs, args.speed, cuts)
         rows.append(row)
         reached = seconds_to(row["points"], floor)
         print(
             f"-j {jobs}: {reached if reached is not None else '-'} s (reduction only) to {floor} tokens, "
-            f"{row['oracle_calls']} calls, {row['unknown']} unknown"
+            f"{row['oracle_calls']} calls, {row['unknown']} unknown, {row['guessed']} answered as their cut was"
         )
     first = seconds_to(rows[0]["points"], floor)
     for row in rows[1:]:

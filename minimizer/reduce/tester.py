@@ -101,6 +101,9 @@ class _Node:
     text: str
     key: str
     group: str | None = None
+    # What the last question of its group on the way to it got (True: it showed the bug and was taken; None:
+    # none asked yet): a pass's cuts come in runs, taken one after another or turned down one after another.
+    after: bool | None = None
     change: str | None = None  # what it changed in its base (`change_key`), where the caller said the base
     from_cache: bool = False
     needed_a_run: bool = False  # unanswered when added: neither cached nor screened out
@@ -157,6 +160,10 @@ class Tester(Generic[T]):
         self._running: dict[str, _Job] = {}  # by key; a run may outlive the call that started it
         self._dying: list[_Job] = []  # cancelled, still holding a worker until their process is gone
         self._group_record: dict[str, list[int]] = {}  # group -> [questions run, of which interesting]
+        # The same, apart by what the group's question before got (`_Node.after`); and that answer on the
+        # caller's own path, for the first questions of its next call.
+        self._after_record: dict[tuple[str, bool], list[int]] = {}
+        self._last_answer: dict[str, bool] = {}
         # With several workers, a candidate may be screened by the worker about to run it instead of by the caller
         # (the screen can then wait on another process without holding up proposals); the answer is the same.
         self._screen_in_workers = screen_in_workers and self._pool is not None
@@ -289,9 +296,10 @@ class Tester(Generic[T]):
             sequence.exhausted = True
             return
         proposal = item if isinstance(item, Proposal) else Proposal(item)
-        chance = 0.0 if not self.speculate else self._group_chance(proposal.group, p)
+        after = self._answer_before(proposal.group, sequence)
+        chance = 0.0 if not self.speculate else self._group_chance(proposal.group, after, p)
         text = self.render(proposal.candidate)
-        node = _Node(sequence, len(sequence.nodes), item, chance, text, self.key(text), proposal.group)
+        node = _Node(sequence, len(sequence.nodes), item, chance, text, self.key(text), proposal.group, after)
         if self.speculate and self._pool is not None and proposal.base is not None:
             node.change = change_key(proposal.base, text)
             if node.change is not None:
@@ -361,10 +369,16 @@ class Tester(Generic[T]):
             if node.from_cache:
                 self.stats.cache_hits += 1
                 self._on_result(node.text, self._cache[node.key], True)
-            if node.needed_a_run and node.group is not None and node.key not in self._screened:
-                record = self._group_record.setdefault(node.group, [0, 0])
-                record[0] += 1
-                record[1] += node is found
+            if node.group is None:
+                continue
+            if node.needed_a_run and node.key not in self._screened:
+                for record in (
+                    self._group_record.setdefault(node.group, [0, 0]),
+                    *([] if node.after is None else [self._after_record.setdefault((node.group, node.after), [0, 0])]),
+                ):
+                    record[0] += 1
+                    record[1] += node is found
+            self._last_answer[node.group] = node is found
 
     def _likelihood(self, node: _Node) -> float:
         """The chance that ``node`` shows the bug: after the answer its change got on an earlier base, how often a
@@ -388,11 +402,35 @@ class Tester(Generic[T]):
             self._again[earlier][1] += interesting
         self._change_answer[change] = interesting
 
-    def _group_chance(self, group: str | None, default: float) -> float:
+    def _answer_before(self, group: str | None, sequence: _Sequence) -> bool | None:
+        """What the last question of ``group`` got on the path to the next question of ``sequence``: one earlier in
+        a sequence was turned down on that path, a parent was taken; at the root, the caller's own last answer."""
+
+        if group is None:
+            return None
+        earlier = sequence.nodes
+        while True:
+            if any(node.group == group for node in earlier):
+                return False
+            parent = sequence.parent
+            if parent is None:
+                return self._last_answer.get(group)
+            if parent.group == group:
+                return True
+            sequence, earlier = parent.sequence, parent.sequence.nodes[: parent.position]
+
+    def _group_chance(self, group: str | None, after: bool | None, default: float) -> float:
+        """How often questions of ``group`` showed the bug (Laplace's rule: a half before anything is known); apart
+        by what the group's question before got, with the group's rate as the prior, where that is known."""
+
         if group is None:
             return default
         runs, interesting = self._group_record.get(group, (0, 0))
-        return (interesting + 1) / (runs + 2)  # Laplace's rule: a half before anything is known
+        rate = (interesting + 1) / (runs + 2)
+        if after is None:
+            return rate
+        runs, interesting = self._after_record.get((group, after), (0, 0))
+        return (interesting + 2 * rate) / (runs + 2)
 
     def _turn_down(self, key: str) -> None:
         """The screen said the candidate cannot show the bug: not interesting, without a run."""
