@@ -66,7 +66,7 @@ def reduce(
         None, "--jobs", "-j", min=1, help="Candidates evaluated at once \\[default: half the cores, at most 8 (more on hosts with more GPUs)]."
     ),
     confirm: int = typer.Option(2, "--confirm", help="Runs of the original (and of the result) that must all show the bug."),
-    max_time: Optional[float] = typer.Option(None, "--max-time", help="Stop after this many seconds, keeping the best so far."),
+    max_time: Optional[float] = typer.Option(None, "--max-time", help="Finish in about this many seconds with the best so far (the reduction stops early enough to state and confirm the repro)."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress output."),
     cold: bool = typer.Option(False, "--cold", help="Start a fresh interpreter per candidate (no warm workers)."),
     share_verdicts: bool = typer.Option(

@@ -43,6 +43,7 @@ from minimizer.runner.warm import ForkServerLauncher
 from minimizer.runner.workspace import Workspace
 from minimizer.script_input import read_script
 from minimizer.source.layout import format_source
+from minimizer.time_budget import reduction_deadline, seconds_for_the_end
 from minimizer.source.statement import (
     StatementPlace,
     can_be_stated,
@@ -382,7 +383,13 @@ class Session:
             )
         listing.join()
         state = _BestSoFar(self, report, target, measure(self.source), started)
-        deadline = started + self.options.max_time if self.options.max_time else None
+        end_seconds = seconds_for_the_end(report, self.options.jobs or 1, self.options.confirm)
+        deadline = reduction_deadline(started, self.options.max_time, end_seconds)
+        if deadline is not None:
+            self.progress.message(
+                f"reducing for at most {max(0.0, deadline - time.monotonic()):.0f} s: the last "
+                f"{started + self.options.max_time - deadline:.0f} s of --max-time go to stating and confirming the repro"
+            )
         work = _Work()
         state.work = work
         best_text = self.source
