@@ -24,3 +24,13 @@ def test_a_one_item_list_argument_is_passed_as_its_item():
         "g = torch.autograd.grad(outputs=loss, inputs=[z])\ny = torch.cat([a, b])\n",
         "g = torch.autograd.grad(outputs=[loss], inputs=z)\ny = torch.cat([a, b])\n",
     ]
+
+
+def test_a_one_item_list_or_tuple_unpacked_into_a_call_is_passed_as_its_item():
+    from minimizer.source.passes.elements import unwrap_single_item_list_arguments
+
+    source = "blocks = nn.Sequential(*[Block()])\nx = f(*(a,))\ny = g(*[a, b])\n"
+    assert [c.code for c in unwrap_single_item_list_arguments(cst.parse_module(source))] == [
+        "blocks = nn.Sequential(Block())\nx = f(*(a,))\ny = g(*[a, b])\n",
+        "blocks = nn.Sequential(*[Block()])\nx = f(a)\ny = g(*[a, b])\n",
+    ]

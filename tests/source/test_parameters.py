@@ -2,7 +2,7 @@ import libcst as cst
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minimizer.source.passes.parameters import remove_unused_parameters
+from minimizer.source.passes.parameters import bind_constant_parameters, remove_unused_parameters
 from tests.source.helpers import check_candidates_are_valid_and_not_larger, greedy_reduce, module_classes, runs_and_computes, snippets
 
 
@@ -171,3 +171,38 @@ def test_a_custom_op_loses_a_parameter_nothing_registered_for_it_reads():
     assert code.endswith("y = scale(torch.ones(1, 1))\n")
     fake_reads_it = CUSTOM_OP.replace("x.shape[:-1]", "x.shape[:-1] if eps else x.shape")
     assert [c.code for c in remove_unused_parameters(cst.parse_module(fake_reads_it))] == []
+
+
+def bound(code: str) -> list[str]:
+    return [candidate.code for candidate in bind_constant_parameters(cst.parse_module(code))]
+
+
+def test_an_option_the_script_never_passes_reads_its_default():
+    code = (
+        "class Net:\n    def __init__(self, width, blocks=2):\n        self.layers = [width] * blocks\n"
+        "net = Net(3)\nother = Net(4)\n"
+    )
+    expected = "class Net:\n    def __init__(self, width):\n        self.layers = [width] * 2\nnet = Net(3)\nother = Net(4)\n"
+    assert bound(code) == [expected]  # `width` varies between the constructions: it stays
+    assert runs_and_computes("layers", [3, 3])(expected + "layers = net.layers\n")
+
+
+def test_a_parameter_every_call_gives_the_same_constant_is_bound_by_position_or_keyword():
+    code = "def scale(a, size, eps=1e-5):\n    return a * size + eps\nx = scale(2, 16)\ny = scale(3, size=16, eps=1e-5)\n"
+    assert bound(code) == [
+        "def scale(a, eps=1e-5):\n    return a * 16 + eps\nx = scale(2)\ny = scale(3, eps=1e-5)\n",
+        "def scale(a, size):\n    return a * size + 1e-5\nx = scale(2, 16)\ny = scale(3, size=16)\n",
+    ]
+
+
+def test_a_parameter_that_varies_is_rebound_or_is_not_a_constant_stays():
+    assert bound("def f(n):\n    return n\nf(1)\nf(2)\n") == []
+    assert bound("def f(n):\n    n = n + 1\n    return n\nf(1)\n") == []
+    assert bound("def f(n):\n    return n\nf(k)\n") == []
+    assert bound("def f(n):\n    return n\ng = f\nf(1)\n") == []  # a caller we cannot see
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.one_of(snippets, module_classes, _CALLING_PROGRAMS))
+def test_bound_candidates_compile_and_never_grow(code):
+    check_candidates_are_valid_and_not_larger(code, bind_constant_parameters)

@@ -36,7 +36,7 @@ from minimizer.source.passes.leftovers import remove_what_the_step_left
 from minimizer.source.passes.module_lists import unwrap_single_module_lists
 from minimizer.source.passes.modules import module_classes_to_functions
 from minimizer.source.passes.literals import shrink_int_literals, shrink_shapes
-from minimizer.source.passes.parameters import remove_unused_parameters
+from minimizer.source.passes.parameters import bind_constant_parameters, remove_unused_parameters
 from minimizer.source.passes.random_inputs import random_inputs_to_ones
 from minimizer.source.passes.returns import drop_unread_returned_values, return_the_element_read
 from minimizer.source.passes.subscripts import shrink_subscripts
@@ -68,6 +68,7 @@ SOURCE_PASSES = [
     layers_to_leaves,
     constant_kernel_loads,
     remove_unused_parameters,
+    bind_constant_parameters,
     drop_unread_returned_values,
     return_the_element_read,
     delete_arguments,

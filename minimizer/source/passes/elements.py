@@ -39,13 +39,16 @@ def _deletions(module: cst.Module) -> Iterator[cst.Module | None]:
 def unwrap_single_item_list_arguments(module: cst.Module) -> Iterator[cst.Module]:
     """Yield `module` with one call argument that is a one-item list replaced by the item, in source order:
     `torch.autograd.grad(outputs=[loss], inputs=[z])` -> `torch.autograd.grad(outputs=loss, inputs=[z])`. Many
-    APIs take a tensor or a sequence of them; where one does not, the candidate fails and is dropped."""
+    APIs take a tensor or a sequence of them; where one does not, the candidate fails and is dropped. A one-item
+    list or tuple unpacked into the call is its item, passed as is: `nn.Sequential(*[block])` ->
+    `nn.Sequential(block)` (the same call)."""
 
     return distinct_candidates(module, _unwrappings(module))
 
 
 def _unwrappings(module: cst.Module) -> Iterator[cst.Module | None]:
     single = m.Arg(value=m.List(elements=[m.Element()]), star="")
-    for arg in find_all(module, single):
+    unpacked = m.Arg(value=(m.List | m.Tuple)(elements=[m.Element()]), star="*")
+    for arg in find_all(module, single | unpacked):
         item = arg.value.elements[0].value  # type: ignore[union-attr]
-        yield lambda a=arg, i=item: replace_node(module, a, a.with_changes(value=i))
+        yield lambda a=arg, i=item: replace_node(module, a, a.with_changes(value=i, star=""))

@@ -21,7 +21,7 @@ from libcst.metadata import ScopeProvider
 
 from minimizer.source.cst_utils import TORCH_COMPILE, find_all, distinct_candidates, metadata, parent_map, replace_nodes
 
-__all__ = ["remove_unused_parameters"]
+__all__ = ["bind_constant_parameters", "remove_unused_parameters"]
 
 _TRITON_JIT = m.Attribute(value=m.Name("triton"), attr=m.Name("jit"))
 # torch.compile and triton.jit keep the signature and leave every call visible (`triton.autotune` does not:
@@ -66,6 +66,80 @@ def _removals(module: cst.Module) -> Iterator[Optional[cst.Module]]:
         unread = set.intersection(*(_unread_positions(f, scopes) for f in [op, *companions]))
         for index in sorted(unread):
             yield lambda i=index: _remove_op_parameter(module, op, companions, i, call_sites)
+
+
+# A value that reads the same wherever it is written (an immutable literal).
+_CONSTANT = (
+    m.Integer() | m.Float() | m.SimpleString() | m.Name("True") | m.Name("False") | m.Name("None")
+    | m.UnaryOperation(operator=m.Minus(), expression=m.Integer() | m.Float())
+)
+
+
+def bind_constant_parameters(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with one parameter that every call gives the same constant removed, its reads reading the
+    constant: `def __init__(self, blocks=1)` built only as `Net()` reads `1` where it read `blocks`, and
+    `batches(16)` called twice with `16` loses `batch_size`.
+
+    A user's model and helpers take options the script never varies; bound, they stop holding the shapes and
+    loops apart from the literal and comprehension passes (`range(blocks)` becomes `range(1)`). The same call
+    sites as for unread parameters (see `remove_unused_parameters`); a parameter the function binds again, or one
+    some call leaves without a constant (an argument that is not one, no default), stays.
+    """
+    return distinct_candidates(module, _bindings(module))
+
+
+def _bindings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
+    wrapper = metadata(module)
+    scopes = wrapper.resolve(ScopeProvider)
+    parents = parent_map(wrapper.module)
+    for function, first_removable, call_sites in _functions(module, scopes, parents):
+        if not call_sites or any(arg.star for site in call_sites for arg in site.call.args):
+            continue
+        scope = scopes.get(function.body)
+        if scope is None:
+            continue
+        positional = [*function.params.posonly_params, *function.params.params]
+        for param in [*positional[first_removable:], *function.params.kwonly_params]:
+            value = _the_one_constant(module, function, param, call_sites)
+            reads = _reads_of(scope, param)
+            if value is not None and reads:
+                yield lambda param=param, value=value, reads=reads: _bind(module, function, param, value, reads, call_sites)
+
+
+def _the_one_constant(
+    module: cst.Module, function: cst.FunctionDef, param: cst.Param, call_sites: Sequence[_CallSite]
+) -> Optional[cst.BaseExpression]:
+    """The constant every call gives ``param`` (its argument, else the default), or None."""
+
+    positional = [*function.params.posonly_params, *function.params.params]
+    index = next((i for i, p in enumerate(positional) if p is param), None)
+    keyword = None if param in function.params.posonly_params else param.name.value
+    found, code = None, None
+    for site in call_sites:
+        arg = _matching_argument(site, index, keyword)
+        value = param.default if arg is None else arg.value
+        if value is None or not m.matches(value, _CONSTANT):
+            return None
+        if code is None:
+            found, code = value, module.code_for_node(value)
+        elif module.code_for_node(value) != code:
+            return None
+    return found
+
+
+def _reads_of(scope, param: cst.Param) -> list[cst.CSTNode]:
+    """The reads of ``param``'s name in the function, or none if the function binds the name anywhere else."""
+
+    assignments = list(scope.assignments[param.name.value])
+    if len(assignments) != 1 or getattr(assignments[0], "node", None) is not param:
+        return []
+    return [access.node for access in assignments[0].references if isinstance(access.node, cst.Name)]
+
+
+def _bind(module, function, param, value, reads, call_sites) -> cst.Module:
+    replacements: dict = {read: value.deep_clone() for read in reads}
+    replacements.update(_parameter_removal(function, param, call_sites))
+    return replace_nodes(module, replacements)
 
 
 def _functions(module: cst.Module, scopes, parents):
@@ -243,6 +317,12 @@ def _method_call_sites(module: cst.Module, class_def: cst.ClassDef, method: cst.
 def _remove_parameter(
     module: cst.Module, function: cst.FunctionDef, param: cst.Param, call_sites: Sequence[_CallSite]
 ) -> cst.Module:
+    return replace_nodes(module, _parameter_removal(function, param, call_sites))
+
+
+def _parameter_removal(function: cst.FunctionDef, param: cst.Param, call_sites: Sequence[_CallSite]) -> dict:
+    """The replacements that take ``param`` out of ``function``'s signature and its argument out of every call."""
+
     replacements: dict = {function.params: _without_parameter(function.params, param)}
     positional = [*function.params.posonly_params, *function.params.params]
     index = next((i for i, p in enumerate(positional) if p is param), None)
@@ -251,7 +331,7 @@ def _remove_parameter(
         arg = _matching_argument(site, index, keyword)
         if arg is not None:
             replacements[arg] = cst.RemovalSentinel.REMOVE
-    return replace_nodes(module, replacements)
+    return replacements
 
 
 def _matching_argument(site: _CallSite, index: Optional[int], keyword: Optional[str]) -> Optional[cst.Arg]:
