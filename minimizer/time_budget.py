@@ -15,13 +15,16 @@ from minimizer.check import CheckReport
 
 
 def seconds_for_the_end(report: CheckReport, jobs: int, confirm: int) -> float:
-    """About how long stating and confirming a repro of ``report``'s script take."""
+    """About how long stating and confirming a repro of ``report``'s script take: a run each, the confirmations
+    ``jobs`` at a time, each as long as the original's slowest plain run. A cold interpreter running the whole
+    script bounds what a repro costs under plain python, and the oracles' runs of it, which start from a warm
+    server, cost less (the check's own oracle runs are cold, and up to twice as slow as they will be)."""
 
-    oracle = max((run.seconds for run in report.runs), default=0.0)
-    plain = max((run.seconds for run in report.plain), default=0.0)
-    confirm = max(1, confirm)
-    waves = math.ceil(2 * confirm / max(1, jobs))  # the confirmations: `jobs` at a time, the slowest sets the pace
-    return oracle + waves * max(oracle, plain)
+    plain = max((run.seconds for run in report.plain), default=0.0) or max(
+        (run.seconds for run in report.runs), default=0.0
+    )
+    waves = math.ceil(2 * max(1, confirm) / max(1, jobs))
+    return (1 + waves) * plain
 
 
 def reduction_deadline(started: float, max_time: float | None, end_seconds: float) -> float | None:

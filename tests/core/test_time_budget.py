@@ -12,11 +12,12 @@ def _report(oracle_seconds, plain_seconds):
     )
 
 
-def test_the_end_is_a_stating_run_and_the_confirmations_jobs_at_a_time():
-    report = _report([12.0, 20.0], [25.0, 30.0])
-    assert seconds_for_the_end(report, jobs=8, confirm=2) == 20 + 30  # four confirmations side by side
-    assert seconds_for_the_end(report, jobs=1, confirm=2) == 20 + 4 * 30
-    assert seconds_for_the_end(report, jobs=2, confirm=2) == 20 + 2 * 30
+def test_the_end_is_a_stating_run_and_the_confirmations_jobs_at_a_time_each_as_long_as_a_plain_run():
+    report = _report([12.0, 40.0], [25.0, 30.0])
+    assert seconds_for_the_end(report, jobs=8, confirm=2) == 30 + 30  # four confirmations side by side
+    assert seconds_for_the_end(report, jobs=1, confirm=2) == 30 + 4 * 30
+    assert seconds_for_the_end(report, jobs=2, confirm=2) == 30 + 2 * 30
+    assert seconds_for_the_end(_report([12.0], []), jobs=8, confirm=1) == 12 + 12  # no plain run: the oracles'
 
 
 def test_the_reduction_keeps_at_least_half_of_the_limit():

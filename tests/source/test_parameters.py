@@ -54,7 +54,7 @@ def test_methods_keep_self_and_shift_positions():
     assert candidates(code) == ["class C:\n    def m(self, b):\n        return b\nc = C()\nc.m(2)\nC.m(c, 4)\n"]
 
 
-def test_functions_with_unknown_callers_are_skipped():
+def test_functions_with_unknown_callers_keep_their_required_parameters():
     assert candidates("def f(a, b):\n    return b\nh = f\n") == []
     assert candidates("def f(a, b):\n    return b\nf(*xs)\n") == []
     assert candidates("@functools.cache\ndef f(a, b):\n    return b\nf(1, 2)\n") == []
@@ -206,3 +206,10 @@ def test_a_parameter_that_varies_is_rebound_or_is_not_a_constant_stays():
 @given(st.one_of(snippets, module_classes, _CALLING_PROGRAMS))
 def test_bound_candidates_compile_and_never_grow(code):
     check_candidates_are_valid_and_not_larger(code, bind_constant_parameters)
+
+
+def test_an_unread_parameter_with_a_default_goes_even_where_the_callers_are_unknown():
+    code = "def step(tokens, targets=None):\n    return tokens\ncompiled = torch.compile(step, mode='max')\ntrain(compiled)\n"
+    assert candidates(code) == ["def step(tokens):\n    return tokens\ncompiled = torch.compile(step, mode='max')\ntrain(compiled)\n"]
+    forward = "class M:\n    def forward(self, x, mask=None):\n        return x\n"
+    assert candidates(forward) == ["class M:\n    def forward(self, x):\n        return x\n"]

@@ -6,8 +6,10 @@ goes only when every call site can be matched: calls by name (`f(a, b)`), calls 
 (`torch.compile(f)(a, b)`, `g = torch.compile(f); g(a, b)`), launches of a `@triton.jit` kernel
 (`kernel[grid](a, b, BLOCK=4)`), and for methods calls by attribute (`obj.m(a)`). A `torch.library`
 custom op loses a parameter that neither it nor its registered fake or kernels read, in all of them at once. A
-function referenced in any other way (passed as a value, decorated by anything else) keeps its signature,
-because we cannot see how it is called.
+function referenced in any other way (passed as a value, decorated by anything else) keeps its required
+parameters, because we cannot see how it is called; an unread one with a default may go (`def step(tokens,
+targets=None)` handed to `torch.compile` and a training loop): a caller that passes it fails with a TypeError,
+which the oracle turns down.
 """
 
 from __future__ import annotations
@@ -48,7 +50,8 @@ def remove_unused_parameters(module: cst.Module) -> Iterator[cst.Module]:
     module level and methods of module-level classes, `__init__` included (its call sites are the class's
     constructions, `Block(config)`); `self`/`cls` (a method's first parameter), `*args` and
     `**kwargs` are never removed. A call site's argument matches by position, or by keyword name; a function
-    with a call site using `*` or `**` arguments is skipped.
+    with a call site using `*` or `**` arguments is skipped. Where the callers are not all known, only unread
+    parameters with a default are proposed, without touching any call.
     """
     return distinct_candidates(module, _removals(module))
 
@@ -58,7 +61,14 @@ def _removals(module: cst.Module) -> Iterator[Optional[cst.Module]]:
     scopes = wrapper.resolve(ScopeProvider)
     parents = parent_map(wrapper.module)
     for function, first_removable, call_sites in _functions(module, scopes, parents):
-        if call_sites is None or any(arg.star for site in call_sites for arg in site.call.args):
+        if call_sites is None:
+            # Callers we cannot see (the function passed as a value, `forward`): one that passes the parameter
+            # gets a TypeError, and the oracle turns the candidate down.
+            for param in _unread_parameters(function, first_removable, scopes):
+                if param.default is not None:
+                    yield lambda: _remove_parameter(module, function, param, [])
+            continue
+        if any(arg.star for site in call_sites for arg in site.call.args):
             continue
         for param in _unread_parameters(function, first_removable, scopes):
             yield lambda: _remove_parameter(module, function, param, call_sites)
