@@ -57,9 +57,7 @@ def remove_unused_parameters(module: cst.Module) -> Iterator[cst.Module]:
 
 
 def _removals(module: cst.Module) -> Iterator[Optional[cst.Module]]:
-    wrapper = metadata(module)
-    scopes = wrapper.resolve(ScopeProvider)
-    parents = parent_map(wrapper.module)
+    scopes, parents = _scopes_and_parents(module)
     for function, first_removable, call_sites in _functions(module, scopes, parents):
         if call_sites is None:
             # Callers we cannot see (the function passed as a value, `forward`): one that passes the parameter
@@ -68,7 +66,7 @@ def _removals(module: cst.Module) -> Iterator[Optional[cst.Module]]:
                 if param.default is not None:
                     yield lambda: _remove_parameter(module, function, param, [])
             continue
-        if any(arg.star for site in call_sites for arg in site.call.args):
+        if _unpacks_arguments(call_sites):
             continue
         for param in _unread_parameters(function, first_removable, scopes):
             yield lambda: _remove_parameter(module, function, param, call_sites)
@@ -99,11 +97,9 @@ def bind_constant_parameters(module: cst.Module) -> Iterator[cst.Module]:
 
 
 def _bindings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
-    wrapper = metadata(module)
-    scopes = wrapper.resolve(ScopeProvider)
-    parents = parent_map(wrapper.module)
+    scopes, parents = _scopes_and_parents(module)
     for function, first_removable, call_sites in _functions(module, scopes, parents):
-        if not call_sites or any(arg.star for site in call_sites for arg in site.call.args):
+        if not call_sites or _unpacks_arguments(call_sites):
             continue
         scope = scopes.get(function.body)
         if scope is None:
@@ -150,6 +146,17 @@ def _bind(module, function, param, value, reads, call_sites) -> cst.Module:
     replacements: dict = {read: value.deep_clone() for read in reads}
     replacements.update(_parameter_removal(function, param, call_sites))
     return replace_nodes(module, replacements)
+
+
+def _scopes_and_parents(module: cst.Module):
+    wrapper = metadata(module)
+    return wrapper.resolve(ScopeProvider), parent_map(wrapper.module)
+
+
+def _unpacks_arguments(call_sites: Sequence[_CallSite]) -> bool:
+    """Whether a call passes `*args` or `**kwargs`: which parameter gets what is then unknown."""
+
+    return any(arg.star for site in call_sites for arg in site.call.args)
 
 
 def _functions(module: cst.Module, scopes, parents):
