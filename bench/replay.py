@@ -4,16 +4,18 @@ candidates really answered and how long their runs took.
 A report's `candidates.timeline` names each run's candidate (a short hash of its cache key) with its outcome and
 seconds. This bench runs the real source reducer (passes, screen, follow-ups, speculation) on the original
 script, with an oracle that answers each candidate as the recorded run did, after the recorded time divided by
-``--speed``. A candidate no recorded run answered (a speculation the real run cancelled or never started) counts
-as not showing the bug, after the median time of such runs: the caller's own questions are the same at any
-`-j`, and the `-j 1` run answered every one of them up to its last step, so only the timing of speculation is
-guessed. Sizes below the `-j 1` run's smallest are not comparable (its answers stop there).
+``--speed``. A candidate no recorded run answered (a speculation the real run cancelled or never started) answers
+as its cut (`change_key` against the base it was cut from) answered in this replay's `-j 1` run, after that run's
+time; a cut the `-j 1` run never asked counts as not showing the bug, after the median time of such runs. The
+caller's own questions are the same at any `-j`, and the `-j 1` run answered every one of them up to its last
+step, so only the timing of speculation is guessed (``--jobs`` must list 1 first for the cuts). Sizes below the `-j 1` run's smallest are not comparable (its answers stop there).
 
     python bench/replay.py bench/results/2026-11-26-h100-miscompile-j8-vs-j1.json [--jobs 1,8] [--speed 10]
 
 Caveats: the parent's own work runs at its real pace, so its share grows ``--speed`` times when figures are
-scaled back (use a low ``--speed`` for end figures); unknown candidates answer quickly, so a replay speculates
-more than the real run did. First use (2026-11-26, the H100 pair, ``--speed 5``): -j 1 305 s, -j 8 106 s (the
+scaled back (use a low ``--speed`` for end figures); unknown cuts answer quickly, so a replay speculates
+more than the real run did, and it knows nothing of what runs cost each other (CUDA contexts created one after
+another on the GPU host). First use (2026-11-26, the H100 pair, ``--speed 5``): -j 1 305 s, -j 8 106 s (the
 real reductions: 242 s and 98 s), 2.89x against the real 2.41x.
 
 Use it to tune the scheduler (``MIN_CHANCE``, ``PREEMPT_FACTOR``) against real answer patterns before spending

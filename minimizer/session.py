@@ -43,7 +43,6 @@ from minimizer.runner.warm import ForkServerLauncher
 from minimizer.runner.workspace import Workspace
 from minimizer.script_input import read_script
 from minimizer.source.layout import format_source
-from minimizer.time_budget import reduction_deadline, seconds_for_the_end
 from minimizer.source.statement import (
     StatementPlace,
     can_be_stated,
@@ -53,6 +52,7 @@ from minimizer.source.statement import (
     state_bug,
     stated_at_the_compiled_call,
 )
+from minimizer.time_budget import reduction_deadline, seconds_for_the_end
 from oracles.api import NEEDS_CALLS
 from oracles.harness import ONLY_OUTPUT
 from oracles.script import ALSO_WITHOUT_COMPILE, ONLY_UNDER_COMPILE, only_compiled

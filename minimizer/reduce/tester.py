@@ -372,10 +372,10 @@ class Tester(Generic[T]):
             if node.group is None:
                 continue
             if node.needed_a_run and node.key not in self._screened:
-                for record in (
-                    self._group_record.setdefault(node.group, [0, 0]),
-                    *([] if node.after is None else [self._after_record.setdefault((node.group, node.after), [0, 0])]),
-                ):
+                records = [self._group_record.setdefault(node.group, [0, 0])]
+                if node.after is not None:
+                    records.append(self._after_record.setdefault((node.group, node.after), [0, 0]))
+                for record in records:
                     record[0] += 1
                     record[1] += node is found
             self._last_answer[node.group] = node is found

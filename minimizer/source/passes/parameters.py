@@ -107,8 +107,8 @@ def _bindings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
         positional = [*function.params.posonly_params, *function.params.params]
         for param in [*positional[first_removable:], *function.params.kwonly_params]:
             value = _the_one_constant(module, function, param, call_sites)
-            reads = _reads_of(scope, param)
-            if value is not None and reads:
+            reads = [] if value is None else _reads_of(scope, param)
+            if reads:
                 yield lambda param=param, value=value, reads=reads: _bind(module, function, param, value, reads, call_sites)
 
 
@@ -117,9 +117,7 @@ def _the_one_constant(
 ) -> Optional[cst.BaseExpression]:
     """The constant every call gives ``param`` (its argument, else the default), or None."""
 
-    positional = [*function.params.posonly_params, *function.params.params]
-    index = next((i for i, p in enumerate(positional) if p is param), None)
-    keyword = None if param in function.params.posonly_params else param.name.value
+    index, keyword = _position_and_keyword(function, param)
     found, code = None, None
     for site in call_sites:
         arg = _matching_argument(site, index, keyword)
@@ -136,10 +134,10 @@ def _the_one_constant(
 def _reads_of(scope, param: cst.Param) -> list[cst.CSTNode]:
     """The reads of ``param``'s name in the function, or none if the function binds the name anywhere else."""
 
-    assignments = list(scope.assignments[param.name.value])
-    if len(assignments) != 1 or getattr(assignments[0], "node", None) is not param:
+    binding = _sole_binding(scope, param.name.value, param)
+    if binding is None:
         return []
-    return [access.node for access in assignments[0].references if isinstance(access.node, cst.Name)]
+    return [access.node for access in binding.references if isinstance(access.node, cst.Name)]
 
 
 def _bind(module, function, param, value, reads, call_sites) -> cst.Module:
@@ -341,14 +339,21 @@ def _parameter_removal(function: cst.FunctionDef, param: cst.Param, call_sites: 
     """The replacements that take ``param`` out of ``function``'s signature and its argument out of every call."""
 
     replacements: dict = {function.params: _without_parameter(function.params, param)}
-    positional = [*function.params.posonly_params, *function.params.params]
-    index = next((i for i, p in enumerate(positional) if p is param), None)
-    keyword = None if param in function.params.posonly_params else param.name.value
+    index, keyword = _position_and_keyword(function, param)
     for site in call_sites:
         arg = _matching_argument(site, index, keyword)
         if arg is not None:
             replacements[arg] = cst.RemovalSentinel.REMOVE
     return replacements
+
+
+def _position_and_keyword(function: cst.FunctionDef, param: cst.Param) -> tuple[Optional[int], Optional[str]]:
+    """Where a call passes ``param`` by position (None for keyword-only), and by what keyword (None for
+    positional-only)."""
+
+    positional = [*function.params.posonly_params, *function.params.params]
+    index = next((i for i, p in enumerate(positional) if p is param), None)
+    return index, None if param in function.params.posonly_params else param.name.value
 
 
 def _matching_argument(site: _CallSite, index: Optional[int], keyword: Optional[str]) -> Optional[cst.Arg]:
