@@ -210,6 +210,8 @@ class Session:
         self.adapt_time_limit = False
         # Once pinned to a generic assert that one compiled target fails alone: every later run compiles only it.
         self.only_compile: str | None = None
+        # By candidate key, for the runs that showed the bug: operators Dynamo captured (RunResult).
+        self.operators_captured: dict[str, int | None] = {}
 
     def close(self) -> None:
         """Stop the warm workers and remove the run's compile cache."""
@@ -355,6 +357,8 @@ class Session:
         listing = list_tensor_methods_in_background()  # measuring needs it; the check leaves the parent idle
         report = self.check()
         pinned = self.pin(report)
+        counts = [run.operators_captured for run in report.runs if run.completed]
+        self.operators_captured[candidate_key(self.source)] = None if None in counts or not counts else max(counts)
         self.progress.message(f"pinned oracle {pinned.spec}: {pinned.signature}")
         if len(self.gpus.gpus) > 1:
             self.progress.message(
@@ -596,6 +600,15 @@ class Session:
 
         if target.spec == "inplace" or "compile" not in text:
             return None
+        source_ops = measure(text).torch_ops
+        bound = self.operators_captured.get(candidate_key(text))
+        if bound is not None and bound <= source_ops:
+            # No graph holds more than all of them together: no capture run needed to tell.
+            self.progress.message(
+                f"compiled graphs hold at most {bound} operators, the script shows {source_ops}: "
+                "the source reducer already sees the model"
+            )
+            return None
         from minimizer.graph.capture import CaptureFailed, capture_graphs, case_from_capture
         from minimizer.graph.case import operator_count
 
@@ -606,7 +619,6 @@ class Session:
             return None
         cases = [case_from_capture(graph) for graph in captured]
         graph_ops = max((operator_count(case) for case in cases if case is not None), default=0)
-        source_ops = measure(text).torch_ops
         pays = graph_ops > source_ops
         self.progress.message(
             f"compiled graphs hold {graph_ops} operators, the script shows {source_ops}: "
@@ -816,6 +828,9 @@ class Session:
         started = time.monotonic()
         result = self._run(source, settings, cancel)
         shown = None if result.cancelled else target.shown_by(result, text=source)
+        if shown:
+            with self._stats_lock:
+                self.operators_captured[candidate_key(source)] = result.operators_captured
         # Where the time went (for runs that answered): the parent's own part (the run folder, reading the
         # result), the process's start and end beyond its own clock (fork or hand-over, exit), the process's parts.
         parts = None

@@ -74,11 +74,19 @@ class SharedVerdictFound(Exception):
 
 
 def _record(
-    harness: Any, script: str, seed: int, *, eager_precheck: bool, needs: frozenset[str], shared: Any = None
+    harness: Any,
+    script: str,
+    seed: int,
+    *,
+    eager_precheck: bool,
+    needs: frozenset[str],
+    shared: Any = None,
+    captured: dict[str, int] | None = None,
 ) -> tuple[Any, str | None]:
     """Run the script under the harness; return the RecordedRun and the fingerprint of its compiled calls (or
     ``None``). Raises ``EagerPrecheckFailed``, or ``SharedVerdictFound`` when ``shared`` (a SharedVerdicts)
-    knows the fingerprint.
+    knows the fingerprint. ``captured`` gets the operators Dynamo captured while tracing for the fingerprint
+    and in the real run, under those names.
 
     With ``eager_precheck`` the script first runs without compiling (cheap). If that raises, the candidate is
     broken in eager mode or fails without the compiler, so compiling it is pointless. If the script never called
@@ -91,9 +99,12 @@ def _record(
     def info(exc: BaseException | None) -> Any:
         return None if exc is None else exception_info(exc, script, harness.kernel_writes)
 
+    captured = {} if captured is None else captured
     key = None
     if eager_precheck:
+        before = _operators_captured()
         eager_first, key = _precheck(harness, script, seed, fingerprint=shared is not None)
+        captured["tracing"] = _operators_captured() - before
         if not harness.used_compile:
             return (
                 RecordedRun(
@@ -112,7 +123,9 @@ def _record(
             raise SharedVerdictFound(key, known)
         harness.clear()
 
+    before = _operators_captured()
     escaped = run_script(script, seed)
+    captured["run"] = _operators_captured() - before
     run = RecordedRun(
         exception=info(escaped),
         used_compile=harness.used_compile,
@@ -166,6 +179,16 @@ def _environment() -> dict[str, str]:
     if torch.cuda.is_initialized() and (not CUDA_STARTED_AHEAD or torch.cuda.max_memory_reserved() > 0):
         device = f"cuda ({torch.cuda.get_device_name()})"
     return {"device": device, "torch_version": torch.__version__, "forked_ahead": FORKED_AHEAD, "cuda_started_ahead": CUDA_STARTED_AHEAD}
+
+
+def _operators_captured() -> int:
+    """Operators Dynamo has put into graphs in this process so far (its own count, summed over graphs)."""
+
+    if "torch._dynamo.utils" not in sys.modules:
+        return 0  # dynamo never ran here
+    from torch._dynamo.utils import counters
+
+    return int(counters["stats"]["calls_captured"])
 
 
 def _compile_cache_stats() -> dict[str, int]:
@@ -238,10 +261,12 @@ def main(request_path: str) -> int:
     )
     harness.install()
 
-    key, reused = None, None
+    key, reused, captured = None, None, {}
     phases = {"start": time.monotonic() - started}
     try:
-        run, key = _record(harness, script, request["seed"], eager_precheck=eager_precheck, needs=needs, shared=shared)
+        run, key = _record(
+            harness, script, request["seed"], eager_precheck=eager_precheck, needs=needs, shared=shared, captured=captured
+        )
         rejected = ""
     except EagerPrecheckFailed as failed:
         run, rejected = None, f"fails without torch.compile (eager pre-check): {failed}"
@@ -270,6 +295,8 @@ def main(request_path: str) -> int:
         "compiled_calls": len(harness.calls),
         "compiled_targets": harness.compiled_targets,
         "compiled_outputs": harness.compiled_outputs,
+        # Tracing and the real run capture the same graphs: either count bounds the largest graph.
+        "operators_captured": max(captured.values(), default=0),
         "verdicts": verdicts,
         "seconds": time.monotonic() - started,
         "phase_seconds": {name: round(seconds, 3) for name, seconds in phases.items()},

@@ -144,6 +144,9 @@ class RunResult:
     compiled_targets: list[str] = field(default_factory=list)  # what the script passed to torch.compile, in order
     # Under ``only_compile``: the paths of the tensors the target's first call returned (``[0]``, ``['focal']``).
     compiled_outputs: list[str] = field(default_factory=list)
+    # Operators Dynamo captured over all the run's graphs (its pre-check's tracing included): no graph it compiled
+    # holds more, so the graph reducer cannot pay where the script already shows as many (session.py).
+    operators_captured: int | None = None
     verdicts: dict[str, Verdict] = field(default_factory=dict)
     stdout_tail: str = ""
     stderr_tail: str = ""
@@ -290,6 +293,7 @@ def run_candidate(
             result.compiled_calls = data.get("compiled_calls", 0)
             result.compiled_targets = list(data.get("compiled_targets", []))
             result.compiled_outputs = list(data.get("compiled_outputs", []))
+            result.operators_captured = data.get("operators_captured")
             result.verdicts = {k: Verdict.from_json(v) for k, v in data["verdicts"].items()}
             result.device = data.get("device", "")
             result.torch_version = data.get("torch_version", "")

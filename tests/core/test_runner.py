@@ -144,6 +144,8 @@ def test_candidates_with_the_same_compiled_calls_share_a_verdict(tmp_path, warm_
     assert same_calls.fingerprint == first.fingerprint
     assert not other_op.shared_verdict and other_op.fingerprint != first.fingerprint
     assert not other_setting.shared_verdict and other_setting.fingerprint != first.fingerprint
+    # Dynamo's count of the graph's operators (sin, add), from the real run and from the tracing that shared.
+    assert first.operators_captured == same_calls.operators_captured == 2
 
 
 def test_verdicts_are_shared_only_when_asked_and_only_for_oracles_that_read_only_calls(tmp_path, warm_launcher):
