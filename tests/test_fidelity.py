@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 from minimizer.cli import app
 from minimizer.runner.plain import run_plain
 from minimizer.runner.process import Limits
+from tests.processes import alive, descendants
 
 runner = CliRunner()
 
@@ -185,12 +186,21 @@ assert worst < 1e-5, "compiled losses differ from eager"
 """
 
 
+@pytest.fixture(scope="module")
+def warm_launcher():
+    from minimizer.runner.warm import ForkServerLauncher
+
+    launcher = ForkServerLauncher()
+    yield launcher
+    launcher.close()
+
+
 def invoke(*args):
     return runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
 
 
 def check_json(path, *options):
-    result = invoke("check", path, "--json", "--confirm", "2", *options)
+    result = invoke("check", path, "--json", "--confirm", "1", *options)
     assert result.exit_code == 0, result.output
     return json.loads(result.output)
 
@@ -226,7 +236,7 @@ def test_triton_kernel_under_a_script_set_interpreter_is_reduced_to_the_failure_
     assert pinned["signature"] == python_says + " [kernels: positive_peak_kernel] [compared: kernel positive_peak_kernel, add+clamp+max+sum]"
 
     report = tmp_path / "report.json"
-    result = invoke("reduce", path, "-q", "-j", "2", "--report", report)
+    result = invoke("reduce", path, "-q", "-j", "2", "--confirm", "1", "--report", report)
     assert result.exit_code == 0, result.output
     repro = tmp_path / "kernel.min.py"
     assert 'os.environ["TRITON_INTERPRET"] = "1"' in repro.read_text()
@@ -241,11 +251,11 @@ def test_environment_set_by_the_script_is_seen_when_torch_is_imported(tmp_path):
     path.write_text(FREEZING_SCRIPT)
     (tmp_path / "planted_compiler.py").write_text(PLANTED_COMPILER)
     assert plain_failure(path) is None  # silent: only the oracles see it
-    data = check_json(path)
-    assert data["problem"] is None and data["pinned"] == "numerical"
 
-    result = invoke("reduce", path, "-q", "-j", "2")
+    report = tmp_path.parent / f"{tmp_path.name}-report.json"
+    result = invoke("reduce", path, "-q", "-j", "2", "--confirm", "1", "--report", report)
     assert result.exit_code == 0, result.output
+    assert json.loads(report.read_text())["oracle"] == "numerical"
     repro = tmp_path / "frozen.min.py"
     text = repro.read_text()
     assert 'os.environ["TORCHINDUCTOR_FREEZING"] = "1"' in text and "extra" not in text
@@ -270,7 +280,7 @@ def test_files_beside_the_script_are_found_and_the_repro_fails_beside_them(tmp_p
     before = sorted(os.listdir(tmp_path))
 
     report = tmp_path.parent / f"{tmp_path.name}-report.json"
-    result = invoke("reduce", path, "-q", "-j", "2", "--report", report)
+    result = invoke("reduce", path, "-q", "-j", "2", "--confirm", "1", "--report", report)
     assert result.exit_code == 0, result.output
     repro = tmp_path / "load.min.py"
     assert "inputs.pt" in repro.read_text()
@@ -292,7 +302,7 @@ def test_a_failure_that_depends_on_the_random_numbers_is_reported_as_flaky(tmp_p
         "out = torch.compile(torch.sin, backend=planted_backend)(x)\n"
         "torch.testing.assert_close(out, torch.sin(x))\n"
     )
-    result = invoke("reduce", path, "-q", "-j", "2")
+    result = invoke("reduce", path, "-q", "-j", "2")  # two runs, with seeds 0 and 1
     assert result.exit_code == 2
     assert "differently from run to run" in result.output and "random numbers" in result.output
 
@@ -303,13 +313,13 @@ def test_a_failure_without_torch_compile_is_not_a_compiler_bug(tmp_path):
         "import torch\n\nout = torch.compile(lambda x: x + 1, backend='eager')(torch.ones(3))\n"
         "assert out.sum() < 0, 'the sum should be negative'\n"
     )
-    result = invoke("reduce", path, "-q", "-j", "2")
+    result = invoke("reduce", path, "-q", "-j", "2", "--confirm", "1")
     assert result.exit_code == 2
     assert "also without torch.compile: not a compiler bug" in result.output
     assert "AssertionError: the sum should be negative" in result.output
     assert "--oracle script" in result.output
     # Asked for explicitly, it is reduced, and the repro fails as python does.
-    result = invoke("reduce", path, "-q", "-j", "2", "--oracle", "script")
+    result = invoke("reduce", path, "-q", "-j", "2", "--confirm", "1", "--oracle", "script")
     assert result.exit_code == 0, result.output
     assert plain_failure(tmp_path / "plain_bug.min.py") == plain_failure(path)
 
@@ -317,7 +327,7 @@ def test_a_failure_without_torch_compile_is_not_a_compiler_bug(tmp_path):
 def test_a_script_that_cannot_start_here_names_what_is_missing(tmp_path):
     path = tmp_path / "needs_helper.py"
     path.write_text("import torch\nimport _helpers_not_here\n\nprint(torch.compile(torch.sin)(torch.ones(2)))\n")
-    result = invoke("reduce", path, "-q", "-j", "2")
+    result = invoke("reduce", path, "-q", "-j", "2", "--confirm", "1")
     assert result.exit_code == 2
     assert "cannot run here" in result.output and "No module named '_helpers_not_here'" in result.output
     assert "Traceback" not in result.output
@@ -347,31 +357,6 @@ def test_a_compiler_hang_is_pinned_by_the_hang_oracle(tmp_path):
     assert hang["signature"].endswith("[backend stuck_backend]")
 
 
-def _descendants(pid: int) -> set[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                ppid = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry))
-    found, todo = set(), [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.add(child)
-            todo.append(child)
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
-
-
 @pytest.mark.skipif(sys.platform != "linux", reason="/proc and signals")
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
 def test_termination_leaves_no_process_of_the_run(tmp_path, sig):
@@ -389,12 +374,12 @@ def test_termination_leaves_no_process_of_the_run(tmp_path, sig):
         deadline = time.monotonic() + 120
         seen: set[int] = set()
         while time.monotonic() < deadline:
-            seen |= _descendants(proc.pid)
+            seen |= descendants(proc.pid)
             if len(seen) >= 3:
                 break
             time.sleep(0.5)
         time.sleep(3)
-        seen |= _descendants(proc.pid)
+        seen |= descendants(proc.pid)
         assert len(seen) >= 3, "the run never started its processes"
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=30)
@@ -403,12 +388,12 @@ def test_termination_leaves_no_process_of_the_run(tmp_path, sig):
             proc.kill()
     assert proc.returncode == 130, err
     deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and any(_alive(pid) for pid in seen):
+    while time.monotonic() < deadline and any(alive(pid) for pid in seen):
         time.sleep(0.2)
-    assert not [pid for pid in seen if _alive(pid)], "processes of the run outlived it"
+    assert not [pid for pid in seen if alive(pid)], "processes of the run outlived it"
 
 
-def test_a_generic_assert_over_several_compiled_calls_is_held_to_the_one_that_fails_it(tmp_path):
+def test_a_generic_assert_over_several_compiled_calls_is_held_to_the_one_that_fails_it(tmp_path, warm_launcher):
     """Item 8 of the fidelity issue: the assert reads only a number, so its signature cannot tell the focal loss's
     mismatch from the KL loss's; with only focal_loss compiled, a candidate where KL misbehaves instead passes."""
 
@@ -416,10 +401,10 @@ def test_a_generic_assert_over_several_compiled_calls_is_held_to_the_one_that_fa
 
     settings = RunSettings("parity.py", str(tmp_path), ("script",), Limits(timeout=120))
     focal, kl = PARITY_SCRIPT.format(skewed='{"focal"}'), PARITY_SCRIPT.format(skewed='{"kl"}')
-    every = [run_candidate(text, settings).verdict("script") for text in (focal, kl)]
+    every = [run_candidate(text, settings, launcher=warm_launcher).verdict("script") for text in (focal, kl)]
     assert every[0].fires and every[0].signature == every[1].signature  # the slip, with every target compiled
     alone = dataclasses.replace(settings, only_compile="focal_loss")
-    held = [run_candidate(text, alone).verdict("script") for text in (focal, kl)]
+    held = [run_candidate(text, alone, launcher=warm_launcher).verdict("script") for text in (focal, kl)]
     assert held[0].fires and "[with only focal_loss compiled]" in held[0].signature
     assert not held[1].fires
 
@@ -428,7 +413,7 @@ def test_a_generic_assert_over_several_compiled_calls_is_held_to_the_one_that_fa
     python_says = plain_failure(path)
     assert check_json(path, "--oracle", "script")["held_to"] == "focal_loss"  # check shows what reduce holds to
     report = tmp_path / "report.json"
-    result = invoke("reduce", path, "-q", "-j", "2", "--oracle", "script", "--report", report)
+    result = invoke("reduce", path, "-q", "-j", "2", "--confirm", "1", "--oracle", "script", "--report", report)
     assert result.exit_code == 0, result.output
     data = json.loads(report.read_text())
     assert "[with only focal_loss compiled]" in data["signature"]
@@ -437,7 +422,9 @@ def test_a_generic_assert_over_several_compiled_calls_is_held_to_the_one_that_fa
     assert fails_in_a_fresh_folder(repro, [], tmp_path) == python_says
 
 
-def test_a_generic_assert_over_the_outputs_of_one_compiled_call_is_held_to_the_output_that_fails_it(tmp_path):
+def test_a_generic_assert_over_the_outputs_of_one_compiled_call_is_held_to_the_output_that_fails_it(
+    tmp_path, warm_launcher
+):
     """Item 8 within one compiled call: one function returns every loss, the assert reads only a number; with
     that output alone taken from the compiled call (the others from its eager twin), a candidate where another
     output misbehaves passes."""
@@ -450,9 +437,9 @@ def test_a_generic_assert_over_the_outputs_of_one_compiled_call_is_held_to_the_o
     held_to = check_json(path, "--oracle", "script")["held_to"]
     assert held_to and held_to.startswith("all_losses output [")
     settings = RunSettings("parity.py", str(tmp_path), ("script",), Limits(timeout=120))
-    every = [run_candidate(text, settings).verdict("script") for text in (first, second)]
+    every = [run_candidate(text, settings, launcher=warm_launcher).verdict("script") for text in (first, second)]
     assert every[0].fires and every[0].signature == every[1].signature  # the slip, with the whole call compiled
     alone = dataclasses.replace(settings, only_compile=held_to)
-    held = [run_candidate(text, alone).verdict("script") for text in (first, second)]
+    held = [run_candidate(text, alone, launcher=warm_launcher).verdict("script") for text in (first, second)]
     assert held[0].fires and f"[with only {held_to} compiled]" in held[0].signature
     assert not held[1].fires

@@ -56,7 +56,7 @@ def test_triage_groups_bugs_minimizes_one_each_and_resumes(tmp_path):
     (folder / "broken.py").write_text("def f(:\n")
     (folder / "needs_module.py").write_text("import torch\nimport not_here_module\n")
     out = tmp_path / "out"
-    result = runner.invoke(app, ["triage", str(folder), "-o", str(out), "-j", "2", "--timeout", "120"])
+    result = runner.invoke(app, ["triage", str(folder), "-o", str(out), "-j", "2", "--confirm", "1", "--timeout", "120"])
     assert result.exit_code == 0, result.output
     index = json.loads((out / "index.json").read_text())
     bugs = {bug["oracle"]: bug for bug in index["bugs"]}
@@ -71,7 +71,7 @@ def test_triage_groups_bugs_minimizes_one_each_and_resumes(tmp_path):
         assert run.fails, bug
     assert "| 1 |" in (out / "index.md").read_text()
 
-    again = runner.invoke(app, ["triage", str(folder), "-o", str(out), "-j", "2"])
+    again = runner.invoke(app, ["triage", str(folder), "-o", str(out), "-j", "2", "--confirm", "1"])
     assert again.exit_code == 0, again.output
     assert "6 known from an earlier run, 0 to check" in again.output
     rerun = json.loads((out / "index.json").read_text())

@@ -12,6 +12,7 @@ import pytest
 from minimizer.runner.process import Limits, RunSettings, supervise
 from minimizer.runner.process import run_candidate as run_cold
 from minimizer.runner.warm import ForkServerLauncher
+from tests.processes import alive, descendants
 
 
 @pytest.fixture(scope="module")
@@ -368,8 +369,10 @@ def test_the_warm_server_imports_inductors_compiler_only_for_a_script_that_compi
 
 
 def _forkserver_processes() -> set[int]:
+    """This test process's warm servers and their spares (other tests may run servers beside it)."""
+
     found = subprocess.run(["pgrep", "-f", "minimizer.runner.forkserver"], capture_output=True, text=True).stdout
-    return {int(pid) for pid in found.split()}
+    return {int(pid) for pid in found.split()} & descendants(os.getpid())
 
 
 def test_candidates_of_a_cuda_script_run_in_processes_forked_ahead_that_see_what_a_fresh_one_sees(tmp_path):
@@ -389,17 +392,20 @@ def test_candidates_of_a_cuda_script_run_in_processes_forked_ahead_that_see_what
     )
     before = _forkserver_processes()
     launcher = ForkServerLauncher()
-    results = []
+    results, seen = [], set()
     try:
         for _ in range(3):
             results.append(run_cold(script, RunSettings("s.py", str(origin), ("script",)), launcher=launcher))
             _wait_until(lambda: len(_forkserver_processes() - before) >= 2)  # the server and a spare
+            seen |= _forkserver_processes() - before
         assert {r.exception.message for r in results} == {"[True, True, None, 7, 2.0]"}
         assert [r.forked_ahead for r in results] == [False, True, True]
     finally:
         launcher.close()
-    _wait_until(lambda: not _forkserver_processes() - before)
-    assert not _forkserver_processes() - before
+    # By process id: a spare that outlived its server is no longer this process's descendant.
+    assert len(seen) >= 2
+    _wait_until(lambda: not any(alive(pid) for pid in seen))
+    assert not [pid for pid in seen if alive(pid)]
 
 
 def _wait_until(condition, seconds: float = 10.0) -> None:

@@ -51,8 +51,9 @@ def test_lost_requires_grad_reduces_to_within_1_5x_of_hand_minimal(tmp_path):
 
 
 def test_planted_inductor_crash_keeps_its_signature(tmp_path):
-    # Capped: every candidate compiles; how small it gets is the benchmark's business (README, Results).
-    report, repro, alone = reduce_example(tmp_path, "planted_crash.py", "--max-time", "50")
+    # Capped: every candidate compiles; how small it gets is the benchmark's business (README, Results). The cap
+    # covers the whole command: one run of the original and of the repro leave it time to reduce on a slow host.
+    report, repro, alone = reduce_example(tmp_path, "planted_crash.py", "--confirm", "1", "--max-time", "75")
     assert report["oracle"] == "crash"
     assert "planted inductor bug: cannot lower amax feeding sub" in report["signature"]
     assert report["after"]["tokens"] < report["before"]["tokens"]
