@@ -41,7 +41,7 @@ def hand_minimal_tokens(name: str) -> int:
 
 
 def test_lost_requires_grad_reduces_to_within_1_5x_of_hand_minimal(tmp_path):
-    report, repro, alone = reduce_example(tmp_path, "skew_requires_grad.py")
+    report, repro, alone = reduce_example(tmp_path, "skew_requires_grad.py", "--confirm", "1")
     assert report["oracle"] == "requires-grad"
     assert report["signature"] == "requires-grad: eager=True compiled=False"
     assert report["final_confirmations"]["fired"] == report["final_confirmations"]["runs"]
@@ -61,7 +61,7 @@ def test_planted_inductor_crash_keeps_its_signature(tmp_path):
 
 
 def test_triton_kernel_corrupting_a_saved_tensor_is_found_without_a_reference(tmp_path):
-    report, repro, alone = reduce_example(tmp_path, "triton_inplace_grad.py")
+    report, repro, alone = reduce_example(tmp_path, "triton_inplace_grad.py", "--confirm", "1")
     assert report["oracle"] == "inplace"
     assert report["signature"] == "inplace: TanhBackward0"
     assert report["final_confirmations"]["fired"] == report["final_confirmations"]["runs"]
