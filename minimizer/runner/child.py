@@ -203,6 +203,7 @@ def enter_script_folder(script: str) -> None:
     sets it. Called before torch is imported."""
 
     from minimizer.runner.prelude import (
+        OMP_WAIT_POLICY_SET_VARIABLE,
         PREIMPORT_VARIABLE,
         PREINIT_CUDA_VARIABLE,
         SETTLE_VEC_ISA_VARIABLE,
@@ -212,6 +213,8 @@ def enter_script_folder(script: str) -> None:
 
     for variable in (PREIMPORT_VARIABLE, SETTLE_VEC_ISA_VARIABLE, WARM_INDUCTOR_VARIABLE, PREINIT_CUDA_VARIABLE):
         os.environ.pop(variable, None)  # for the warm server only: the script must not see them
+    if os.environ.pop(OMP_WAIT_POLICY_SET_VARIABLE, None):
+        os.environ.pop("OMP_WAIT_POLICY", None)  # ours, read when torch loaded OpenMP (process.child_env)
 
     apply_sys_path()
     sys.path.insert(0, str(Path(script).parent))

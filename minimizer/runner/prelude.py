@@ -43,6 +43,9 @@ WARM_INDUCTOR_VARIABLE = "MINIMIZER_WARM_INDUCTOR"
 # Set when the warm server may fork candidates ahead of their jobs with CUDA started (see
 # minimizer.runner.candidate_process.Spares): only for a script that uses CUDA and leaves the environment alone.
 PREINIT_CUDA_VARIABLE = "MINIMIZER_START_CUDA_AHEAD"
+# Set beside OMP_WAIT_POLICY where minimizer set that for its own processes (minimizer.runner.process.child_env):
+# the script then finds neither, as under plain python.
+OMP_WAIT_POLICY_SET_VARIABLE = "MINIMIZER_SET_OMP_WAIT_POLICY"
 # Imported by every warm server anyway, or never worth it.
 _ALWAYS_LOADED = frozenset({"torch", "triton", "__future__", "os", "sys"})
 PROBE_TIMEOUT = 60.0
