@@ -75,6 +75,24 @@ def test_candidate_runs_in_its_own_directory_with_the_origin_on_sys_path(tmp_pat
     assert list(tmp_path.iterdir()) == [tmp_path / "helper_mod.py"]  # nothing written beside the original
 
 
+OMP_SEEN = "import os\nraise ValueError(repr([os.environ.get('OMP_WAIT_POLICY'), os.environ.get('MINIMIZER_SET_OMP_WAIT_POLICY')]))\n"
+
+
+@pytest.mark.parametrize("users", [None, "ACTIVE"])
+def test_candidates_threads_sleep_while_they_wait_and_the_script_sees_only_the_users_setting(
+    tmp_path, run_candidate, monkeypatch, users
+):
+    from minimizer.runner.process import child_env
+
+    if users is None:
+        monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    else:
+        monkeypatch.setenv("OMP_WAIT_POLICY", users)
+    assert child_env(settings(tmp_path))["OMP_WAIT_POLICY"] == (users or "PASSIVE")  # what torch loads OpenMP with
+    result = run_candidate(OMP_SEEN, settings(tmp_path))
+    assert result.exception.message == repr([users, None])
+
+
 def test_seeds_are_fixed(tmp_path, run_candidate):
     source = "import random, torch\nraise RuntimeError(f'{random.random()} {torch.rand(1).item()}')\n"
     first = run_candidate(source, settings(tmp_path))
