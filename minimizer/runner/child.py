@@ -80,8 +80,8 @@ def _record(
     *,
     eager_precheck: bool,
     needs: frozenset[str],
+    captured: dict[str, int],
     shared: Any = None,
-    captured: dict[str, int] | None = None,
 ) -> tuple[Any, str | None]:
     """Run the script under the harness; return the RecordedRun and the fingerprint of its compiled calls (or
     ``None``). Raises ``EagerPrecheckFailed``, or ``SharedVerdictFound`` when ``shared`` (a SharedVerdicts)
@@ -99,7 +99,6 @@ def _record(
     def info(exc: BaseException | None) -> Any:
         return None if exc is None else exception_info(exc, script, harness.kernel_writes)
 
-    captured = {} if captured is None else captured
     key = None
     if eager_precheck:
         before = _operators_captured()
