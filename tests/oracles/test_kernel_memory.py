@@ -16,7 +16,7 @@ os.environ["TRITON_INTERPRET"] = "1"
 import torch
 import triton
 import triton.language as tl
-from oracles.harness import _bytes_of, _unchanged
+from oracles.kernel_launches import _bytes_of, _unchanged
 from oracles.kernel_memory import InterpretedAccesses, out_of_bounds, stored_elements
 
 

@@ -1,0 +1,163 @@
+"""Kernel-launch tracking: which of the script's own Triton kernels wrote into which of their tensors.
+
+A launch ``kernel[grid](...)`` of a Triton kernel defined in the script's folder (the script or a module beside
+it; Inductor's generated kernels live elsewhere and launch otherwise) is noted when it wrote into one of its
+tensor arguments: a kernel reduced to ``pass``, or launched on an empty grid, runs but computes nothing, and an
+assert on its output then fails for another reason. Under Triton's interpreter, the addresses each launch
+touched outside the tensors it was given are noted too (``strays``).
+"""
+
+from __future__ import annotations
+
+import collections
+import inspect
+import os
+from typing import Any, Callable
+
+from oracles.compared import KernelWrites
+from oracles.kernel_memory import InterpretedAccesses, note_reach, out_of_bounds, stored_elements
+
+# Launches of one kernel whose tensors are compared before and after, to tell which ones it wrote.
+_LAUNCHES_COMPARED = 8
+# Tensors of one kernel launch larger than this in all are not copied: the launch counts as one that wrote.
+_SNAPSHOT_LIMIT_BYTES = 256 * 2**20
+
+
+class KernelLaunches:
+    """Patches ``KernelInterface.__getitem__`` while installed; what the launches wrote, in its attributes."""
+
+    def __init__(self, script_path: str | None):
+        self.folder = os.path.dirname(os.path.abspath(script_path)) if script_path else None
+        self.kernels: list[str] = []  # kernels that wrote into a tensor argument, in order, once each
+        self.writes = KernelWrites()  # the tensors those kernels wrote into
+        # (kernel, "reads" or "writes", parameter) -> (elements past the end, before the start).
+        self.reaches: dict[tuple[str, str, str], tuple[int, int]] = {}
+        self._accesses = InterpretedAccesses()
+        self._launches: collections.Counter[str] = collections.Counter()
+        self._real_getitem: Any = None
+
+    def install(self) -> None:
+        try:
+            from triton.runtime.jit import KernelInterface
+        except ImportError:
+            return
+        real = KernelInterface.__getitem__
+        tracker = self
+
+        def getitem(kernel: Any, grid: Any) -> Any:
+            fn, interpreted = kernel, False
+            while not hasattr(fn, "__code__") and hasattr(fn, "fn"):  # through autotuner and heuristics wrappers
+                interpreted = interpreted or type(fn).__module__.startswith("triton.runtime.interpreter")
+                fn = fn.fn
+            code = getattr(fn, "__code__", None)
+            launch = real(kernel, grid)
+            ours = code is not None and tracker.folder and os.path.dirname(os.path.abspath(code.co_filename)) == tracker.folder
+            if not ours:
+                return launch
+            return lambda *args, **kwargs: tracker._launch_and_note(fn, launch, interpreted, args, kwargs)
+
+        self._real_getitem = real
+        KernelInterface.__getitem__ = getitem
+        self._accesses.install()
+
+    def uninstall(self) -> None:
+        if self._real_getitem is not None:
+            from triton.runtime.jit import KernelInterface
+
+            KernelInterface.__getitem__ = self._real_getitem
+            self._real_getitem = None
+            self._accesses.uninstall()
+
+    def clear(self) -> None:
+        self.kernels.clear()
+        self.writes.clear()
+        self.reaches.clear()
+
+    def strays(self) -> list[str]:
+        """``["rms_norm_kernel reads 1 past weight_ptr, 1 past x_ptr"]``: per kernel and kind of access, how far
+        past (or before) the tensors it was given its launches reached (see ``reaches``)."""
+
+        grouped: dict[tuple[str, str], list[str]] = collections.defaultdict(list)
+        for (kernel, verb, name), (past, before) in sorted(self.reaches.items()):
+            reach = [f"{past} past" if past else "", f"{before} before" if before else ""]
+            grouped[kernel, verb].append(f"{' and '.join(r for r in reach if r)} {name}")
+        return [f"{kernel} {verb} {', '.join(names)}" for (kernel, verb), names in grouped.items()]
+
+    def _launch_and_note(self, fn: Any, launch: Callable[..., Any], interpreted: bool, args: tuple, kwargs: dict) -> Any:
+        values = [*args, *kwargs.values()]
+        # A kernel launched in a loop: after a few launches, every tensor argument counts as written rather than
+        # each launch being copied and compared.
+        before = _snapshot_tensors(values) if self._launches[fn.__name__] < _LAUNCHES_COMPARED else None
+        self._launches[fn.__name__] += 1
+        tensors = _tensors(values)
+        with self._accesses.recording(interpreted, tensors, noting=before is not None) as accesses:
+            result = launch(*args, **kwargs)
+        if before is None:
+            written = [(tensor, None) for tensor in tensors]
+        else:
+            written = [
+                (t, unchanged)
+                for t, copy in before
+                if (unchanged := _unchanged(t, copy, stored_elements(t, accesses))) is not None
+            ]
+            # Which parameters a kernel writes through is told by the launches compared, not by the later ones,
+            # where every tensor counts as written.
+            parameters = _tensor_parameters(fn, args, kwargs)
+            self.writes.note_parameters(fn.__name__, [name for name, t in parameters.items() if any(t is w for w, _ in written)])
+            for (verb, name), reach in out_of_bounds(accesses, parameters).items():
+                note_reach(self.reaches, (fn.__name__, verb, name), reach)
+        for tensor in tensors:
+            self.writes.note_passed(tensor)
+        for tensor, unchanged in written:
+            self.writes.note(tensor, fn.__name__, unchanged)
+        if written and fn.__name__ not in self.kernels:
+            self.kernels.append(fn.__name__)
+        return result
+
+
+def _snapshot_tensors(values: list[Any]) -> list[tuple[Any, Any]] | None:
+    """(tensor, copy of its bytes) for each tensor argument; ``None`` when they are too large to copy."""
+
+    tensors = _tensors(values)
+    if sum(t.numel() * t.element_size() for t in tensors) > _SNAPSHOT_LIMIT_BYTES:
+        return None
+    return [(t, _bytes_of(t).clone()) for t in tensors]
+
+
+def _tensors(values: list[Any]) -> list[Any]:
+    import torch
+
+    return [v for v in values if isinstance(v, torch.Tensor)]
+
+
+def _bytes_of(tensor: Any) -> Any:
+    import torch
+
+    flat = tensor.detach().contiguous().reshape(-1)
+    return flat.view(torch.uint8) if flat.numel() else flat
+
+
+def _unchanged(tensor: Any, before: Any, stored: Any = None) -> Any:
+    """The flat mask of ``tensor``'s elements whose bytes are as in ``before`` and, where the launch's stores
+    are known (``stored``, see ``oracles.kernel_memory``), that no store wrote; ``None`` if it wrote none."""
+
+    import torch
+
+    after = _bytes_of(tensor)
+    if not tensor.numel() or (torch.equal(after, before) and (stored is None or not bool(stored.any()))):
+        return None
+    unchanged = (after == before).reshape(tensor.numel(), -1).all(dim=1)
+    return unchanged if stored is None else unchanged & ~stored
+
+
+def _tensor_parameters(fn: Any, args: tuple, kwargs: dict) -> dict[str, Any]:
+    """The launch's tensor arguments by the kernel's parameter names (``{}`` if they do not bind)."""
+
+    import torch
+
+    try:
+        bound = inspect.signature(fn).bind_partial(*args, **kwargs).arguments
+    except (TypeError, ValueError):
+        return {}
+    return {name: value for name, value in bound.items() if isinstance(value, torch.Tensor)}
+
