@@ -33,7 +33,7 @@ class CandidateLog:
     # when workers were busy, and with what (bench/replay.py replays a run's answers).
     timeline: list[list] = field(default_factory=list)
     origin: float = field(default_factory=time.monotonic)
-    # The parts of each finished run's time (see Session._still_fails), by whether it showed the bug.
+    # The parts of each finished run's time (see Runs.still_fails), by whether it showed the bug.
     _parts: dict[bool, list[dict[str, float]]] = field(default_factory=lambda: {True: [], False: []})
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 

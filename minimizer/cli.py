@@ -17,8 +17,9 @@ from rich.table import Table
 from minimizer.errors import MinimizerError
 from minimizer.progress import QuietProgress, make_progress
 from minimizer.runner.process import kill_all_candidates
-from minimizer.check import diagnose
-from minimizer.session import Options, ReproDoesNotFail, Session
+from minimizer.stages.check import diagnose
+from minimizer.errors import ReproDoesNotFail
+from minimizer.session import Options, Session
 
 app = typer.Typer(
     add_completion=False,
@@ -302,7 +303,7 @@ def bisect_command(
     Console().print(table)
     Console().print(outcome.verdict, highlight=False, markup=False)
     if as_json is not None:
-        from minimizer.output import write_atomic
+        from minimizer.files import write_atomic
 
         write_atomic(as_json, json.dumps(outcome.to_json(), indent=2) + "\n")
 
@@ -323,7 +324,7 @@ def report_command(
 
 def _write_issue(repro: Path, output: Optional[Path], *, bisect_json: Optional[Path] = None, command: Optional[str] = None) -> None:
     from minimizer.bisect import Bisection
-    from minimizer.output import write_atomic
+    from minimizer.files import write_atomic
     from minimizer.report import issue_body
 
     bisection = None

@@ -3,3 +3,7 @@
 
 class MinimizerError(Exception):
     """A problem with the input or the options, explained in one line."""
+
+
+class ReproDoesNotFail(MinimizerError):
+    """The repro was written, but plain python does not fail with the bug it claims (exit status 1)."""

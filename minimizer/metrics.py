@@ -153,7 +153,7 @@ def _tensor_method_names() -> frozenset[str]:
     if names is None:
         return frozenset()
     try:
-        from minimizer.output import write_atomic
+        from minimizer.files import write_atomic
 
         write_atomic(cache, json.dumps(names))
     except OSError:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import Protocol
 
 from rich.console import Console
 from rich.live import Live
@@ -105,3 +106,13 @@ def make_progress(quiet: bool) -> QuietProgress:
     if sys.stderr.isatty():
         return RichProgress()
     return PlainProgress()
+
+
+class Progress(Protocol):
+    """What the stages tell whoever watches them (``QuietProgress`` and its kin, or a test's recorder)."""
+
+    def message(self, text: str) -> None: ...
+    def reduction_started(self, size: int) -> None: ...
+    def pass_started(self, name: str) -> None: ...
+    def accepted(self, text: str, size: int, pass_name: str) -> None: ...
+    def tested(self, interesting: bool, cached: bool) -> None: ...

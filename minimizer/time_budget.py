@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from minimizer.check import CheckReport
+from minimizer.stages.check import CheckReport
 
 
 def seconds_for_the_end(report: CheckReport, jobs: int, confirm: int) -> float:

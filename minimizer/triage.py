@@ -20,10 +20,10 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from minimizer.check import FLAKY, NOTHING_TO_MINIMIZE, diagnose
+from minimizer.stages.check import FLAKY, NOTHING_TO_MINIMIZE, diagnose
 from minimizer.errors import MinimizerError
 from minimizer.metrics import count_tokens
-from minimizer.output import write_atomic
+from minimizer.files import write_atomic
 from minimizer.progress import QuietProgress
 
 BUG, PASSING, INVALID, FLAKY_KIND = "bug", "passing", "invalid", "flaky"

@@ -75,19 +75,19 @@ def test_the_report_is_on_disk_as_the_reduction_stops_before_the_repro_is_confir
     """Stating and confirming the repro runs it under plain python (minutes where imports are slow): a run
     stopped then still leaves what the reduction did."""
 
-    from minimizer.session import Session
+    from minimizer.stages import state as stage
 
     path = tmp_path / "bug.py"
     path.write_text(FAILING)
     report = tmp_path / "report.json"
     seen = []
-    state_bug = Session._state_bug
+    state_the_bug = stage.state_the_bug
 
-    def state_bug_after_looking(self, *args, **kwargs):
+    def state_bug_after_looking(*args, **kwargs):
         seen.append(json.loads(report.read_text()))
-        return state_bug(self, *args, **kwargs)
+        return state_the_bug(*args, **kwargs)
 
-    monkeypatch.setattr(Session, "_state_bug", state_bug_after_looking)
+    monkeypatch.setattr(stage, "state_the_bug", state_bug_after_looking)
     result = invoke("reduce", path, "--report", report, "-q", "-j", "1")
     assert result.exit_code == 0, result.output
     interim, final = seen[0], json.loads(report.read_text())

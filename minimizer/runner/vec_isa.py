@@ -23,7 +23,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from minimizer.output import write_atomic
+from minimizer.files import write_atomic
 from minimizer.runner.bytecode import own_process_environment
 
 # Where the probe libraries are built and its answers kept.

@@ -2,9 +2,9 @@
 
 from types import SimpleNamespace
 
-from minimizer.check import CheckReport
+from minimizer.stages.check import CheckReport
 from minimizer.runner.plain import PlainRun
-from minimizer.session import Session
+from minimizer.stages.state import latest_step_python_fails
 
 FAILURE = "AssertionError: assert worst < 0.001"
 
@@ -22,14 +22,14 @@ class _Probe:
         self.messages: list[str] = []
         self.progress = SimpleNamespace(message=self.messages.append)
 
-    def _run_plain(self, text, limits):
+    def plain(self, text, limits):
         self.runs.append(text)
         step = int(text.split()[1])
         steady = step < self.steady and step not in self.flaky
         fails = steady or (step < self.failing and len(self.runs) % 2 == 0)
         return PlainRun(returncode=1 if fails else 0, seconds=0.1, failure=FAILURE if fails else None)
 
-    def _call_all(self, calls):
+    def call_all(self, calls):
         return [call() for call in calls]
 
 
@@ -37,7 +37,7 @@ def _fallback(probe: _Probe, steps: int, plain_failures=(FAILURE, FAILURE), runs
     history = [f"step {i}" for i in range(steps)]
     report = CheckReport([], [], plain=[PlainRun(1, 0.1, failure=f) for f in plain_failures])
     settings = SimpleNamespace(limits=None)
-    return Session._latest_step_python_fails(probe, history, history[-1], report, settings, runs)  # type: ignore[arg-type]
+    return latest_step_python_fails(probe, history, history[-1], report, settings, runs)  # type: ignore[arg-type]
 
 
 def test_the_latest_step_that_still_fails_is_found_by_bisection():

@@ -3,10 +3,11 @@
 import os
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from minimizer.check import CheckReport, OracleFinding, diagnose
+from minimizer.stages.check import CheckReport, OracleFinding, diagnose
 from minimizer.runner.plain import PlainRun, exception_from_stderr, run_plain
 from minimizer.runner.prelude import PreludeCache, Prelude, may_start_cuda_ahead, preimports, setup_block
 from minimizer.runner.process import Limits, RunResult
@@ -262,28 +263,29 @@ def test_diagnose_names_each_problem_in_one_line():
     assert "fired in 1 of 2 runs (50%)" in diagnose(unsteady, explicit_oracle=False)
 
 
-def test_an_earlier_step_is_stated_when_the_last_has_no_place_for_the_statement():
-    from types import SimpleNamespace
-
-    from minimizer.session import Session, _Target
+def test_an_earlier_step_is_stated_when_the_last_has_no_place_for_the_statement(monkeypatch):
+    from minimizer.stages import state as stage
+    from minimizer.stages.pin import Target
 
     stateable = "import torch\nx = torch.ones(1)\ntorch.compile(torch.sin)(x)\n"
     hidden = "import torch\ndef main():\n    torch.compile(torch.sin)(torch.ones(1))\nmain()\n"
     runs = []
 
-    def state(text, target, settings):
+    def state(_runs, text, target, settings):
         runs.append(text)
         return text + "# stated\n", True
 
-    fake = SimpleNamespace(_state_bug=state, progress=SimpleNamespace(message=lambda _: None))
-    target = _Target("numerical", "numerical: float32 value")
-    text, stated = Session._state_an_earlier_step(fake, ["original", stateable, hidden], hidden, target, None)
+    monkeypatch.setattr(stage, "state_the_bug", state)
+    fake = SimpleNamespace(progress=SimpleNamespace(message=lambda _: None))
+    target = Target("numerical", "numerical: float32 value")
+    text, stated = stage.state_an_earlier_step(fake, ["original", stateable, hidden], hidden, target, None)
     assert stated and text == stateable + "# stated\n"
     assert runs == [stateable]  # steps where no statement can be written cost no run
 
 
 def test_a_repro_is_seeded_first_only_where_its_bug_is_about_values():
-    from minimizer.session import _may_depend_on_the_draw, _Target
+    from minimizer.stages.confirm import may_depend_on_the_draw as _may_depend_on_the_draw
+    from minimizer.stages.pin import Target as _Target
 
     assert _may_depend_on_the_draw(_Target("numerical", "numerical: float32 value"))
     assert _may_depend_on_the_draw(_Target("script", "AssertionError: assert x -- Tensor-likes are not close!"))

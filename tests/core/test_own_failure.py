@@ -1,9 +1,9 @@
 """Where no statement can reach the compiled call, candidates keep the failure plain python showed the original."""
 
-from minimizer.check import CheckReport, OracleFinding
+from minimizer.stages.check import CheckReport, OracleFinding
 from minimizer.runner.plain import PlainRun
 from minimizer.runner.process import RunResult
-from minimizer.session import _own_failure_to_keep, _Target
+from minimizer.stages.pin import Target as _Target, own_failure_to_keep as _own_failure_to_keep
 from oracles.api import ExceptionInfo, Verdict
 
 SIGNATURE = "numerical: float32 value"

@@ -1,4 +1,4 @@
-"""Checking the original: what plain python shows, what the oracles see, and whether there is a bug to pin.
+"""Stage 1, check: run the original under plain python and under the oracles; is there a bug to pin?
 
 Plain ``python script.py`` is the ground truth (``minimizer.runner.plain``). The oracles' runs must agree with
 it: a script that fails one way under python and another way (or not at all) under minimizer's harness would
@@ -8,13 +8,24 @@ script can be unfit for reduction into one line.
 
 from __future__ import annotations
 
+import dataclasses
+import threading
+import time
 from dataclasses import dataclass, field
 from importlib import metadata
+from typing import TYPE_CHECKING, Callable
 
+from minimizer.errors import MinimizerError
+from minimizer.options import ORIGINAL_TIMEOUT
+from minimizer.progress import Progress
 from minimizer.runner.plain import PlainRun
 from minimizer.runner.process import RunResult
 from oracles.api import Verdict
+from oracles.registry import AUTO_PRIORITY, OracleNotFound, canonical_spec, load_oracle
 from oracles.script import ALSO_WITHOUT_COMPILE
+
+if TYPE_CHECKING:
+    from minimizer.runs import Runs
 
 # How the lines of ``diagnose`` that triage tells apart begin or read (minimizer.triage classifies by them).
 NOTHING_TO_MINIMIZE = "nothing to minimize"
@@ -195,3 +206,83 @@ def _first_mismatch(report: CheckReport) -> str | None:
 
 def _short(failure: str, limit: int = 80) -> str:
     return failure if len(failure) <= limit else failure[: limit - 3].rstrip() + "..."
+
+
+def oracle_specs(oracle: str) -> list[str]:
+    """The oracles the check runs: every built-in in priority order for ``auto``, else the one named."""
+
+    if oracle == "auto":
+        return list(AUTO_PRIORITY)
+    spec = canonical_spec(oracle)
+    try:
+        load_oracle(spec)
+    except OracleNotFound as exc:
+        raise MinimizerError(str(exc)) from None
+    except Exception as exc:
+        raise MinimizerError(f"oracle {oracle!r} fails to load: {type(exc).__name__}: {exc}") from None
+    return [spec]
+
+
+def check_original(runs: Runs) -> CheckReport:
+    """Run the original ``confirm`` times under plain python and under the oracles (run ``i`` with seed
+    ``seed + i``, so a failure that hangs on the random numbers shows as flaky); pin the first oracle that
+    fires steadily. A run that cannot finish (time or memory limit, killed) is refused with one line."""
+
+    options = runs.options
+    specs = oracle_specs(options.oracle)
+    timeout = options.timeout or ORIGINAL_TIMEOUT
+    settings = runs.settings(tuple(specs), timeout)
+    seeds = [options.seed + i for i in range(max(1, options.confirm))]
+    runs.progress.message(
+        f"running the original {len(seeds)} time(s) under plain python and under: {', '.join(specs)}"
+    )
+    # Plain and harness runs alternate, so that with few jobs both kinds start at once (a hang then costs one
+    # time limit, not two).
+    calls: list[Callable[[], object]] = []
+    for seed in seeds:
+        calls.append(lambda: runs.plain(runs.source, settings.limits))
+        calls.append(lambda seed=seed: runs.run(runs.source, dataclasses.replace(settings, seed=seed)))
+    with Ticker(runs.progress, "the original", timeout):
+        done = runs.call_all(calls)
+    plain, oracle_runs = done[0::2], done[1::2]
+    for run in oracle_runs:
+        _refuse_unfinished(run, specs, timeout, options.memory_mb)
+    findings = [OracleFinding(spec, [run.verdict(spec) for run in oracle_runs]) for spec in specs]
+    report = CheckReport(findings, oracle_runs, plain=plain, seeds=seeds)
+    report.pinned = next((f for f in findings if f.steady), None)
+    return report
+
+
+def _refuse_unfinished(run: RunResult, specs: list[str], timeout: float, memory_mb: int) -> None:
+    if run.timed_out and not (run.verdict("hang").fires and "hang" in specs):
+        raise MinimizerError(
+            f"the script did not finish within {timeout:.0f} s, outside any compiled call (raise --timeout)"
+        )
+    if run.memory_exceeded:
+        raise MinimizerError(f"the script exceeded the memory limit of {memory_mb} MB")
+    if not run.completed and not run.signal and not run.timed_out:
+        raise MinimizerError(
+            f"the script's process {run.describe_end()}: {run.stderr_tail.strip().splitlines()[-1:] or ''}"
+        )
+
+
+class Ticker:
+    """Says every ``every`` seconds that something long is still running (a hang shows as a clock, not silence)."""
+
+    def __init__(self, progress: Progress, what: str, limit: float, every: float = 30.0):
+        self.progress, self.what, self.limit, self.every = progress, what, limit, every
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._tick, daemon=True)
+
+    def _tick(self) -> None:
+        started = time.monotonic()
+        while not self._stop.wait(self.every):
+            elapsed = time.monotonic() - started
+            self.progress.message(f"still running {self.what}: {elapsed:.0f} s of at most {self.limit:.0f} s")
+
+    def __enter__(self) -> Ticker:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()

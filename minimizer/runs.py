@@ -1,0 +1,189 @@
+"""How the stages run scripts: under the oracles (warm forks, cold interpreters or Ray tasks), under plain
+python, several at once; and what those runs cost, summed over the whole reduction.
+
+``Runs`` owns the resources every stage shares (the snapshot of the files beside the script, the warm workers,
+the GPUs, the compile cache, the log of candidates' runs); the stages only ask it to run things.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Callable
+
+from minimizer.candidate_log import CandidateLog
+from minimizer.options import CANDIDATE_TIMEOUT_FACTOR, MIN_CANDIDATE_TIMEOUT, Options
+from minimizer.progress import Progress
+from minimizer.reduce.keys import candidate_key, short_key
+from minimizer.runner.gpus import GpuPool, default_jobs, visible_gpus
+from minimizer.runner.plain import PlainRun, run_plain
+from minimizer.runner.process import (
+    CompileCacheStats,
+    Launcher,
+    Limits,
+    RunResult,
+    RunSettings,
+    allow_candidates,
+    kill_all_candidates,
+    run_candidate,
+)
+from minimizer.runner.shared_verdicts import SharingPayoff
+from minimizer.runner.warm import ForkServerLauncher
+from minimizer.runner.workspace import Workspace
+
+
+class Runs:
+    """Runs scripts for the stages of one reduction of ``options.script``."""
+
+    def __init__(self, options: Options, progress: Progress, source: str):
+        allow_candidates()  # an earlier run in this process may have been stopped
+        self.progress = progress
+        self.source = source  # the original, as the runs' settings settle from it
+        self.origin_dir = str(options.script.resolve().parent)
+        # The files beside the script, as every run sees them (the script itself and our output left out).
+        self.workspace = Workspace(Path(self.origin_dir), leave_out={options.script.name, options.output_path.name})
+        self.ray = None
+        if options.ray:
+            from minimizer.runner.ray_backend import RayBackend
+
+            self.ray = RayBackend(options.ray)
+        self.launcher: Launcher | None = None if options.cold or self.ray else ForkServerLauncher()
+        self.gpus = GpuPool([] if self.ray else visible_gpus())
+        if options.jobs is None:
+            jobs = self.ray.slots if self.ray else default_jobs(os.cpu_count(), len(self.gpus.gpus))
+            options = dataclasses.replace(options, jobs=jobs)
+        self.options = options
+        self._compile_cache_dir = tempfile.TemporaryDirectory(prefix="minimizer-compile-cache-")
+        self.compile_cache = CompileCacheStats()
+        self.sharing = SharingPayoff(enabled=options.share_verdicts)
+        self._stats_lock = threading.Lock()
+        self.candidate_log = CandidateLog()
+        self.adapt_time_limit = False
+        # Once pinned to a generic assert that one compiled target fails alone: every later run compiles only it.
+        self.only_compile: str | None = None
+        # By candidate key, for the runs that showed the bug: operators Dynamo captured (RunResult).
+        self.operators_captured: dict[str, int | None] = {}
+
+    @property
+    def jobs(self) -> int:
+        return self.options.jobs or 1
+
+    def close(self) -> None:
+        """Stop the warm workers and remove the run's compile cache."""
+
+        if isinstance(self.launcher, ForkServerLauncher):
+            self.launcher.close()
+        if self.ray is not None:
+            self.ray.close()
+        self.workspace.close()
+        self._compile_cache_dir.cleanup()
+
+    def settings(self, specs: tuple[str, ...], timeout: float) -> RunSettings:
+        """How a run under the oracles ``specs`` goes, with ``timeout`` seconds."""
+
+        return RunSettings(
+            filename=self.options.script.name,
+            origin_dir=self.origin_dir,
+            beside=str(self.workspace.folder),
+            oracles=specs,
+            limits=Limits(timeout=timeout, memory_mb=self.options.memory_mb),
+            seed=self.options.seed,
+            compile_cache=self._compile_cache_dir.name,
+            only_compile=self.only_compile,
+            settle_from=self.source,
+        )
+
+    def call_all(self, calls: list[Callable[[], Any]]) -> list:
+        """Call each of ``calls`` (runs of a script), up to ``jobs`` at once; their results in order."""
+
+        jobs = min(self.jobs, len(calls))
+        if jobs <= 1:
+            return [call() for call in calls]
+        pool = ThreadPoolExecutor(jobs)
+        try:
+            return list(pool.map(lambda call: call(), calls))
+        except BaseException:
+            kill_all_candidates()  # Ctrl-C: the threads wait on processes that must go first
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def plain(self, source: str, limits: Limits) -> PlainRun:
+        """``source`` under plain python, as the user runs it (in the snapshot of its folder)."""
+
+        return run_plain(source, self.options.script.name, str(self.workspace.folder), limits)
+
+    def run(self, source: str, settings: RunSettings, cancel: threading.Event | None = None) -> RunResult:
+        """``source`` under the oracles of ``settings``."""
+
+        if self.ray is not None:
+            result = self.ray.run(source, settings, cancel)
+        else:
+            result = run_candidate(source, settings, launcher=self.launcher, cancel=cancel, gpus=self.gpus)
+        with self._stats_lock:
+            self.compile_cache.add(result.compile_cache)
+        return result
+
+    def candidate_time_limit(self, settings: RunSettings) -> float:
+        first = settings.limits.timeout
+        if not self.adapt_time_limit:
+            return first
+        return self.candidate_log.time_limit(first, factor=CANDIDATE_TIMEOUT_FACTOR, floor=MIN_CANDIDATE_TIMEOUT)
+
+    def still_fails(self, source: str, settings: RunSettings, target: Any, cancel: threading.Event) -> bool | None:
+        """Whether the candidate shows ``target``'s bug (a ``stages.pin.Target``); ``None`` if it was cancelled
+        before it could tell. Every answer is logged (``candidate_log``)."""
+
+        limit = self.candidate_time_limit(settings)
+        if limit != settings.limits.timeout:
+            settings = dataclasses.replace(settings, limits=dataclasses.replace(settings.limits, timeout=limit))
+        started = time.monotonic()
+        result = self.run(source, settings, cancel)
+        shown = None if result.cancelled else target.shown_by(result, text=source)
+        if shown:
+            with self._stats_lock:
+                self.operators_captured[candidate_key(source)] = result.operators_captured
+        self.candidate_log.record(
+            source,
+            result.seconds,
+            timed_out=result.timed_out,
+            cancelled=result.cancelled,
+            stacks=result.stacks,
+            started=started,
+            interesting=shown,
+            key=short_key(source),
+            parts=_parts(result, started),
+        )
+        if result.cancelled:
+            return None
+        self._observe_sharing(result)
+        return shown
+
+    def _observe_sharing(self, result: RunResult) -> None:
+        with self._stats_lock:
+            sharing_was_on = self.sharing.enabled
+            self.sharing.observe(result)
+            switched_off = sharing_was_on and not self.sharing.enabled
+        if switched_off:
+            self.progress.message(
+                f"sharing verdicts does not pay here (tracing cost {self.sharing.tracing_seconds:.0f} s, "
+                f"sharing saved about {self.sharing.saved_seconds:.0f} s): switched off"
+            )
+
+
+def _parts(result: RunResult, started: float) -> dict[str, float] | None:
+    """Where the time of a run that answered went: the parent's own part (the run folder, reading the result),
+    the process's start and end beyond its own clock (fork or hand-over, exit), the process's parts."""
+
+    if not result.phase_seconds:
+        return None
+    return {
+        "parent": time.monotonic() - started - result.seconds,
+        "launch and exit": result.seconds - sum(result.phase_seconds.values()),
+        **result.phase_seconds,
+    }

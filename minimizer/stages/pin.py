@@ -1,0 +1,181 @@
+"""Stage 2, pin: the bug every candidate must show (an oracle and its signature), and how candidates run.
+
+The check found an oracle that fires steadily; pinning refuses what cannot be reduced faithfully (``diagnose``),
+holds a generic assert to the one compiled call that fails it alone, and decides what a candidate must keep (the
+script's own failure, where the bug cannot be stated) and how long it may run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from minimizer.errors import MinimizerError
+from minimizer.interestingness import shows_bug
+from minimizer.options import CANDIDATE_TIMEOUT_FACTOR, MIN_CANDIDATE_TIMEOUT, Options
+from minimizer.reduce.keys import candidate_key
+from minimizer.runner.process import DID_NOT_FINISH, RunResult, RunSettings
+from minimizer.source.statement import has_place, stated_at_the_compiled_call
+from minimizer.stages.check import CheckReport, OracleFinding, diagnose
+from oracles.harness import ONLY_OUTPUT
+from oracles.script import ALSO_WITHOUT_COMPILE, ONLY_UNDER_COMPILE, only_compiled
+
+if TYPE_CHECKING:
+    from minimizer.runs import Runs
+
+# How many compiled targets are tried alone (confirm runs each) to hold a generic assert to one of them.
+_MOST_TARGETS_TRIED_ALONE = 6
+
+
+@dataclass
+class Target:
+    """The bug every candidate must show: an oracle and its signature.
+
+    ``own_failure``: how the original ended under plain python (its own check failing). A candidate whose
+    compiled call no statement can reach (see ``StatementPlace``) must still end so: the bug could not be stated
+    in its repro, which would then fail under plain python only if its own check still did.
+    """
+
+    spec: str
+    signature: str
+    own_failure: str | None = None
+
+    def shown_by(self, result: RunResult, *, stated: bool = False, text: str | None = None) -> bool:
+        """Whether a run shows this bug (``stated``: by a repro that states it, see ``shows_bug``); with the
+        candidate's ``text``, also that it keeps the script's own failure where it must."""
+
+        if not shows_bug(result, self.spec, self.signature, stated=stated):
+            return False
+        if stated or text is None or self.own_failure is None or result.failure == self.own_failure:
+            return True
+        return has_place(text)
+
+
+@dataclass
+class Pinned:
+    """What the pin stage hands on: the bug, and the settings every candidate runs with."""
+
+    target: Target
+    settings: RunSettings
+
+
+def pin(runs: Runs, report: CheckReport) -> Pinned:
+    """The bug to reduce against and how candidates run, or a one-line ``MinimizerError`` saying why there is
+    nothing to reduce."""
+
+    problem = diagnose(report, explicit_oracle=runs.options.oracle != "auto")
+    if problem is not None:
+        raise MinimizerError(problem)
+    finding = report.pinned
+    assert finding is not None
+    counts = [run.operators_captured for run in report.runs if run.completed]
+    runs.operators_captured[candidate_key(runs.source)] = None if None in counts or not counts else max(counts)
+    runs.progress.message(f"pinned oracle {finding.spec}: {finding.signature}")
+    if len(runs.gpus.gpus) > 1:
+        runs.progress.message(f"{runs.jobs} candidate(s) at once over {len(runs.gpus.gpus)} GPUs, each on the least busy one")
+    timeout = _time_limit(runs, finding, report)
+    # A bug that needs eager to fail (the reverse crash, a failure that is not the compiler's) is where the eager
+    # pre-check must not reject candidates.
+    sig = finding.signature
+    precheck = not (sig.startswith("crash: eager raised") or sig.endswith(ALSO_WITHOUT_COMPILE))
+    finding = hold_to_one_compiled_target(runs, finding, report)
+    settings = dataclasses.replace(runs.settings((finding.spec,), timeout), eager_precheck=precheck)
+    target = Target(finding.spec, finding.signature, own_failure_to_keep(report, finding))
+    if target.own_failure is not None and not has_place(runs.source):
+        runs.progress.message(
+            "no statement can reach the compiled call to state the bug: candidates keep the script's own failure "
+            f"({target.own_failure}) until one can"
+        )
+    return Pinned(target, settings)
+
+
+def candidate_timeout(options: Options, report: CheckReport) -> float:
+    """A candidate's time limit: the user's, else a multiple of the original's slowest run."""
+
+    return options.timeout or max(
+        MIN_CANDIDATE_TIMEOUT, CANDIDATE_TIMEOUT_FACTOR * max(r.seconds for r in report.runs) + 10
+    )
+
+
+def _time_limit(runs: Runs, finding: OracleFinding, report: CheckReport) -> float:
+    """The candidates' first time limit. Unless the user set it, or the bug is a hang (shown by running into the
+    limit), the candidates' own run times take over once there are enough of them (``CandidateLog.time_limit``)."""
+
+    runs.adapt_time_limit = not runs.options.timeout and finding.spec != "hang"
+    if finding.spec != "hang":
+        return candidate_timeout(runs.options, report)
+    # A candidate shows the hang by not finishing within the limit the original did not finish within.
+    timeout = max(r.seconds for r in report.runs)
+    runs.progress.message(f"every candidate that still hangs takes {timeout:.0f} s; a smaller --timeout makes this faster")
+    return timeout
+
+
+def own_failure_to_keep(report: CheckReport, pinned: OracleFinding) -> str | None:
+    """The original's failure under plain python, where candidates may have to keep it (see ``Target``): for a
+    bug that can be stated, when every plain run and every oracle run ended with the same failure."""
+
+    if not stated_at_the_compiled_call(pinned.spec, pinned.signature):
+        return None  # a crash is its failure; the in-place check has a place in every script
+    failure = report.plain_failure
+    if failure is None or failure == DID_NOT_FINISH or failure.startswith("killed by"):
+        return None
+    return failure if all(run.failure == failure for run in report.runs) else None
+
+
+def hold_to_one_compiled_target(runs: Runs, pinned: OracleFinding, report: CheckReport) -> OracleFinding:
+    """A generic assert (nothing it reads names what failed) over compiled calls: hold the reduction to the
+    first target that, compiled alone with the others run eagerly, fails the assert the same way in every
+    run; then, where that target returns several tensors (a function computing several losses), to the first
+    of them that alone, taken from the compiled call with the others from its eager twin, still does. A
+    candidate whose assert fails because another compiled call, or another output of the same call,
+    misbehaves (a parity check over several losses, say) is then not the same bug. ``pinned`` unchanged if
+    nothing fails it alone."""
+
+    suffix = f" {ONLY_UNDER_COMPILE}"
+    generic = pinned.signature.startswith("AssertionError") and "[operands:" not in pinned.signature
+    targets = report.runs[0].compiled_targets if report.runs else []
+    if pinned.spec != "script" or not generic or not pinned.signature.endswith(suffix) or not targets:
+        return pinned
+    base = pinned.signature.removesuffix(suffix)
+    runs.progress.message(
+        f"the assert reads nothing that names what failed, over {len(targets)} compiled target(s): "
+        "finding the compiled call, and the output of it, that fails it alone"
+    )
+    held = _first_failing_alone(runs, targets, base, suffix, report)
+    if held is None:
+        runs.progress.message("no compiled target fails the assert alone: reducing with every target compiled")
+        return pinned
+    name, finding, results = held
+    outputs = results[0].compiled_outputs
+    if len(outputs) > 1:
+        each_output = [f"{name}{ONLY_OUTPUT}{path}" for path in outputs]
+        narrowed = _first_failing_alone(runs, each_output, base, suffix, report)
+        if narrowed is not None:
+            name, finding, _ = narrowed
+    if len(targets) == 1 and ONLY_OUTPUT not in name:
+        return pinned  # compiling the one target alone is what every run does: nothing to hold to
+    runs.only_compile = name
+    runs.progress.message(
+        f"the assert fails with only {name} compiled: every candidate runs so, and the reduction cannot slip "
+        "to another compiled call's or output's mismatch"
+    )
+    return finding
+
+
+def _first_failing_alone(
+    runs: Runs, choices: list[str], base: str, suffix: str, report: CheckReport
+) -> tuple[str, OracleFinding, list[RunResult]] | None:
+    """The first of ``choices`` (``only_compile`` values, see Harness) with which the script oracle, over the
+    check's seeds, fails steadily with the pinned assert (``base``), marked as run so; its finding and runs."""
+
+    settings = runs.settings(("script",), candidate_timeout(runs.options, report))
+    for only_compile in choices[:_MOST_TARGETS_TRIED_ALONE]:
+        alone = dataclasses.replace(settings, only_compile=only_compile)
+        results = runs.call_all(
+            [lambda seed=seed: runs.run(runs.source, dataclasses.replace(alone, seed=seed)) for seed in report.seeds]
+        )
+        finding = OracleFinding("script", [run.verdict("script") for run in results])
+        if finding.steady and finding.signature == f"{base} {only_compiled(only_compile)}{suffix}":
+            return only_compile, finding, results
+    return None

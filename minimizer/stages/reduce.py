@@ -1,0 +1,194 @@
+"""Stage 4, reduce: the source reducer, then (where the model lives outside the script) the FX-graph reducer.
+
+Every candidate is kept only while it shows the pinned bug (``Runs.still_fails``); the best so far is on disk
+after every step that made it smaller (``BestSoFar``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import TYPE_CHECKING
+
+from minimizer.metrics import measure
+from minimizer.reduce.keys import candidate_key
+from minimizer.reduce.scheduler import OutOfTime, Reducer
+from minimizer.reduce.tester import Tester, speculation_for
+from minimizer.runner.process import RunSettings
+from minimizer.source.statement import StatementPlace
+from minimizer.stages.best_so_far import BestSoFar
+from minimizer.stages.pin import Pinned, Target
+from oracles.api import NEEDS_CALLS
+from oracles.registry import load_oracle
+
+if TYPE_CHECKING:
+    from minimizer.runs import Runs
+
+
+def reduce_script(runs: Runs, pinned: Pinned, best: BestSoFar, deadline: float | None) -> str:
+    """The smallest script the reducers the ``reducer`` option asks for reach by ``deadline`` (``None``: no
+    limit). Out of time, the best so far; on Ctrl-C, the best so far is written (formatted) before it goes on."""
+
+    reducer = runs.options.reducer
+    text = runs.source
+    try:
+        if reducer in ("source", "auto"):
+            text = _reduce_source(runs, text, pinned.target, pinned.settings, best, deadline)
+        captured = _graphs_if_they_pay(runs, text, pinned.target, pinned.settings) if reducer == "auto" else None
+        if reducer == "graph" or captured:
+            text = _reduce_graph_safely(runs, text, pinned.target, pinned.settings, best, deadline, captured)
+    except OutOfTime:
+        best.work.stopped_early = True
+        text = best.best_text
+        runs.progress.message("time limit reached: keeping the best repro so far")
+    except KeyboardInterrupt:
+        if len(best.history) > 1:
+            best.write(best.best_text, final=False)
+        raise
+    best.work.finish()
+    return text
+
+
+def _reduce_source(
+    runs: Runs, text: str, target: Target, settings: RunSettings, best: BestSoFar, deadline: float | None
+) -> str:
+    """The libcst source reducer, run until a whole round of passes changes nothing."""
+
+    from minimizer.source.format import parse_module, render_module, source_passes, source_size
+    from minimizer.source.passes import FOLLOW_UP
+    from minimizer.reduce.offload import OffloadedScreen
+    from minimizer.source.cst_utils import settled
+    from minimizer.source.frozen import FrozenKernels
+    from minimizer.source.screen import SourceScreen
+    from minimizer.source.viability import Viability
+
+    compares_calls = NEEDS_CALLS in load_oracle(target.spec).needs
+    screen = SourceScreen(
+        Viability.of(text, oracle_compares_compiled_calls=compares_calls),
+        StatementPlace(target.spec, target.signature),
+        FrozenKernels.of(text, target.signature),
+    )
+    jobs = runs.jobs
+    # With several workers and cores to spare, helper processes screen candidates: the parent's CPU limits
+    # throughput there. On a host with no spare cores they would only take CPU from the candidates.
+    spare_cores = (os.cpu_count() or 1) - jobs
+    offloaded = OffloadedScreen(screen, workers=2) if jobs > 1 and spare_cores >= 4 else None
+    # A verdict taken from another candidate says nothing of how this one's script ended (see _Target).
+    share = target.own_failure is None
+    tester: Tester = Tester(
+        render_module,
+        lambda candidate, cancel: runs.still_fails(
+            candidate, dataclasses.replace(settings, share_verdicts=share and runs.sharing.enabled), target, cancel
+        ),
+        key=candidate_key,
+        screen=lambda candidate: (offloaded or screen)(candidate, best.best_text),
+        jobs=jobs,
+        on_result=lambda _text, interesting, cached: runs.progress.tested(interesting, cached),
+        screen_in_workers=offloaded is not None,
+        speculation=speculation_for(best.report.device),
+    )
+    passes = source_passes()
+    best.work.add_stage(tester, passes)
+    try:
+        reducer = Reducer(
+            passes, tester, source_size, best, deadline=deadline, follow_up=FOLLOW_UP, settle=settled
+        )
+        return render_module(reducer.reduce(parse_module(text)))
+    finally:
+        tester.close()
+        if offloaded is not None:
+            offloaded.close()
+            best.work.screen_cpu_seconds += offloaded.cpu_seconds
+
+def _graphs_if_they_pay(runs: Runs, text: str, target: Target, settings: RunSettings) -> list | None:
+    """The script's captured graphs if they hold more operators than the script shows (the model lives
+    elsewhere, so the graph reducer pays), else ``None``."""
+
+    if target.spec == "inplace" or "compile" not in text:
+        return None
+    source_ops = measure(text).torch_ops
+    bound = runs.operators_captured.get(candidate_key(text))
+    if bound is not None and bound <= source_ops:
+        # No graph holds more than all of them together: no capture run needed to tell.
+        runs.progress.message(
+            f"compiled graphs hold at most {bound} operators, the script shows {source_ops}: "
+            "the source reducer already sees the model"
+        )
+        return None
+    from minimizer.graph.capture import CaptureFailed, capture_graphs, case_from_capture
+    from minimizer.graph.case import operator_count
+
+    try:
+        captured = capture_graphs(text, settings)
+    except CaptureFailed as exc:
+        runs.progress.message(f"graph capture failed ({exc}); staying with the source reducer")
+        return None
+    cases = [case_from_capture(graph) for graph in captured]
+    graph_ops = max((operator_count(case) for case in cases if case is not None), default=0)
+    pays = graph_ops > source_ops
+    runs.progress.message(
+        f"compiled graphs hold {graph_ops} operators, the script shows {source_ops}: "
+        + ("reducing the graph" if pays else "the source reducer already sees the model")
+    )
+    return captured if pays else None
+
+def _reduce_graph_safely(
+    runs: Runs,
+    text: str,
+    target: Target,
+    settings: RunSettings,
+    best: BestSoFar,
+    deadline: float | None,
+    captured: list | None,
+) -> str:
+    """The graph stage is an extra: if it breaks on an unusual graph, the source result stands."""
+
+    try:
+        return _reduce_graph(runs, text, target, settings, best, deadline, captured)
+    except (OutOfTime, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # noqa: BLE001 - reported, and the best repro so far is kept
+        runs.progress.message(f"graph reduction failed ({type(exc).__name__}: {exc}); keeping the source result")
+        return text
+
+def _reduce_graph(
+    runs: Runs,
+    text: str,
+    target: Target,
+    settings: RunSettings,
+    best: BestSoFar,
+    deadline: float | None,
+    captured: list | None,
+) -> str:
+    """The FX-graph reducer, then the source reducer on the script it emits; ``text`` if no graph shows the bug."""
+
+    from minimizer.graph.reduce import reduce_graph
+
+    outcome = reduce_graph(
+        text,
+        settings,
+        target.spec,
+        target.signature,
+        jobs=runs.jobs,
+        progress=best,
+        deadline=deadline,
+        run=runs.run,
+        captured=captured,
+        speculation=speculation_for(best.report.device),
+    )
+    best.work.oracle_calls += outcome.oracle_calls
+    best.work.cache_hits += outcome.cache_hits
+    best.work.passes += outcome.passes
+    if outcome.script is None:
+        runs.progress.message(f"graph reduction: {outcome.reason}")
+        return text
+    runs.progress.message(
+        f"graph reduced from {outcome.operators_before} to {outcome.operators_after} operators; polishing its script"
+    )
+    # The emitted script stands alone: the model's code, wherever it lived, is now in the repro. That beats a
+    # shorter script that still imports the model from elsewhere, so it is kept.
+    emitted_target = Target(target.spec, outcome.signature)
+    polished = _reduce_source(runs, outcome.script, emitted_target, settings, best, deadline)
+    target.signature = emitted_target.signature
+    return polished
+
