@@ -2,23 +2,26 @@
 
 from __future__ import annotations
 
+import dataclasses
 import enum
+import functools
 import json
 import signal
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Any, List, NoReturn, Optional
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from minimizer.errors import MinimizerError
+from minimizer.errors import MinimizerError, ReproDoesNotFail
+from minimizer.files import refuse_unwritable
 from minimizer.progress import QuietProgress, make_progress
 from minimizer.runner.process import kill_all_candidates
 from minimizer.stages.check import diagnose
-from minimizer.errors import ReproDoesNotFail
+from minimizer.outcome import Outcome
 from minimizer.session import Options, Session
 
 app = typer.Typer(
@@ -39,8 +42,13 @@ EXIT_INTERRUPTED = 130
 EXIT_NOT_A_REPRO = 1
 
 
-def _fail(message: str, code: int = EXIT_USER_ERROR) -> None:
-    Console(stderr=True, soft_wrap=True).print(f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True)
+def _fail(error: str | MinimizerError, code: int = EXIT_USER_ERROR, *, verbose: bool = False) -> NoReturn:
+    console = Console(stderr=True, soft_wrap=True)
+    details = getattr(error, "details", "")
+    hint = " (--verbose shows its traceback)" if details and not verbose else ""
+    console.print(f"[bold red]error:[/] {escape(str(error) + hint)}", highlight=False, markup=True)
+    if details and verbose:
+        console.print(details.rstrip(), highlight=False, markup=False)
     raise typer.Exit(code)
 
 
@@ -58,6 +66,7 @@ def _interrupt_on_termination() -> None:
 @app.command()
 def reduce(
     script: Path = typer.Argument(..., help="The failing script (it is never modified)."),
+    script_args: Optional[List[str]] = typer.Argument(None, help="The script's own arguments, after --.", show_default=False),
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="Where to write the repro \\[default: SCRIPT.min.py]."),
     report: Optional[Path] = typer.Option(None, "--report", help="Also write a JSON report here."),
     oracle: str = typer.Option("auto", "--oracle", help="auto, a built-in name, file.py:name or package.module:name."),
@@ -69,6 +78,7 @@ def reduce(
     confirm: int = typer.Option(2, "--confirm", help="Runs of the original (and of the result) that must all show the bug."),
     max_time: Optional[float] = typer.Option(None, "--max-time", help="Finish in about this many seconds with the best so far (the reduction stops early enough to state and confirm the repro)."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress output."),
+    verbose: bool = typer.Option(False, "-v", "--verbose", help="With an error, also what lies behind it (a plug-in oracle's traceback)."),
     cold: bool = typer.Option(False, "--cold", help="Start a fresh interpreter per candidate (no warm workers)."),
     share_verdicts: bool = typer.Option(
         True,
@@ -81,7 +91,8 @@ def reduce(
         None, "--ray", envvar="MINIMIZER_RAY", help="Run candidates as Ray tasks: 'local' starts a Ray cluster here, else an address (or 'auto': RAY_ADDRESS)."
     ),
 ) -> None:
-    """Minimize SCRIPT: write the smallest script that still shows the same bug."""
+    """Minimize SCRIPT: write the smallest script that still shows the same bug. The script's own arguments
+    go after --: `minimizer reduce train.py -- --steps 2`."""
 
     options = Options(
         script=script,
@@ -97,36 +108,9 @@ def reduce(
         reducer=reducer.value,
         share_verdicts=share_verdicts,
         ray=ray,
+        script_args=tuple(script_args or ()),
     )
-    progress = make_progress(quiet)
-    session = None
-    _interrupt_on_termination()
-    try:
-        session = Session(options, progress)
-        outcome = session.reduce()
-    except ReproDoesNotFail as exc:
-        progress.close()
-        _fail(str(exc), EXIT_NOT_A_REPRO)
-        return
-    except MinimizerError as exc:
-        progress.close()
-        _fail(str(exc))
-        return
-    except KeyboardInterrupt:
-        kill_all_candidates()
-        progress.close()
-        Console(stderr=True).print(f"interrupted; the best repro so far is in {options.output_path}")
-        raise typer.Exit(EXIT_INTERRUPTED)
-    except BaseException:
-        kill_all_candidates()
-        progress.close()
-        if options.output_path.exists():
-            Console(stderr=True).print(f"minimizer crashed; the best repro so far is in {options.output_path}")
-        raise
-    finally:
-        if session is not None:
-            session.close()
-    progress.close()
+    outcome = _reduce(options, make_progress(quiet), verbose, issue)
     if not quiet:
         console = Console()
         console.print(
@@ -142,17 +126,50 @@ def reduce(
             Console().print(f"issue body: {issue}", highlight=False)
 
 
+def _reduce(options: Options, progress: Any, verbose: bool, issue: Optional[Path]) -> Outcome:
+    """``Session.reduce`` with every way it can end told in one line and an exit status."""
+
+    session = None
+    _interrupt_on_termination()
+    try:
+        refuse_unwritable(("--issue", issue))
+        session = Session(options, progress)
+        return session.reduce()
+    except MinimizerError as exc:
+        progress.close()
+        _fail(exc, EXIT_NOT_A_REPRO if isinstance(exc, ReproDoesNotFail) else EXIT_USER_ERROR, verbose=verbose)
+    except KeyboardInterrupt:
+        kill_all_candidates()
+        progress.close()
+        Console(stderr=True).print(f"interrupted; the best repro so far is in {options.output_path}")
+        raise typer.Exit(EXIT_INTERRUPTED)
+    except BaseException:
+        kill_all_candidates()
+        progress.close()
+        if options.output_path.exists():
+            Console(stderr=True).print(f"minimizer crashed; the best repro so far is in {options.output_path}")
+        raise
+    finally:
+        if session is not None:
+            session.close()
+        progress.close()
+
+
 @app.command()
 def check(
     script: Path = typer.Argument(..., help="The script to check."),
+    script_args: Optional[List[str]] = typer.Argument(None, help="The script's own arguments, after --.", show_default=False),
     oracle: str = typer.Option("auto", "--oracle", help="auto (every built-in) or one oracle spec."),
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds for the script to run."),
     confirm: int = typer.Option(1, "--confirm", help="How many runs."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    verbose: bool = typer.Option(False, "-v", "--verbose", help="With an error, also what lies behind it (a plug-in oracle's traceback)."),
 ) -> None:
     """Run SCRIPT under the oracles and show which fire, with their signatures."""
 
-    options = Options(script=script, oracle=oracle, timeout=timeout, confirm=confirm, cold=True)
+    options = Options(
+        script=script, oracle=oracle, timeout=timeout, confirm=confirm, cold=True, script_args=tuple(script_args or ())
+    )
     session = None
     _interrupt_on_termination()
     try:
@@ -162,8 +179,7 @@ def check(
         # What `reduce` would hold the reduction to (a generic assert over several compiled targets).
         held = session.hold_to_one_compiled_target(report.pinned, report) if problem is None else None
     except MinimizerError as exc:
-        _fail(str(exc))
-        return
+        _fail(exc, verbose=verbose)
     except KeyboardInterrupt:
         kill_all_candidates()
         raise typer.Exit(EXIT_INTERRUPTED)
@@ -197,6 +213,7 @@ def check(
 @app.command("triage")
 def triage_command(
     folder: Path = typer.Argument(..., help="A folder of failing scripts (e.g. a fuzzer's output)."),
+    script_args: Optional[List[str]] = typer.Argument(None, help="Arguments for every script, after --.", show_default=False),
     out: Path = typer.Option(..., "-o", "--out", help="Where index.json, index.md and the repros go."),
     jobs: int = typer.Option(2, "-j", "--jobs", min=1, help="Scripts checked at once; candidates at once when minimizing."),
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds per run of a script."),
@@ -212,6 +229,10 @@ def triage_command(
 
     if not folder.is_dir():
         _fail(f"not a folder: {folder}")
+    try:
+        refuse_unwritable(("-o", out), folder=True)
+    except MinimizerError as exc:
+        _fail(exc)
     console = Console(stderr=True)
     say = (lambda _: None) if quiet else (lambda line: console.print(line, highlight=False, markup=False))
 
@@ -222,23 +243,14 @@ def triage_command(
         try:
             backend = RayBackend(ray)
         except MinimizerError as exc:
-            _fail(str(exc))
+            _fail(exc)
         jobs = max(jobs, backend.slots)
-
-    def minimize(script: Path, target: Path, oracle_spec: str) -> tuple[int, str]:
-        options = Options(
-            script=script, output=target, oracle=oracle_spec, jobs=jobs, confirm=confirm, timeout=timeout, ray=ray
-        )
-        session = Session(options, QuietProgress())
-        try:
-            outcome = session.reduce()
-        finally:
-            session.close()
-        return outcome.after.tokens, outcome.signature
-
+    arguments = tuple(script_args or ())
+    each = Options(script=folder, jobs=jobs, confirm=confirm, timeout=timeout, ray=ray, script_args=arguments)
     _interrupt_on_termination()
     try:
-        index = Triage(folder, out, jobs=jobs, timeout=timeout, confirm=confirm, say=say, ray=backend).run(minimize)
+        triage = Triage(folder, out, jobs=jobs, timeout=timeout, confirm=confirm, say=say, ray=backend, script_args=arguments)
+        index = triage.run(functools.partial(_minimize_for_triage, each))
     except KeyboardInterrupt:
         kill_all_candidates()
         Console(stderr=True).print(f"interrupted; what is done is in {out} (run again to go on)")
@@ -252,6 +264,18 @@ def triage_command(
             f"{len(index['flaky'])} flaky: {out / 'index.md'}",
             highlight=False,
         )
+
+
+def _minimize_for_triage(each: Options, script: Path, target: Path, oracle_spec: str) -> tuple[int, str]:
+    """One bug of a triage minimized (``each``: the options every reduction shares); its tokens and signature."""
+
+    options = dataclasses.replace(each, script=script, output=target, oracle=oracle_spec)
+    session = Session(options, QuietProgress())
+    try:
+        outcome = session.reduce()
+    finally:
+        session.close()
+    return outcome.after.tokens, outcome.signature
 
 
 @app.command("bisect")

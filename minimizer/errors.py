@@ -2,7 +2,12 @@
 
 
 class MinimizerError(Exception):
-    """A problem with the input or the options, explained in one line."""
+    """A problem with the input or the options, explained in one line; ``details`` (a traceback, say) is shown
+    with ``--verbose``."""
+
+    def __init__(self, message: str, details: str = ""):
+        super().__init__(message)
+        self.details = details
 
 
 class ReproDoesNotFail(MinimizerError):

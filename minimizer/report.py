@@ -105,15 +105,7 @@ def issue_body(
     if plain is None:
         plain = run_plain(text, repro.name, str(repro.parent), Limits(timeout=600), python=python)
     expected, actual = _EXPECTED.get(header.oracle, ("The script runs as it does without `torch.compile`.", ""))
-    if plain.fails:
-        # The run was in a temporary folder: the traceback names the file as the reader will have it.
-        observed = re.sub(r'File "[^"]*/' + re.escape(repro.name) + '"', f'File "{repro.name}"', _error_tail(plain.stderr_tail))
-        actual_line = f"{actual + ': ' if actual else ''}`python {repro.name}` fails with `{plain.describe()}`."
-    elif plain.timed_out:
-        observed, actual_line = "(no output: the run was stopped at its time limit)", f"{actual or 'It hangs'}."
-    else:
-        observed = f"(python {repro.name} exited 0 here: the failure did not reproduce on this machine)"
-        actual_line = "It did not fail on this machine; see the bisect table for where it does."
+    observed, actual_line = _observed(plain, repro.name, actual)
     parts = [
         f"# {title_of(header, plain)}",
         "",
@@ -151,6 +143,21 @@ def issue_body(
         + ".</sub>",
     ]
     return "\n".join(parts) + "\n"
+
+
+def _observed(plain: PlainRun, name: str, actual: str) -> tuple[str, str]:
+    """The error log the plain run left, and the "Actual" line that says what it did."""
+
+    if plain.fails:
+        # The run was in a temporary folder: the traceback names the file as the reader will have it.
+        observed = re.sub(r'File "[^"]*/' + re.escape(name) + '"', f'File "{name}"', _error_tail(plain.stderr_tail))
+        return observed, f"{actual + ': ' if actual else ''}`python {name}` fails with `{plain.describe()}`."
+    if plain.timed_out:
+        return "(no output: the run was stopped at its time limit)", f"{actual or 'It hangs'}."
+    return (
+        f"(python {name} exited 0 here: the failure did not reproduce on this machine)",
+        "It did not fail on this machine; see the bisect table for where it does.",
+    )
 
 
 def _summary(header: Header) -> str:

@@ -40,10 +40,13 @@ from minimizer.runner.workspace import Workspace
 class Runs:
     """Runs scripts for the stages of one reduction of ``options.script``."""
 
-    def __init__(self, options: Options, progress: Progress, source: str):
+    def __init__(self, options: Options, progress: Progress, source: str, original: str | None = None):
         allow_candidates()  # an earlier run in this process may have been stopped
         self.progress = progress
-        self.source = source  # the original, as the runs' settings settle from it
+        # The script as every candidate starts from (its arguments written into it, see source.script_args),
+        # and as the user wrote it, which plain python runs with the arguments in the check.
+        self.source = source
+        self.original = source if original is None else original
         self.origin_dir = str(options.script.resolve().parent)
         # The files beside the script, as every run sees them (the script itself and our output left out).
         self.workspace = Workspace(Path(self.origin_dir), leave_out={options.script.name, options.output_path.name})
@@ -113,10 +116,10 @@ class Runs:
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
 
-    def plain(self, source: str, limits: Limits) -> PlainRun:
-        """``source`` under plain python, as the user runs it (in the snapshot of its folder)."""
+    def plain(self, source: str, limits: Limits, args: tuple[str, ...] = ()) -> PlainRun:
+        """``source`` under plain python, as the user runs it (in the snapshot of its folder), with ``args``."""
 
-        return run_plain(source, self.options.script.name, str(self.workspace.folder), limits)
+        return run_plain(source, self.options.script.name, str(self.workspace.folder), limits, args=args)
 
     def run(self, source: str, settings: RunSettings, cancel: threading.Event | None = None) -> RunResult:
         """``source`` under the oracles of ``settings``."""

@@ -11,17 +11,18 @@ from __future__ import annotations
 import json
 import time
 
-from minimizer.errors import ReproDoesNotFail
+from minimizer.errors import MinimizerError, ReproDoesNotFail
 from minimizer.metrics import Size, list_tensor_methods_in_background, measure
 from minimizer.options import Options
 from minimizer.outcome import Outcome
-from minimizer.files import write_atomic
+from minimizer.files import refuse_unwritable, write_atomic
 from minimizer.output import strip_header
 from minimizer.progress import Progress
 from minimizer.runner.process import RunSettings
 from minimizer.runs import Runs
 from minimizer.script_input import read_script
 from minimizer.source.layout import format_source
+from minimizer.source.script_args import bake_arguments
 from minimizer.stages.best_so_far import BestSoFar
 from minimizer.stages.check import CheckReport, OracleFinding, check_original
 from minimizer.stages.confirm import Confirmation, confirm_repro
@@ -36,8 +37,12 @@ __all__ = ["Options", "Outcome", "ReproDoesNotFail", "Session"]
 class Session:
     def __init__(self, options: Options, progress: Progress):
         self.progress = progress
-        self.source = strip_header(read_script(options.script))
-        self.runs = Runs(options, progress, self.source)
+        original = strip_header(read_script(options.script))
+        refuse_unwritable(("-o", options.output_path), ("--report", options.report))
+        if options.output_path.resolve() == options.script.resolve():
+            raise MinimizerError(f"-o {options.output_path} is the input script, which minimizer never modifies")
+        self.source = bake_arguments(original, options.script.name, options.script_args)
+        self.runs = Runs(options, progress, self.source, original)
         self.options = self.runs.options  # with the jobs chosen, where the user left them to us
 
     @property

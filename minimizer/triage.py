@@ -45,8 +45,11 @@ def digest_of(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
 
-def classify(path: Path, folder: Path, *, timeout: float | None, confirm: int) -> Classified:
-    """One script's verdict, from the same check that ``minimizer reduce`` starts with."""
+def classify(
+    path: Path, folder: Path, *, timeout: float | None, confirm: int, script_args: tuple[str, ...] = ()
+) -> Classified:
+    """One script's verdict, from the same check that ``minimizer reduce`` starts with (run with
+    ``script_args``)."""
 
     from minimizer.session import Options, Session
 
@@ -58,7 +61,8 @@ def classify(path: Path, folder: Path, *, timeout: float | None, confirm: int) -
         pass  # the check below names what is wrong with it
     session = None
     try:
-        session = Session(Options(script=path, timeout=timeout, confirm=confirm, cold=True), QuietProgress())
+        options = Options(script=path, timeout=timeout, confirm=confirm, cold=True, script_args=script_args)
+        session = Session(options, QuietProgress())
         report = session.check()
     except MinimizerError as error:
         base.error = str(error).splitlines()[0][:300]
@@ -88,8 +92,9 @@ class Group:
 
 class Triage:
     def __init__(self, folder: Path, out: Path, *, jobs: int = 2, timeout: float | None = None, confirm: int = 2,
-                 say: Callable[[str], None] = lambda _: None, ray: Any = None):
+                 say: Callable[[str], None] = lambda _: None, ray: Any = None, script_args: tuple[str, ...] = ()):
         self.folder, self.out, self.jobs, self.timeout, self.confirm, self.say = folder, out, jobs, timeout, confirm, say
+        self.script_args = script_args  # every script's own command line
         self.ray = ray  # a RayBackend: each check is a Ray task
         self.state_path = out / "state.json"
         state = json.loads(self.state_path.read_text()) if self.state_path.exists() else {}
@@ -145,9 +150,10 @@ class Triage:
         return index
 
     def _classify(self, path: Path) -> Classified:
+        kwargs = {"timeout": self.timeout, "confirm": self.confirm, "script_args": self.script_args}
         if self.ray is not None:
-            return self.ray.call(classify, path, self.folder, timeout=self.timeout, confirm=self.confirm)
-        return classify(path, self.folder, timeout=self.timeout, confirm=self.confirm)
+            return self.ray.call(classify, path, self.folder, **kwargs)
+        return classify(path, self.folder, **kwargs)
 
     def groups(self) -> list[Group]:
         grouped: dict[tuple[str, str], list[str]] = {}

@@ -123,13 +123,39 @@ class Verdict:
     fires: bool
     signature: str = ""
     detail: str = ""
+    # Set when the oracle itself raised: ``"ValueError: bad at my_oracle.py:12"``, and the full traceback.
+    error: str = ""
+    traceback: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {"fires": self.fires, "signature": self.signature, "detail": self.detail}
+        data = {"fires": self.fires, "signature": self.signature, "detail": self.detail}
+        return data | ({"error": self.error, "traceback": self.traceback} if self.error else {})
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Verdict:
-        return cls(bool(data["fires"]), data.get("signature", ""), data.get("detail", ""))
+        return cls(
+            bool(data["fires"]),
+            data.get("signature", ""),
+            data.get("detail", ""),
+            data.get("error", ""),
+            data.get("traceback", ""),
+        )
+
+    @classmethod
+    def of_error(cls, exc: BaseException) -> Verdict:
+        """The verdict of an oracle that raised ``exc``: it does not fire, and says what it raised where."""
+
+        import traceback
+
+        frames = traceback.extract_tb(exc.__traceback__)
+        where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+        error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}".rstrip(": ")
+        return cls(
+            False,
+            detail=f"oracle error: {type(exc).__name__}: {exc}",
+            error=error + where,
+            traceback="".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
+        )
 
 
 # What the in-process harness must record for an oracle. Recording costs time, so a run records only what its

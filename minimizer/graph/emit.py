@@ -140,49 +140,14 @@ class _Emitter:
         placeholders = case.placeholders
         members = [(n, n.meta["input_spec"]) for n in placeholders if n.meta["input_spec"].kind in ("parameter", "buffer")]
         arguments = [(n, n.meta["input_spec"]) for n in placeholders if n.meta["input_spec"].kind not in ("parameter", "buffer")]
-        init_lines = []
-        member_names: set[str] = set()
-        for node, spec in members:
-            attr = _identifier(spec.name)
-            while attr in member_names:
-                attr += "_"
-            member_names.add(attr)
-            self.names[node] = f"self.{attr}"
-            if spec.kind == "parameter" and (spec.dtype.is_floating_point or spec.dtype.is_complex):
-                grad = "" if spec.requires_grad else ", requires_grad=False"
-                init_lines.append(f"self.{attr} = torch.nn.Parameter({self._make_tensor(spec, grad=False)}{grad})")
-            else:
-                init_lines.append(f'self.register_buffer("{attr}", {self._make_tensor(spec)})')
+        init_lines = self._members(members)
         argument_names = []
         for node, spec in arguments:
             name = self._fresh(spec.name)
             self.names[node] = name
             argument_names.append(name)
-        body = []
-        for node in case.gm.graph.nodes:
-            if node.op in ("placeholder",):
-                continue
-            if node.op == "output":
-                outputs = node.args[0]
-                # Dynamo's graphs return a tuple; one output reads better, and compares simpler, on its own.
-                self.single_output = isinstance(outputs, (tuple, list)) and len(outputs) == 1
-                body.append(f"return {self._format(outputs[0] if self.single_output else outputs)}")
-                continue
-            body.append(self._statement(node))
-
-        lines: list[str] = []
-        prelude = case.prelude.strip("\n")
-        if "torch" not in _prelude_names(prelude):
-            lines.append("import torch")
-        for module in sorted(self.imports):
-            lines.append(f"import {module}")
-        if prelude:
-            lines.append(prelude)
-        lines.append("")
-        if self.uses_device:
-            lines.append('device = "cuda" if torch.cuda.is_available() else "cpu"')
-            lines.append("")
-        lines.append("")
+        body = self._body()
+        lines = self._imports()
         lines.append("class Repro(torch.nn.Module):")
         if init_lines:
             lines.append("    def __init__(self):")
@@ -201,6 +166,58 @@ class _Emitter:
         lines.append("expected = model(*inputs)")
         lines.extend(self._check())
         return "\n".join(lines) + "\n"
+
+    def _members(self, members: list) -> list[str]:
+        """``__init__``'s lines: a parameter or buffer per graph input that is one, named after it."""
+
+        init_lines = []
+        member_names: set[str] = set()
+        for node, spec in members:
+            attr = _identifier(spec.name)
+            while attr in member_names:
+                attr += "_"
+            member_names.add(attr)
+            self.names[node] = f"self.{attr}"
+            if spec.kind == "parameter" and (spec.dtype.is_floating_point or spec.dtype.is_complex):
+                grad = "" if spec.requires_grad else ", requires_grad=False"
+                init_lines.append(f"self.{attr} = torch.nn.Parameter({self._make_tensor(spec, grad=False)}{grad})")
+            else:
+                init_lines.append(f'self.register_buffer("{attr}", {self._make_tensor(spec)})')
+        return init_lines
+
+    def _body(self) -> list[str]:
+        """``forward``'s lines: one statement per graph node, then the return."""
+
+        body = []
+        for node in self.case.gm.graph.nodes:
+            if node.op in ("placeholder",):
+                continue
+            if node.op == "output":
+                outputs = node.args[0]
+                # Dynamo's graphs return a tuple; one output reads better, and compares simpler, on its own.
+                self.single_output = isinstance(outputs, (tuple, list)) and len(outputs) == 1
+                body.append(f"return {self._format(outputs[0] if self.single_output else outputs)}")
+                continue
+            body.append(self._statement(node))
+        return body
+
+    def _imports(self) -> list[str]:
+        """The lines before the module: imports, the script's prelude, the device (once the body is written)."""
+
+        lines: list[str] = []
+        prelude = self.case.prelude.strip("\n")
+        if "torch" not in _prelude_names(prelude):
+            lines.append("import torch")
+        for module in sorted(self.imports):
+            lines.append(f"import {module}")
+        if prelude:
+            lines.append(prelude)
+        lines.append("")
+        if self.uses_device:
+            lines.append('device = "cuda" if torch.cuda.is_available() else "cpu"')
+            lines.append("")
+        lines.append("")
+        return lines
 
     def _compile_call(self) -> str:
         call = self.case.compile

@@ -7,6 +7,7 @@ format: ``emit_script`` renders a candidate, ``case_size`` orders them, ``graph_
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
 import time
 from dataclasses import dataclass, field
@@ -74,24 +75,15 @@ def reduce_graph(
     started = time.monotonic()
     report = _Progress(progress)
     settings = dataclasses.replace(settings, oracles=(oracle_spec,))
-    if captured is None:
-        report.message("capturing the graphs torch.compile sees")
-        try:
-            captured = capture_graphs(script_source, settings)
-        except CaptureFailed as exc:
-            return GraphOutcome(None, str(exc), seconds=time.monotonic() - started)
+    try:
+        captured = captured if captured is not None else _capture(script_source, settings, report)
+    except CaptureFailed as exc:
+        return GraphOutcome(None, str(exc), seconds=time.monotonic() - started)
     if not captured:
         return GraphOutcome(None, "the script compiled no graph", seconds=time.monotonic() - started)
-
-    prelude = prelude_from_script(script_source)
     check = "requires_grad" if oracle_spec == "requires-grad" else "allclose"
     pinned = _Pin(oracle_spec, signature)
-
-    def still_fails(text: str, cancel: threading.Event) -> bool | None:
-        result = run(text, settings, cancel=cancel)
-        return None if result.cancelled else pinned.matches(result.verdict(oracle_spec))
-
-    start = _first_failing_graph(captured, prelude, check, pinned, settings, oracle_spec, report, run)
+    start = _first_failing_graph(captured, prelude_from_script(script_source), check, pinned, settings, oracle_spec, report, run)
     if start is None:
         return GraphOutcome(
             None,
@@ -102,25 +94,8 @@ def reduce_graph(
     index, case = start
     report.message(f"graph {index} of {len(captured)} shows the bug ({operator_count(case)} operators); reducing it")
 
-    best = _BestCase(case, report)
-    tester: Tester[GraphCase] = Tester(
-        best.render,
-        still_fails,
-        jobs=jobs,
-        on_result=lambda text, interesting, cached: report.tested(interesting, cached),
-        speculation=speculation,
-    )
-    passes = graph_passes()
-    reducer = Reducer(passes, tester, case_size, best, deadline=deadline)
-    stopped_early = False
-    try:
-        result = reducer.reduce(case)
-    except OutOfTime:
-        stopped_early = True
-        result = best.case
-        report.message("time limit reached: keeping the smallest graph so far")
-    finally:
-        tester.close()
+    still_fails = functools.partial(_still_fails, run, settings, pinned)
+    result, tester, passes, stopped_early = _shrink(case, still_fails, report, jobs, deadline, speculation)
     return GraphOutcome(
         script=emit_script(result),
         signature=pinned.signature,
@@ -134,6 +109,46 @@ def reduce_graph(
         stopped_early=stopped_early,
         passes=[{"pass": p.name, "proposed": p.tried, "accepted": p.accepted} for p in passes],
     )
+
+
+def _still_fails(run: Runner, settings: RunSettings, pinned: _Pin, text: str, cancel: threading.Event) -> bool | None:
+    result = run(text, settings, cancel=cancel)
+    return None if result.cancelled else pinned.matches(result.verdict(pinned.oracle_spec))
+
+
+def _capture(script_source: str, settings: RunSettings, report: _Progress) -> list[CapturedGraph]:
+    report.message("capturing the graphs torch.compile sees")
+    return capture_graphs(script_source, settings)
+
+
+def _shrink(
+    case: GraphCase,
+    still_fails: Callable[[str, threading.Event], bool | None],
+    report: _Progress,
+    jobs: int,
+    deadline: float | None,
+    speculation: Speculation | None,
+) -> tuple[GraphCase, Tester, list, bool]:
+    """The graph passes run on ``case`` until a round changes nothing (or ``deadline``): the smallest case, the
+    tester (its counts), the passes (their payoffs), whether time ran out."""
+
+    best = _BestCase(case, report)
+    tester: Tester[GraphCase] = Tester(
+        best.render,
+        still_fails,
+        jobs=jobs,
+        on_result=lambda text, interesting, cached: report.tested(interesting, cached),
+        speculation=speculation,
+    )
+    passes = graph_passes()
+    reducer = Reducer(passes, tester, case_size, best, deadline=deadline)
+    try:
+        return reducer.reduce(case), tester, passes, False
+    except OutOfTime:
+        report.message("time limit reached: keeping the smallest graph so far")
+        return best.case, tester, passes, True
+    finally:
+        tester.close()
 
 
 def _first_failing_graph(

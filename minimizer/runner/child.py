@@ -101,26 +101,9 @@ def _record(
 
     key = None
     if eager_precheck:
-        before = _operators_captured()
-        eager_first, key = _precheck(harness, script, seed, fingerprint=shared is not None)
-        captured["tracing"] = _operators_captured() - before
-        if not harness.used_compile:
-            return (
-                RecordedRun(
-                    exception=info(eager_first),
-                    inplace_violations=harness.inplace_violations,
-                    kernels=list(harness.kernels),
-                    kernel_strays=harness.strays(),
-                    only_compile=harness.only_compile,
-                ),
-                None,
-            )
-        if eager_first is not None:
-            raise EagerPrecheckFailed(info(eager_first))
-        known = shared.get(key) if shared is not None and key is not None else None
-        if known is not None:
-            raise SharedVerdictFound(key, known)
-        harness.clear()
+        eager_run, key = _eager_precheck(harness, script, seed, info, captured, shared)
+        if eager_run is not None:
+            return eager_run, None
 
     before = _operators_captured()
     escaped = run_script(script, seed)
@@ -142,6 +125,35 @@ def _record(
         run.eager_rerun_done = True
         run.eager_rerun_exception = info(rerun)
     return run, key
+
+
+def _eager_precheck(
+    harness: Any, script: str, seed: int, info: Any, captured: dict[str, int], shared: Any
+) -> tuple[Any, str | None]:
+    """The script run first without compiling: the RecordedRun where it never called torch.compile (that was
+    the real run), else ``None``; and the fingerprint of its compiled calls. Raises as ``_record`` says."""
+
+    from oracles.api import RecordedRun
+
+    before = _operators_captured()
+    eager_first, key = _precheck(harness, script, seed, fingerprint=shared is not None)
+    captured["tracing"] = _operators_captured() - before
+    if not harness.used_compile:
+        run = RecordedRun(
+            exception=info(eager_first),
+            inplace_violations=harness.inplace_violations,
+            kernels=list(harness.kernels),
+            kernel_strays=harness.strays(),
+            only_compile=harness.only_compile,
+        )
+        return run, None
+    if eager_first is not None:
+        raise EagerPrecheckFailed(info(eager_first))
+    known = shared.get(key) if shared is not None and key is not None else None
+    if known is not None:
+        raise SharedVerdictFound(key, known)
+    harness.clear()
+    return None, key
 
 
 def _precheck(harness: Any, script: str, seed: int, *, fingerprint: bool) -> tuple[BaseException | None, str | None]:
@@ -238,31 +250,12 @@ def main(request_path: str) -> int:
     script = request["script"]
     enter_script_folder(script)
 
-    from oracles.harness import Harness
     from oracles.registry import load_oracle
 
     oracles = [load_oracle(spec) for spec in request["oracles"]]
     needs = frozenset().union(*(o.needs for o in oracles)) if oracles else frozenset()
     eager_precheck = request.get("eager_precheck", False)
-    shared, fingerprint = None, None
-    # Only verdicts read off the compiled calls alone can be shared, and only the pre-check can tell the
-    # fingerprint before compiling.
-    if request.get("shared_verdicts") and eager_precheck and all(getattr(o, "reads_only_calls", False) for o in oracles):
-        from minimizer.runner.shared_verdicts import SharedVerdicts
-        from oracles.fingerprint import CallFingerprint
-
-        shared = SharedVerdicts(request["shared_verdicts"], request["oracles"], request["seed"])
-        fingerprint = CallFingerprint()
-    harness = Harness(
-        needs,
-        seed=request["seed"],
-        script_path=script,
-        fingerprint=fingerprint,
-        phase_file=request.get("phase"),
-        only_compile=request.get("only_compile"),
-    )
-    harness.install()
-
+    harness, shared, fingerprint = _installed_harness(request, oracles, needs, script)
     key, reused, captured = None, None, {}
     phases = {"start": time.monotonic() - started}
     try:
@@ -274,23 +267,12 @@ def main(request_path: str) -> int:
         run, rejected = None, f"fails without torch.compile (eager pre-check): {failed}"
     except SharedVerdictFound as found:
         run, key, reused = None, found.key, found.verdicts
-    verdicts: dict[str, Any] = dict(reused or {})
-    for spec, found in zip(request["oracles"], oracles):
-        if reused is not None:
-            continue
-        if run is None:
-            verdicts[spec] = {"fires": False, "signature": "", "detail": rejected}
-            continue
-        try:
-            verdicts[spec] = found(run).to_json()
-        except Exception as exc:  # noqa: BLE001 - a broken oracle is reported, not fatal
-            verdicts[spec] = {"fires": False, "signature": "", "detail": f"oracle error: {type(exc).__name__}: {exc}"}
+    verdicts = dict(reused) if reused is not None else _verdicts(request["oracles"], oracles, run, rejected)
     if shared is not None and key is not None and run is not None:
         shared.put(key, verdicts)
     phases["compiled calls"] = harness.compiled_seconds
     phases["their eager sides"] = harness.eager_sides_seconds
     phases["the rest (script, pre-check, oracles)"] = time.monotonic() - started - sum(phases.values())
-
     result = {
         "exception": None if run is None or run.exception is None else run.exception.to_json(),
         "used_compile": harness.used_compile,
@@ -313,10 +295,60 @@ def main(request_path: str) -> int:
         },
         **_environment(),
     }
+    _answer(Path(request["result"]), result)
+
+
+def _installed_harness(request: dict, oracles: list, needs: frozenset[str], script: str) -> tuple[Any, Any, Any]:
+    """The harness the oracles need, installed; where verdicts can be shared, their store and the fingerprint
+    of the compiled calls (the harness lets go of it once the real run starts)."""
+
+    from oracles.harness import Harness
+
+    shared, fingerprint = None, None
+    # Only verdicts read off the compiled calls alone can be shared, and only the pre-check can tell the
+    # fingerprint before compiling.
+    eager_precheck = request.get("eager_precheck", False)
+    if request.get("shared_verdicts") and eager_precheck and all(getattr(o, "reads_only_calls", False) for o in oracles):
+        from minimizer.runner.shared_verdicts import SharedVerdicts
+        from oracles.fingerprint import CallFingerprint
+
+        shared = SharedVerdicts(request["shared_verdicts"], request["oracles"], request["seed"])
+        fingerprint = CallFingerprint()
+    harness = Harness(
+        needs,
+        seed=request["seed"],
+        script_path=script,
+        fingerprint=fingerprint,
+        phase_file=request.get("phase"),
+        only_compile=request.get("only_compile"),
+    )
+    harness.install()
+    return harness, shared, fingerprint
+
+
+def _verdicts(specs: list[str], oracles: list, run: Any, rejected: str) -> dict[str, Any]:
+    """Each oracle's verdict on the run (``None``: rejected before it, for the reason ``rejected``)."""
+
+    from oracles.api import Verdict
+
+    verdicts: dict[str, Any] = {}
+    for spec, found in zip(specs, oracles):
+        if run is None:
+            verdicts[spec] = {"fires": False, "signature": "", "detail": rejected}
+            continue
+        try:
+            verdicts[spec] = found(run).to_json()
+        except Exception as exc:  # noqa: BLE001 - a broken oracle is reported, not fatal
+            verdicts[spec] = Verdict.of_error(exc).to_json()
+    return verdicts
+
+
+def _answer(target: Path, result: dict) -> None:
+    """Write the answer and leave at once."""
+
     # Output first: the parent takes the result as the end of the run and reads the output then.
     sys.stdout.flush()
     sys.stderr.flush()
-    target = Path(request["result"])
     tmp = target.with_suffix(".tmp")
     tmp.write_text(json.dumps(result))
     os.replace(tmp, target)

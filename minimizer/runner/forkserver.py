@@ -19,6 +19,7 @@ import os
 import select
 import signal
 import sys
+from typing import TextIO
 
 from minimizer.runner.candidate_process import Spares, fork_candidate
 
@@ -231,9 +232,6 @@ def _kill_candidates_and_exit(jobs_by_pid: dict[int, int], spares: Spares) -> No
 def serve() -> None:
     """Read jobs from stdin, fork one child each, report pids and exit statuses on stdout."""
 
-    from minimizer.runner.bytecode import own_bytecode
-    from minimizer.runner.prelude import apply_sys_path
-
     jobs_by_pid: dict[int, int] = {}
     spares = Spares(enabled=False, start_cuda=False)
     # Asked to stop, or the reducer gone (even killed by SIGKILL: we are then reparented), the candidates go
@@ -241,19 +239,7 @@ def serve() -> None:
     for number in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(number, lambda _n, _f: _kill_candidates_and_exit(jobs_by_pid, spares))
     parent = os.getppid()
-    apply_sys_path()  # the script's prelude, before torch is imported
-    with own_bytecode():  # candidates fork after it: they get the interpreter's own settings
-        _preload()
-        _warm_inductor()
-        _settle_cpu_vec_isa()
-        _preimport_script_modules()
-    spares.enabled = _spares_asked()
-    spares.start_cuda = spares.enabled and _gpu_present()
-    # What the server built stays out of the candidates' collections: a collection that walks the inherited
-    # objects writes to each one's header, copying every page of them into the candidate (and eight candidates
-    # at once copy in each other's way). The script's own objects are collected as under plain python.
-    gc.collect()
-    gc.freeze()
+    _warm_up(spares)
     out = sys.stdout
     out.write(json.dumps({"ready": True}) + "\n")
     out.flush()
@@ -278,23 +264,52 @@ def serve() -> None:
             buffer += chunk
             while b"\n" in buffer:
                 line, buffer = buffer.split(b"\n", 1)
-                job = json.loads(line)
-                pid = spares.hand_over(job) or fork_candidate(job, spares)
-                jobs_by_pid[pid] = job["id"]
-                out.write(json.dumps({"id": job["id"], "pid": pid}) + "\n")
-                out.flush()
-                if open_input:
-                    spares.started(job, pid)
-        while jobs_by_pid:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-            if pid == 0:
-                break
-            spares.ended(pid)
-            job_id = jobs_by_pid.pop(pid, None)
-            if job_id is not None:
-                out.write(json.dumps({"id": job_id, "status": status}) + "\n")
-                out.flush()
+                _start_job(json.loads(line), jobs_by_pid, spares, out, handing_over=open_input)
+        _report_ended(jobs_by_pid, spares, out)
 
+
+def _warm_up(spares: Spares) -> None:
+    """Everything the candidates would otherwise each do first, done once before they fork."""
+
+    from minimizer.runner.bytecode import own_bytecode
+    from minimizer.runner.prelude import apply_sys_path
+
+    apply_sys_path()  # the script's prelude, before torch is imported
+    with own_bytecode():  # candidates fork after it: they get the interpreter's own settings
+        _preload()
+        _warm_inductor()
+        _settle_cpu_vec_isa()
+        _preimport_script_modules()
+    spares.enabled = _spares_asked()
+    spares.start_cuda = spares.enabled and _gpu_present()
+    # What the server built stays out of the candidates' collections: a collection that walks the inherited
+    # objects writes to each one's header, copying every page of them into the candidate (and eight candidates
+    # at once copy in each other's way). The script's own objects are collected as under plain python.
+    gc.collect()
+    gc.freeze()
+
+
+def _start_job(job: dict, jobs_by_pid: dict[int, int], spares: Spares, out: TextIO, *, handing_over: bool) -> None:
+    pid = spares.hand_over(job) or fork_candidate(job, spares)
+    jobs_by_pid[pid] = job["id"]
+    out.write(json.dumps({"id": job["id"], "pid": pid}) + "\n")
+    out.flush()
+    if handing_over:
+        spares.started(job, pid)
+
+
+def _report_ended(jobs_by_pid: dict[int, int], spares: Spares, out: TextIO) -> None:
+    """Reap the candidates that ended and say so, without waiting for any."""
+
+    while jobs_by_pid:
+        pid, status = os.waitpid(-1, os.WNOHANG)
+        if pid == 0:
+            break
+        spares.ended(pid)
+        job_id = jobs_by_pid.pop(pid, None)
+        if job_id is not None:
+            out.write(json.dumps({"id": job_id, "status": status}) + "\n")
+            out.flush()
 
 if __name__ == "__main__":
     serve()

@@ -86,8 +86,9 @@ def run_plain(
     *,
     cancel: threading.Event | None = None,
     python: str = sys.executable,
+    args: tuple[str, ...] = (),
 ) -> PlainRun:
-    """Run ``source`` as ``python FILENAME`` in a fresh folder beside (links to) ``beside``'s entries."""
+    """Run ``source`` as ``python FILENAME ARGS`` in a fresh folder beside (links to) ``beside``'s entries."""
 
     with tempfile.TemporaryDirectory(prefix="minimizer-plain-") as workdir:
         work = Path(workdir)
@@ -99,7 +100,7 @@ def run_plain(
         started = time.monotonic()
         with open(stderr_path, "wb") as err:
             proc = subprocess.Popen(
-                [python, filename],
+                [python, filename, *args],
                 cwd=work,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,

@@ -234,21 +234,7 @@ def run_candidate(
     with tempfile.TemporaryDirectory(prefix="minimizer-") as workdir:
         work = Path(workdir)
         script, own, base_env, set_by_script = prepare_run_folder(source, settings, work)
-        request = {
-            "script": str(script),
-            "origin_dir": settings.origin_dir,
-            "oracles": list(settings.oracles),
-            "seed": settings.seed,
-            "eager_precheck": settings.eager_precheck,
-            "shared_verdicts": str(Path(settings.compile_cache) / "verdicts")
-            if settings.share_verdicts and settings.compile_cache
-            else None,
-            "result": str(own / "result.json"),
-            "phase": str(own / "phase"),
-            "stacks": str(own / "stacks"),
-            "only_compile": settings.only_compile,
-        }
-        (own / "request.json").write_text(json.dumps(request))
+        (own / "request.json").write_text(json.dumps(_request(script, own, settings)))
         started = time.monotonic()
         with gpus.lease() as gpu_env:
             handle = (launcher or SUBPROCESS).launch(
@@ -271,43 +257,74 @@ def run_candidate(
             handle.proc.wait()  # killed with its group once it answered: reap it (a fork server reaps its own)
         # A candidate lost with the warm server has no answer, like a cancelled one.
         cancelled = cancelled or getattr(handle, "lost", False)
-        seconds = time.monotonic() - started
-        answered = result_file.exists() and not (timed_out or memory_exceeded or cancelled)
-        # A process that wrote its result ended well, whatever the kill of its group that followed reads as.
-        returncode = 0 if answered else handle.returncode
-        result = RunResult(
-            seconds=seconds,
-            returncode=returncode,
-            signal=_signal_name(returncode) if not (timed_out or memory_exceeded or cancelled) else None,
-            timed_out=timed_out,
-            memory_exceeded=memory_exceeded,
-            cancelled=cancelled,
-            stdout_tail=_tail(own / "stdout"),
-            stderr_tail=_tail(own / "stderr"),
-            phase=_tail(own / "phase") if timed_out else "",
-            stacks=_head(own / "stacks") if timed_out else "",
-        )
-        if answered:
-            data = json.loads(result_file.read_text())
-            result.exception = ExceptionInfo.from_json(data["exception"])
-            result.used_compile = data["used_compile"]
-            result.compiled_calls = data.get("compiled_calls", 0)
-            result.compiled_targets = list(data.get("compiled_targets", []))
-            result.compiled_outputs = list(data.get("compiled_outputs", []))
-            result.operators_captured = data.get("operators_captured")
-            result.verdicts = {k: Verdict.from_json(v) for k, v in data["verdicts"].items()}
-            result.device = data.get("device", "")
-            result.torch_version = data.get("torch_version", "")
-            result.phase_seconds = dict(data.get("phase_seconds") or {})
-            result.forked_ahead = bool(data.get("forked_ahead"))
-            result.cuda_started_ahead = bool(data.get("cuda_started_ahead"))
-            result.compile_cache = CompileCacheStats(**data.get("compile_cache", {}))
-            fingerprint = data.get("fingerprint") or {}
-            result.fingerprint = fingerprint.get("key")
-            result.fingerprint_why_not = fingerprint.get("why_not")
-            result.shared_verdict = bool(fingerprint.get("shared"))
-            result.tracing_seconds = float(fingerprint.get("tracing_seconds") or 0.0)
-        return result
+        return _result(own, handle, time.monotonic() - started, timed_out, memory_exceeded, cancelled)
+
+
+def _result(own: Path, handle: Handle, seconds: float, timed_out: bool, memory_exceeded: bool, cancelled: bool) -> RunResult:
+    """What a candidate's run shows, read from its folder ``own`` once its process ended."""
+
+    result_file = own / "result.json"
+    stopped = timed_out or memory_exceeded or cancelled
+    answered = result_file.exists() and not stopped
+    # A process that wrote its result ended well, whatever the kill of its group that followed reads as.
+    returncode = 0 if answered else handle.returncode
+    result = RunResult(
+        seconds=seconds,
+        returncode=returncode,
+        signal=None if stopped else _signal_name(returncode),
+        timed_out=timed_out,
+        memory_exceeded=memory_exceeded,
+        cancelled=cancelled,
+        stdout_tail=_tail(own / "stdout"),
+        stderr_tail=_tail(own / "stderr"),
+        phase=_tail(own / "phase") if timed_out else "",
+        stacks=_head(own / "stacks") if timed_out else "",
+    )
+    if answered:
+        _read_answer(json.loads(result_file.read_text()), result)
+    return result
+
+
+def _request(script: Path, own: Path, settings: RunSettings) -> dict:
+    """What the candidate's process is asked to do (``runner.child`` reads it), and where it answers."""
+
+    return {
+        "script": str(script),
+        "origin_dir": settings.origin_dir,
+        "oracles": list(settings.oracles),
+        "seed": settings.seed,
+        "eager_precheck": settings.eager_precheck,
+        "shared_verdicts": str(Path(settings.compile_cache) / "verdicts")
+        if settings.share_verdicts and settings.compile_cache
+        else None,
+        "result": str(own / "result.json"),
+        "phase": str(own / "phase"),
+        "stacks": str(own / "stacks"),
+        "only_compile": settings.only_compile,
+    }
+
+
+def _read_answer(data: dict, result: RunResult) -> None:
+    """Fill ``result`` from the answer the candidate's process wrote (``runner.child``)."""
+
+    result.exception = ExceptionInfo.from_json(data["exception"])
+    result.used_compile = data["used_compile"]
+    result.compiled_calls = data.get("compiled_calls", 0)
+    result.compiled_targets = list(data.get("compiled_targets", []))
+    result.compiled_outputs = list(data.get("compiled_outputs", []))
+    result.operators_captured = data.get("operators_captured")
+    result.verdicts = {k: Verdict.from_json(v) for k, v in data["verdicts"].items()}
+    result.device = data.get("device", "")
+    result.torch_version = data.get("torch_version", "")
+    result.phase_seconds = dict(data.get("phase_seconds") or {})
+    result.forked_ahead = bool(data.get("forked_ahead"))
+    result.cuda_started_ahead = bool(data.get("cuda_started_ahead"))
+    result.compile_cache = CompileCacheStats(**data.get("compile_cache", {}))
+    fingerprint = data.get("fingerprint") or {}
+    result.fingerprint = fingerprint.get("key")
+    result.fingerprint_why_not = fingerprint.get("why_not")
+    result.shared_verdict = bool(fingerprint.get("shared"))
+    result.tracing_seconds = float(fingerprint.get("tracing_seconds") or 0.0)
 
 
 def prepare_run_folder(source: str, settings: RunSettings, work: Path) -> tuple[Path, Path, dict[str, str], set[str]]:

@@ -10,7 +10,7 @@ import ast
 
 import libcst as cst
 
-from minimizer.source.cst_utils import walk
+from minimizer.source.traversal import walk
 from minimizer.syntax import parse_python
 
 

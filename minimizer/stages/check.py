@@ -151,6 +151,11 @@ def diagnose(report: CheckReport, *, explicit_oracle: bool) -> str | None:
         seen = ", ".join(f"{_short(failure) if failure else 'passes'} with seed {seed}" for seed, failure in escaped.items())
         return f"the script {FLAKY} under minimizer ({seen}): it depends on the random numbers"
     python_failure = report.plain_failure
+    if _exits_before_compiling(report):
+        return (
+            f"the script exits ({python_failure}) before any compiled call, as a script does when its arguments are "
+            "missing or wrong: pass them after --, as in `minimizer reduce script.py -- --steps 2`"
+        )
     if python_failure is not None and not explicit_oracle:
         first = plain[0]
         cannot_start = python_failure.startswith(_CANNOT_START) and all(r.compiled_calls == 0 for r in report.runs)
@@ -171,21 +176,36 @@ def diagnose(report: CheckReport, *, explicit_oracle: bool) -> str | None:
                 "use --oracle script to minimize it anyway"
             )
         return None
-    unsteady = [f for f in report.findings if f.fired]
-    if unsteady:
-        f = unsteady[0]
-        kinds = len(set(f.signatures))
-        why = (
-            f"fired in {f.fired} of {len(f.verdicts)} runs ({100 * f.fired // len(f.verdicts)}%)"
-            if f.fired < len(f.verdicts)
-            else f"gave {kinds} different signatures in {len(f.verdicts)} runs"
-        )
-        seeds = f" with seeds {', '.join(map(str, report.seeds))}" if len(set(report.seeds)) > 1 else ""
-        return f"the script {FLAKY}: oracle {f.spec} {why}{seeds}"
+    unsteady = next((f for f in report.findings if f.fired), None)
+    if unsteady is not None:
+        return _unsteady(unsteady, report.seeds)
     names = ", ".join(f.spec for f in report.findings)
     if python_failure is not None:
         return f"no oracle ({names}) shows the failure plain python shows: {plain[0].describe()}"
     return f"{NOTHING_TO_MINIMIZE}: the script passes under plain python and no oracle fires ({names})"
+
+
+def _unsteady(f: OracleFinding, seeds: list[int]) -> str:
+    kinds = len(set(f.signatures))
+    why = (
+        f"fired in {f.fired} of {len(f.verdicts)} runs ({100 * f.fired // len(f.verdicts)}%)"
+        if f.fired < len(f.verdicts)
+        else f"gave {kinds} different signatures in {len(f.verdicts)} runs"
+    )
+    with_seeds = f" with seeds {', '.join(map(str, seeds))}" if len(set(seeds)) > 1 else ""
+    return f"the script {FLAKY}: oracle {f.spec} {why}{with_seeds}"
+
+
+def _exits_before_compiling(report: CheckReport) -> bool:
+    """Every plain run ended by ``sys.exit`` with an error status (argparse's usage error is ``exit status 2``)
+    and no oracle run reached a compiled call."""
+
+    failure = report.plain_failure
+    return (
+        failure is not None
+        and failure.startswith("exit status")
+        and all(run.compiled_calls == 0 and not run.used_compile for run in report.runs)
+    )
 
 
 def _first_mismatch(report: CheckReport) -> str | None:
@@ -219,7 +239,8 @@ def oracle_specs(oracle: str) -> list[str]:
     except OracleNotFound as exc:
         raise MinimizerError(str(exc)) from None
     except Exception as exc:
-        raise MinimizerError(f"oracle {oracle!r} fails to load: {type(exc).__name__}: {exc}") from None
+        failed = Verdict.of_error(exc)
+        raise MinimizerError(f"oracle {oracle!r} fails to load: {failed.error}", failed.traceback) from None
     return [spec]
 
 
@@ -240,7 +261,7 @@ def check_original(runs: Runs) -> CheckReport:
     # time limit, not two).
     calls: list[Callable[[], object]] = []
     for seed in seeds:
-        calls.append(lambda: runs.plain(runs.source, settings.limits))
+        calls.append(lambda: runs.plain(runs.original, settings.limits, options.script_args))
         calls.append(lambda seed=seed: runs.run(runs.source, dataclasses.replace(settings, seed=seed)))
     with Ticker(runs.progress, "the original", timeout):
         done = runs.call_all(calls)
@@ -250,7 +271,20 @@ def check_original(runs: Runs) -> CheckReport:
     findings = [OracleFinding(spec, [run.verdict(spec) for run in oracle_runs]) for spec in specs]
     report = CheckReport(findings, oracle_runs, plain=plain, seeds=seeds)
     report.pinned = next((f for f in findings if f.steady), None)
+    _refuse_raising_oracles(report, explicit=options.oracle != "auto")
     return report
+
+
+def _refuse_raising_oracles(report: CheckReport, *, explicit: bool) -> None:
+    """An oracle that raised (a plug-in's bug, usually) is named with what it raised where, and the traceback is
+    kept for ``--verbose``: where the user named it, or where no oracle could be pinned without it."""
+
+    if report.pinned is not None and not explicit:
+        return
+    for finding in report.findings:
+        failed = next((v for v in finding.verdicts if v.error), None)
+        if failed is not None:
+            raise MinimizerError(f"oracle {finding.spec} raised {failed.error}", failed.traceback)
 
 
 def _refuse_unfinished(run: RunResult, specs: list[str], timeout: float, memory_mb: int) -> None:

@@ -44,7 +44,7 @@ def _every_node(module):
 def test_children_are_libcsts_children_in_order_for_every_node_of_the_examples():
     from pathlib import Path
 
-    from minimizer.source.cst_utils import children
+    from minimizer.source.traversal import children
 
     examples = sorted(Path(__file__).resolve().parents[2].glob("examples/**/*.py"))
     assert examples
@@ -57,7 +57,7 @@ def test_children_are_libcsts_children_in_order_for_every_node_of_the_examples()
 
 
 def test_find_all_finds_what_libcst_finds_in_the_same_order():
-    from minimizer.source.cst_utils import find_all
+    from minimizer.source.traversal import find_all
 
     module = cst.parse_module(
         "import torch as t\nclass A:\n    def f(self, x):\n        return t.relu(x) + self.g(x)\nA().f(t.ones(2))\n"

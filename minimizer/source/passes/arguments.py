@@ -8,7 +8,8 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import TORCH_COMPILE_CALL, find_all, distinct_candidates, remove_node, remove_nodes, replace_node
+from minimizer.source.cst_utils import TORCH_COMPILE_CALL, distinct_candidates, remove_node, remove_nodes, replace_node
+from minimizer.source.traversal import find_all
 
 
 def delete_arguments(module: cst.Module) -> Iterator[cst.Module]:

@@ -13,7 +13,8 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
-from minimizer.source.cst_utils import DOCSTRING_LINE, distinct_candidates, metadata, parent_map, replace_nodes
+from minimizer.source.cst_utils import DOCSTRING_LINE, distinct_candidates, metadata, replace_nodes
+from minimizer.source.traversal import parent_map
 from minimizer.source.passes.modules import snake_case
 
 __all__ = ["autograd_functions_to_functions"]

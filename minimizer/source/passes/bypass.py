@@ -15,16 +15,14 @@ from libcst.metadata import ExpressionContext, ExpressionContextProvider
 
 from minimizer.source.cst_utils import (
     TORCH_COMPILE,
-    find_all,
-    children,
     RemovalRepairingTransformer,
     distinct_candidates,
     metadata,
-    parent_map,
     remove_node,
     replace_node,
     substitute_expression,
 )
+from minimizer.source.traversal import find_all, children, parent_map
 
 # Replacing `torch.compile(f)` by `f` removes the bug under search by construction; it only wastes an oracle call.
 _COMPILE_CALL = m.Call(

@@ -12,7 +12,8 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.helpers import get_full_name_for_node
 
-from minimizer.source.cst_utils import find_all, distinct_candidates, remove_nodes, replace_nodes
+from minimizer.source.cst_utils import distinct_candidates, remove_nodes, replace_nodes
+from minimizer.source.traversal import find_all
 from minimizer.source.passes.literals import INTEGER_LITERAL
 
 __all__ = ["fold_integer_arithmetic", "remove_prints_and_logging", "simplify_float_constants"]

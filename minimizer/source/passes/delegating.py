@@ -22,7 +22,8 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import find_all, distinct_candidates, walk
+from minimizer.source.cst_utils import distinct_candidates
+from minimizer.source.traversal import find_all, walk
 from minimizer.source.passes.modules import SUPER_INIT, top_level_classes
 
 __all__ = ["collapse_delegating_modules"]

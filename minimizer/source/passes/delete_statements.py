@@ -7,7 +7,8 @@ from typing import Iterator, Sequence
 
 import libcst as cst
 
-from minimizer.source.cst_utils import distinct_candidates, remove_nodes, walk
+from minimizer.source.cst_utils import distinct_candidates, remove_nodes
+from minimizer.source.traversal import walk
 
 # Blocks are visited by the kind of scope they sit in: the script's top level decides the most, then classes, then
 # function bodies. A block nested in an `if`/`for`/`with`/`try` takes the rank of the scope around it.

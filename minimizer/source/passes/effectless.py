@@ -13,7 +13,8 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import code_of, find_all, distinct_candidates, nodes_of_type, remove_nodes, replace_node, try_build
+from minimizer.source.cst_utils import code_of, distinct_candidates, remove_nodes, replace_node, try_build
+from minimizer.source.traversal import find_all, nodes_of_type
 
 __all__ = ["remove_effectless_statements", "split_tuple_assignments"]
 

@@ -13,7 +13,8 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import find_all, distinct_candidates, replace_node
+from minimizer.source.cst_utils import distinct_candidates, replace_node
+from minimizer.source.traversal import find_all
 
 __all__ = ["delete_collection_elements", "unwrap_single_item_list_arguments"]
 

@@ -16,7 +16,8 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import Assignment, FunctionScope, GlobalScope, Scope, ScopeProvider
 
-from minimizer.source.cst_utils import find_all, distinct_candidates, metadata, parent_map, replace_nodes
+from minimizer.source.cst_utils import distinct_candidates, metadata, replace_nodes
+from minimizer.source.traversal import find_all, parent_map
 
 __all__ = ["inline_single_use_variables"]
 

@@ -16,8 +16,6 @@ import libcst.matchers as m
 from libcst.metadata import ClassScope, ComprehensionScope, GlobalScope, Scope, ScopeProvider
 
 from minimizer.source.cst_utils import (
-    children,
-    parent_map,
     DOCSTRING_LINE,
     distinct_candidates,
     metadata,
@@ -25,6 +23,7 @@ from minimizer.source.cst_utils import (
     swap_nodes,
     target_names,
 )
+from minimizer.source.traversal import children, parent_map
 
 __all__ = ["inline_single_call_functions"]
 

@@ -19,9 +19,6 @@ from libcst.metadata import ScopeProvider
 from minimizer.source.cst_utils import (
     as_operand,
     bound_arguments,
-    walk,
-    find_all,
-    parent_map,
     bind_names,
     distinct_candidates,
     metadata,
@@ -29,6 +26,7 @@ from minimizer.source.cst_utils import (
     swap_nodes,
     target_names,
 )
+from minimizer.source.traversal import walk, find_all, parent_map
 from minimizer.source.passes.modules import SUPER_INIT, snake_case, top_level_classes
 
 __all__ = ["single_instances_to_functions"]

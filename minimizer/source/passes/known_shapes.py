@@ -13,7 +13,8 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
-from minimizer.source.cst_utils import distinct_candidates, metadata, nodes_of_type, parent_map, replace_nodes
+from minimizer.source.cst_utils import distinct_candidates, metadata, replace_nodes
+from minimizer.source.traversal import nodes_of_type, parent_map
 
 __all__ = ["fold_known_shapes"]
 

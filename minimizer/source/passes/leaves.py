@@ -14,13 +14,8 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import (
-    distinct_candidates,
-    find_all,
-    parent_map,
-    replace_nodes,
-    substitute_expression,
-)
+from minimizer.source.cst_utils import distinct_candidates, replace_nodes, substitute_expression
+from minimizer.source.traversal import find_all, parent_map
 
 __all__ = ["layers_to_leaves"]
 

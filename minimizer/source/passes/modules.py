@@ -12,7 +12,8 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
-from minimizer.source.cst_utils import distinct_candidates, metadata, replace_nodes, walk
+from minimizer.source.cst_utils import distinct_candidates, metadata, replace_nodes
+from minimizer.source.traversal import walk
 
 # A line `super().__init__()` (shared with the delegating-module pass).
 SUPER_INIT = m.SimpleStatementLine(

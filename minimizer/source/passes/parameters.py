@@ -21,7 +21,8 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
-from minimizer.source.cst_utils import TORCH_COMPILE, find_all, distinct_candidates, metadata, parent_map, replace_nodes
+from minimizer.source.cst_utils import TORCH_COMPILE, distinct_candidates, metadata, replace_nodes
+from minimizer.source.traversal import find_all, parent_map
 
 __all__ = ["bind_constant_parameters", "remove_unused_parameters"]
 

@@ -15,7 +15,8 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
-from minimizer.source.cst_utils import TORCH_COMPILE, distinct_candidates, find_all, metadata, replace_nodes
+from minimizer.source.cst_utils import TORCH_COMPILE, distinct_candidates, metadata, replace_nodes
+from minimizer.source.traversal import find_all
 
 __all__ = ["drop_unread_returned_values", "return_the_element_read"]
 

@@ -13,8 +13,15 @@ import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
 from minimizer.source.cst_utils import (
-    find_all, DOCSTRING_LINE, binds_locally, bind_names, bound_arguments, distinct_candidates, metadata, replace_nodes,
+    DOCSTRING_LINE,
+    binds_locally,
+    bind_names,
+    bound_arguments,
+    distinct_candidates,
+    metadata,
+    replace_nodes,
 )
+from minimizer.source.traversal import find_all
 
 __all__ = ["bypass_wrapper_functions", "inline_expression_functions"]
 
