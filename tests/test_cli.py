@@ -182,3 +182,29 @@ def test_help_prints_the_defaults_it_describes():
     shown = runner.invoke(app, ["reduce", "--help"], env={"COLUMNS": "250"})
     assert "[default: SCRIPT.min.py]" in shown.output
     assert "[default: half the cores" in shown.output
+
+
+def test_the_scripts_own_arguments_go_after_a_double_dash_and_the_repro_needs_none(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text(
+        "import argparse\nimport torch\n\nparser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--scale', type=float, required=True)\nargs = parser.parse_args()\n"
+        "a = torch.ones(3) * args.scale\nunused = torch.zeros(5)\n"
+        "if args.scale > 1:\n    raise ValueError(f'boom {a.sum().item()}')\n"
+    )
+    result = invoke("reduce", path, "-q", "-j", "1", "--confirm", "1", "--", "--scale", "2")
+    assert result.exit_code == 0, result.output
+    repro = tmp_path / "train.min.py"
+    assert "unused" not in repro.read_text()
+    plain = subprocess.run([sys.executable, str(repro)], capture_output=True, text=True, cwd=tmp_path)
+    assert plain.returncode == 1 and "ValueError: boom" in plain.stderr
+
+
+def test_verbose_shows_a_raising_plug_in_oracles_traceback(tmp_path):
+    path = tmp_path / "bug.py"
+    path.write_text(FAILING)
+    (tmp_path / "plug.py").write_text("def broken(run):\n    raise ValueError('my oracle is broken')\n")
+    result = invoke("check", path, "--oracle", f"{tmp_path / 'plug.py'}:broken", "-v")
+    assert result.exit_code == 2
+    assert "raised ValueError: my oracle is broken at" in result.output
+    assert 'plug.py", line 2, in broken' in result.output
