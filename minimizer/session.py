@@ -38,9 +38,6 @@ class Session:
     def __init__(self, options: Options, progress: Progress):
         self.progress = progress
         original = strip_header(read_script(options.script))
-        refuse_unwritable(("-o", options.output_path), ("--report", options.report))
-        if options.output_path.resolve() == options.script.resolve():
-            raise MinimizerError(f"-o {options.output_path} is the input script, which minimizer never modifies")
         self.source = bake_arguments(original, options.script.name, options.script_args)
         self.runs = Runs(options, progress, self.source, original)
         self.options = self.runs.options  # with the jobs chosen, where the user left them to us
@@ -69,6 +66,7 @@ class Session:
     def reduce(self) -> Outcome:
         """Check, pin, reduce, state, confirm; the repro and the report are written as they go."""
 
+        self._refuse_unwritable_outputs()
         started, cpu_started = time.monotonic(), time.process_time()
         self.runs.candidate_log.origin = started
         listing = list_tensor_methods_in_background()  # measuring needs it; the check leaves the parent idle
@@ -85,6 +83,14 @@ class Session:
         statement = state_repro(self.runs, best.history, best_text, pinned.target, report, pinned.settings)
         confirmation = confirm_repro(self.runs, statement, pinned.target, report, best.history)
         return self._finish(best, statement, confirmation, unstated, cpu_started)
+
+    def _refuse_unwritable_outputs(self) -> None:
+        """Before any run: an output that cannot be written would lose the whole reduction at its end."""
+
+        output = self.options.output_path
+        refuse_unwritable(("-o", output), ("--report", self.options.report))
+        if output.resolve() == self.options.script.resolve():
+            raise MinimizerError(f"-o {output} is the input script, which minimizer never modifies")
 
     def _deadline(self, report: CheckReport, started: float) -> float | None:
         end_seconds = seconds_for_the_end(report, self.runs.jobs, self.options.confirm)

@@ -1,7 +1,7 @@
 """Fused attention-score softmax as a Triton kernel, checked against torch before a training run (CUDA).
 
 The corpus case `triton_row_softmax` with its tensors on the GPU and no interpreter, for checking on the GPU
-machine that a kernel comparison reduces to the same bug there (docs/gpu.md).
+machine that a kernel comparison reduces to the same bug there (docs/history.md, GPU part).
 
 Written for the corpus (not an upstream report): the kernel loads masked-out lanes as 0 instead of -inf, so rows
 shorter than the block get their tail counted in the normalizer. Runs on CUDA.

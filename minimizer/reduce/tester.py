@@ -31,7 +31,7 @@ PREEMPT_FACTOR = 3.0
 # Where every run starts a CUDA context, a run started and cancelled costs the others too: the driver creates
 # contexts one after another, so at -j 8 a candidate waited 0.5-0.7 s to start (median) against 0.03 s at -j 1.
 # Speculating only on likelier questions, and preempting less, cut that to 0.12-0.15 s and the reduction of
-# planted_miscompile.py to 66 tokens from 62 to 54 s on the H100 host (docs/gpu.md); on the CPU stand-in the
+# planted_miscompile.py to 66 tokens from 62 to 54 s on the H100 host (docs/history.md, GPU part); on the CPU stand-in the
 # defaults above are faster.
 MIN_CHANCE_WITH_CUDA = 0.25
 PREEMPT_FACTOR_WITH_CUDA = 10.0

@@ -4,7 +4,7 @@ gets the program as a user would, and the output is checked as the same bug the 
 A Triton case (kernels under the interpreter that the script turns on in its prelude) is among the cheapest on
 this torch: no Inductor compile per candidate. Capped, so the suite stays short; the check is that the capped
 output is still the same bug and smaller, not how small (bench/results has the full runs of every case).
-triton_row_softmax is the case that once slipped (docs/corpus.md, run 14): a gutted kernel compared with a
+triton_row_softmax is the case that once slipped (docs/history.md, corpus run 14): a gutted kernel compared with a
 bypassed reference failed the same assert; the script oracle now pins what the comparison compares and the
 kernel stays as is.
 """
