@@ -36,6 +36,9 @@ class CapturedGraph:
     graph_module: bytes
     inputs: list[InputSpec]
     compile: CompileCall
+    # Grad mode when the graph was compiled: a graph compiled under no_grad is an inference graph, which
+    # Inductor lowers differently (no joint graph), so a repro must compile it the same way.
+    grad_enabled: bool = True
 
 
 class CaptureFailed(Exception):
@@ -92,11 +95,22 @@ def input_specs(gm: fx.GraphModule, example_inputs: list[Any]) -> list[InputSpec
                     stride=tuple(int(s) for s in value.stride()),
                     values=values,
                     int_range=int_range,
+                    positive=_all_positive(value),
                 )
             )
         else:
             specs.append(InputSpec(name=node.name, kind="int", value=int(value)))
     return specs
+
+
+def _all_positive(value: torch.Tensor) -> bool:
+    """A floating tensor whose every value is above zero (a batch norm's running variance, say): drawn from
+    ``torch.rand`` in the repro, since ``torch.randn`` would make a variance negative and the output NaN."""
+
+    if not value.dtype.is_floating_point or not value.numel():
+        return False
+    with torch.no_grad():
+        return bool((value.detach() > 0).all())
 
 
 class _CapturingBackend:
@@ -121,7 +135,8 @@ class _CapturingBackend:
         try:
             buffer = io.BytesIO()
             torch.save(gm, buffer)
-            self._sink(CapturedGraph(self._counter[0], buffer.getvalue(), input_specs(gm, example_inputs), self._call))
+            specs = input_specs(gm, example_inputs)
+            self._sink(CapturedGraph(self._counter[0], buffer.getvalue(), specs, self._call, torch.is_grad_enabled()))
         except Exception as exc:  # capturing must never change what the script does
             print(f"minimizer: could not capture graph {self._counter[0]}: {exc}", file=sys.stderr)
         self._counter[0] += 1
@@ -217,7 +232,8 @@ def case_from_capture(captured: CapturedGraph, *, prelude: str = "", check: str 
         gm = torch.load(io.BytesIO(captured.graph_module), weights_only=False)
     except Exception:  # e.g. graphs with operator.setitem do not survive unpickling's re-tracing
         return None
-    return case_from_graph_module(gm, captured.inputs, captured.compile, prelude=prelude, check=check)
+    case = case_from_graph_module(gm, captured.inputs, captured.compile, prelude=prelude, check=check)
+    return None if case is None else dataclasses.replace(case, grad_enabled=captured.grad_enabled)
 
 
 def case_from_graph_module(

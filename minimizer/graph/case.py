@@ -27,7 +27,8 @@ class InputSpec:
 
     ``kind`` is ``parameter``, ``buffer`` or ``input`` for tensors, ``int`` for a plain integer (``value``).
     ``values`` holds the exact contents (a flat list) when they matter and are small, as for integer index
-    tensors; otherwise the emitted script draws random values (``int_range`` bounds random integers).
+    tensors; otherwise the emitted script draws random values (``int_range`` bounds random integers, and
+    ``positive`` floats drawn where every recorded value was above zero: a variance, a scale).
     """
 
     name: str
@@ -40,6 +41,7 @@ class InputSpec:
     value: int | None = None
     values: tuple[Any, ...] | None = None
     int_range: tuple[int, int] | None = None
+    positive: bool = False
 
     @property
     def is_tensor(self) -> bool:
@@ -83,6 +85,7 @@ class GraphCase:
     compile: CompileCall = field(default_factory=CompileCall)
     prelude: str = ""
     check: str = "allclose"
+    grad_enabled: bool = True  # grad mode the graph was compiled under (see CapturedGraph)
 
     @property
     def placeholders(self) -> list[fx.Node]:

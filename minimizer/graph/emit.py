@@ -212,6 +212,8 @@ class _Emitter:
             lines.append(f"import {module}")
         if prelude:
             lines.append(prelude)
+        if not self.case.grad_enabled:
+            lines.append("torch.set_grad_enabled(False)")
         lines.append("")
         if self.uses_device:
             lines.append('device = "cuda" if torch.cuda.is_available() else "cpu"')
@@ -281,7 +283,8 @@ class _Emitter:
             low, high = spec.int_range or (0, 1)
             return f"torch.randint({low}, {high + 1}, {shape}{dtype_kw}{device_kw})"
         sizes = ", ".join(str(d) for d in spec.shape) if spec.shape else "()"
-        return f"torch.randn({sizes}{dtype_kw}{device_kw}{grad_kw})"
+        draw = "torch.rand" if spec.positive else "torch.randn"
+        return f"{draw}({sizes}{dtype_kw}{device_kw}{grad_kw})"
 
     # -- statements ------------------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from minimizer.reduce.tester import Tester, speculation_for
 from minimizer.runner.process import RunSettings
 from minimizer.source.statement import StatementPlace
 from minimizer.stages.best_so_far import BestSoFar
+from minimizer.stages.lift import is_buried, recorded_graphs
 from minimizer.stages.pin import Pinned, Target
 from oracles.api import NEEDS_CALLS
 from oracles.registry import load_oracle
@@ -31,12 +32,18 @@ def reduce_script(runs: Runs, pinned: Pinned, best: BestSoFar, deadline: float |
 
     reducer = runs.options.reducer
     text = runs.source
+    target, settings = pinned.target, pinned.settings
     try:
+        if reducer == "auto" and is_buried(text, target):
+            lifted = _lift(runs, text, target, settings, best, deadline)
+            if lifted is not None:
+                best.work.finish()
+                return lifted
         if reducer in ("source", "auto"):
-            text = _reduce_source(runs, text, pinned.target, pinned.settings, best, deadline)
-        captured = _graphs_if_they_pay(runs, text, pinned.target, pinned.settings) if reducer == "auto" else None
+            text = _reduce_source(runs, text, target, settings, best, deadline)
+        captured = _graphs_if_they_pay(runs, text, target, settings) if reducer == "auto" else None
         if reducer == "graph" or captured:
-            text = _reduce_graph_safely(runs, text, pinned.target, pinned.settings, best, deadline, captured)
+            text = _reduce_graph_safely(runs, text, target, settings, best, deadline, captured)
     except OutOfTime:
         best.work.stopped_early = True
         text = best.best_text
@@ -99,6 +106,22 @@ def _reduce_source(
         if offloaded is not None:
             offloaded.close()
             best.work.screen_cpu_seconds += offloaded.cpu_seconds
+
+def _lift(
+    runs: Runs, text: str, target: Target, settings: RunSettings, best: BestSoFar, deadline: float | None
+) -> str | None:
+    """The lift (``stages.lift``): the failing call's graph, reduced and emitted, then polished by the source
+    reducer; ``None`` where no recorded graph shows the bug on its own."""
+
+    captured = recorded_graphs(runs, text, settings)
+    if captured is None:
+        return None
+    lifted = _reduce_graph_safely(runs, text, target, settings, best, deadline, captured)
+    if lifted == text:
+        runs.progress.message("no recorded graph shows the bug on its own: reducing the program as it is")
+        return None
+    return lifted
+
 
 def _graphs_if_they_pay(runs: Runs, text: str, target: Target, settings: RunSettings) -> list | None:
     """The script's captured graphs if they hold more operators than the script shows (the model lives

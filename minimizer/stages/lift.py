@@ -1,0 +1,47 @@
+"""Stage 3, lift: where the failing compiled call is buried in the program, the program lifted to that call.
+
+Real programs bury the compiled call: inside a training step, an evaluation loop over a table of cases, a helper
+called from a comprehension, behind a ``global f; f = torch.compile(f)``. No statement can then reach the call's
+output to state the bug, so every candidate must keep the script's own check, and with it whatever lies between
+the call and the check (the loop, the table, the optimizer, the comparison). Passes that each learn one more
+syntactic shape stay one shape behind real programs; the harness knows at run time which call failed and with
+what. So the lift asks the run itself: the graphs the compiled calls handed the compiler, with their inputs'
+shapes, dtypes, devices and ``requires_grad`` and the ``torch.compile`` options, are recorded in one run
+(``graph.capture``), and the graph that shows the bug on its own is emitted as a standalone program
+(``graph.emit``): the graph reducer's recording and emitter, taken first. Whatever it does not show, the source
+reducer reduces the program as it is.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from minimizer.source.statement import has_place
+from minimizer.stages.pin import Target
+
+if TYPE_CHECKING:
+    from minimizer.runner.process import RunSettings
+    from minimizer.runs import Runs
+
+# Oracles a captured graph cannot show: a kernel's write into a saved tensor, a compile that never returns.
+_NOT_IN_A_GRAPH = frozenset({"inplace", "hang"})
+
+
+def is_buried(text: str, target: Target) -> bool:
+    """Whether ``text`` compiles a call that no statement can reach to state the bug (see ``has_place``), for a
+    bug a captured graph can show."""
+
+    return "compile" in text and target.spec not in _NOT_IN_A_GRAPH and not has_place(text)
+
+
+def recorded_graphs(runs: Runs, text: str, settings: RunSettings) -> list | None:
+    """The graphs ``text``'s compiled calls handed the compiler, recorded in one run; ``None`` if none were."""
+
+    from minimizer.graph.capture import CaptureFailed, capture_graphs
+
+    runs.progress.message("the compiled call is buried in the program: lifting it out of the recorded run")
+    try:
+        return capture_graphs(text, settings) or None
+    except CaptureFailed as exc:
+        runs.progress.message(f"cannot lift: {exc}; reducing the program as it is")
+        return None

@@ -1,0 +1,75 @@
+"""The lift's question on source text: is the failing compiled call buried where no statement can state it?"""
+
+import pytest
+
+from minimizer.stages.lift import is_buried
+from minimizer.stages.pin import Target
+
+NUMERICAL = Target("numerical", "numerical: float32 value")
+
+SHAPES = {
+    "a training function rebinding a module-level helper": """
+import torch
+def step(x):
+    return torch.sin(x)
+def train():
+    global step
+    step = torch.compile(step)
+    for _ in range(3):
+        loss = step(torch.ones(2)).sum()
+    return loss
+assert train() > 0
+""",
+    "an evaluation loop over a table of cases": """
+import itertools
+import torch
+CASES = {"sin": torch.sin, "cos": torch.cos}
+problems = []
+for (name, fn), dtype in itertools.product(CASES.items(), [torch.float32, torch.float64]):
+    x = torch.ones(2, dtype=dtype)
+    if not torch.allclose(torch.compile(fn)(x), fn(x)):
+        problems.append(name)
+assert not problems
+""",
+    "a compiled model called in a comprehension inside a helper": """
+import torch
+def evaluate(model, batches):
+    return [model(b) for b in batches]
+model = torch.nn.Linear(2, 2)
+outs = evaluate(torch.compile(model), [torch.ones(1, 2)])
+assert all(torch.allclose(a, b) for a, b in zip(outs, evaluate(model, [torch.ones(1, 2)])))
+""",
+    "a method bound to an attribute, called through functools.partial": """
+import functools
+import torch
+class Trainer:
+    def __init__(self):
+        self.step = torch.compile(self._step)
+    def _step(self, x, scale):
+        return torch.sin(x) * scale
+    def fit(self):
+        step = functools.partial(self.step, scale=2.0)
+        return [step(torch.ones(2)) for _ in range(2)]
+assert Trainer().fit()[0].sum() > 0
+""",
+}
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_a_buried_call_is_lifted(shape):
+    assert is_buried(SHAPES[shape], NUMERICAL)
+
+
+def test_a_call_at_module_level_is_reduced_as_it_is():
+    text = "import torch\nx = torch.ones(2)\nout = torch.compile(torch.sin)(x)\nassert out.sum() > 0\n"
+    assert not is_buried(text, NUMERICAL)
+
+
+def test_bugs_no_captured_graph_can_show_are_not_lifted():
+    text = SHAPES["a training function rebinding a module-level helper"]
+    assert not is_buried(text, Target("inplace", "inplace: TanhBackward0"))
+    assert not is_buried(text, Target("hang", "hang: a compiled call did not finish"))
+
+
+def test_a_script_that_compiles_nothing_has_nothing_to_lift():
+    assert not is_buried("import torch\ndef f():\n    return torch.ones(1)\nassert f().sum() > 5\n", NUMERICAL)
