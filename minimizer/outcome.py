@@ -44,6 +44,8 @@ class Outcome:
     candidates: dict = field(default_factory=dict)
     # False in the report written as the reduction stops, before the repro is stated and confirmed.
     final: bool = True
+    # What a plain python run of the original and of the repro cost: {"original"|"repro": {"seconds", "peak_mb"}}.
+    cost: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return {
@@ -71,5 +73,6 @@ class Outcome:
             "screen_cpu_seconds": round(self.screen_cpu_seconds, 2),
             **self.backend,
             "python": self.python,
+            "cost": self.cost,
             "candidates": self.candidates,
         }

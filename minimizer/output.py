@@ -28,6 +28,7 @@ class ReproInfo:
     cache_hits: int
     seconds: float
     final: bool
+    cost: str = ""  # what plain python runs of the repro and the original cost, for people
 
 
 def default_output_path(script: Path) -> Path:
@@ -69,4 +70,6 @@ def render_repro(body: str, info: ReproInfo) -> str:
         f" {info.before.torch_ops} -> {info.after.torch_ops} torch ops",
         f"# work: {info.oracle_calls} oracle calls ({info.cache_hits} cache hits), {info.seconds:.0f} s",
     ]
+    if info.cost:
+        header.append(f"# plain python: {info.cost}")
     return "\n".join(header) + "\n\n" + tidy(body)

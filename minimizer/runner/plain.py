@@ -8,6 +8,7 @@ the way the oracles name an exception (``oracles.signature.exception_signature``
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -51,6 +52,7 @@ class PlainRun:
     memory_exceeded: bool = False
     cancelled: bool = False
     stderr_tail: str = ""
+    peak_mb: float | None = None  # the process's peak resident memory (None where it was killed)
 
     @property
     def fails(self) -> bool:
@@ -75,6 +77,7 @@ class PlainRun:
             "failure": self.failure,
             "message": self.message,
             "timed_out": self.timed_out,
+            "peak_mb": None if self.peak_mb is None else round(self.peak_mb, 1),
         }
 
 
@@ -108,7 +111,8 @@ def run_plain(
                 env=USER_ENV,
                 start_new_session=True,
             )
-        timed_out, memory_exceeded, cancelled = supervise(_PopenHandle(proc), limits, cancel)
+        handle = _MeasuredHandle(proc)
+        timed_out, memory_exceeded, cancelled = supervise(handle, limits, cancel)
         seconds = time.monotonic() - started
         # Enough to reach back to the last traceback's first line past Inductor's long logged tracebacks.
         stderr = _tail(stderr_path, _TRACEBACK_SEARCH_CHARS)
@@ -121,6 +125,7 @@ def run_plain(
             memory_exceeded=memory_exceeded,
             cancelled=cancelled,
             stderr_tail=stderr[-_TAIL_CHARS:],
+            peak_mb=handle.peak_mb,
         )
         if timed_out:
             run.failure = DID_NOT_FINISH
@@ -136,6 +141,34 @@ def run_plain(
         else:
             run.failure = f"exit status {proc.returncode}"
         return run
+
+
+def cost_of(runs: list[PlainRun]) -> dict:
+    """What running a script under plain python costs, over ``runs``: the slowest run's seconds and the largest
+    peak memory."""
+
+    peaks = [run.peak_mb for run in runs if run.peak_mb is not None]
+    return {
+        "seconds": round(max((run.seconds for run in runs), default=0.0), 2),
+        "peak_mb": round(max(peaks), 1) if peaks else None,
+    }
+
+
+class _MeasuredHandle(_PopenHandle):
+    """A plain run's process, reaped with ``wait4`` so that its peak memory is known."""
+
+    peak_mb: float | None = None
+
+    def poll(self) -> int | None:
+        if self.proc.returncode is None:
+            try:
+                pid, status, usage = os.wait4(self.pid, os.WNOHANG)
+            except ChildProcessError:
+                return self.proc.poll()
+            if pid:
+                self.proc.returncode = os.waitstatus_to_exitcode(status)
+                self.peak_mb = usage.ru_maxrss / 1024  # kilobytes on Linux
+        return self.proc.returncode
 
 
 def exception_from_stderr(stderr: str, script: Path) -> ExceptionInfo | None:

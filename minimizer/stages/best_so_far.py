@@ -102,8 +102,9 @@ class BestSoFar:
             self.write(text, final=False, formatted=False)
         self.progress.accepted(text, size, pass_name)
 
-    def write(self, text: str, *, final: bool, formatted: bool = True) -> Size:
-        """Write ``text`` (formatted, unless told otherwise) with its header; the size of what was written."""
+    def write(self, text: str, *, final: bool, formatted: bool = True, cost: str = "") -> Size:
+        """Write ``text`` (formatted, unless told otherwise) with its header (``cost``: what plain python runs
+        cost, see ``ReproInfo``); the size of what was written."""
 
         calls, hits = self.work.live_calls
         if formatted:
@@ -120,6 +121,7 @@ class BestSoFar:
             cache_hits=hits,
             seconds=time.monotonic() - self.started,
             final=final,
+            cost=cost,
         )
         write_atomic(self.options.output_path, render_repro(text, info))
         return info.after

@@ -112,6 +112,7 @@ def _confirm(
         return seeded, seeded_runs, seeded_plain
     return text, confirmations, plain
 
+
 def _confirm_runs(
     runs: Runs, text: str, target: Target, settings: RunSettings, seeds: list[int]
 ) -> tuple[list[RunResult], list[PlainRun]]:

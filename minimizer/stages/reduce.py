@@ -34,16 +34,15 @@ def reduce_script(runs: Runs, pinned: Pinned, best: BestSoFar, deadline: float |
     text = runs.source
     target, settings = pinned.target, pinned.settings
     try:
-        if reducer == "auto" and is_buried(text, target):
-            lifted = _lift(runs, text, target, settings, best, deadline)
-            if lifted is not None:
-                best.work.finish()
-                return lifted
-        if reducer in ("source", "auto"):
-            text = _reduce_source(runs, text, target, settings, best, deadline)
-        captured = _graphs_if_they_pay(runs, text, target, settings) if reducer == "auto" else None
-        if reducer == "graph" or captured:
-            text = _reduce_graph_safely(runs, text, target, settings, best, deadline, captured)
+        lifted = _lift(runs, text, target, settings, best, deadline) if reducer == "auto" and is_buried(text, target) else None
+        if lifted is not None:
+            text = lifted
+        else:
+            if reducer in ("source", "auto"):
+                text = _reduce_source(runs, text, target, settings, best, deadline)
+            captured = _graphs_if_they_pay(runs, text, target, settings) if reducer == "auto" else None
+            if reducer == "graph" or captured:
+                text = _reduce_graph_safely(runs, text, target, settings, best, deadline, captured)
     except OutOfTime:
         best.work.stopped_early = True
         text = best.best_text
@@ -107,6 +106,7 @@ def _reduce_source(
             offloaded.close()
             best.work.screen_cpu_seconds += offloaded.cpu_seconds
 
+
 def _lift(
     runs: Runs, text: str, target: Target, settings: RunSettings, best: BestSoFar, deadline: float | None
 ) -> str | None:
@@ -155,6 +155,7 @@ def _graphs_if_they_pay(runs: Runs, text: str, target: Target, settings: RunSett
     )
     return captured if pays else None
 
+
 def _reduce_graph_safely(
     runs: Runs,
     text: str,
@@ -173,6 +174,7 @@ def _reduce_graph_safely(
     except Exception as exc:  # noqa: BLE001 - reported, and the best repro so far is kept
         runs.progress.message(f"graph reduction failed ({type(exc).__name__}: {exc}); keeping the source result")
         return text
+
 
 def _reduce_graph(
     runs: Runs,

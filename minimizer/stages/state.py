@@ -77,6 +77,7 @@ def state_the_bug(runs: Runs, text: str, pinned: Target, settings: RunSettings) 
         runs.progress.message("could not state the bug as plain code; the repro shows it only under minimizer")
     return text, False
 
+
 def state_an_earlier_step(
     runs: Runs, history: list[str], best_text: str, target: Target, settings: RunSettings
 ) -> tuple[str, bool]:
@@ -96,6 +97,7 @@ def state_an_earlier_step(
             runs.progress.message("stated the bug in an earlier, larger step: the last one had no place for it")
             return text, True
     return best_text, False
+
 
 def latest_step_python_fails(
     runs: Runs, history: list[str], best_text: str, report: CheckReport, settings: RunSettings, times: int = 1

@@ -95,3 +95,21 @@ def test_requires_grad_check():
     text = emit_script(case)
     assert "torch.randn(3, requires_grad=True)" in text
     assert "assert out.requires_grad == expected.requires_grad" in text
+
+
+def test_inputs_recorded_above_zero_are_drawn_above_zero():
+    # A batch norm's running variance drawn from randn makes the output NaN on both sides, hiding any bug.
+    case = capture_case(lambda x, var: x / var.sqrt(), torch.randn(4), torch.rand(4) + 0.1)
+    text = emit_script(case)
+    assert "torch.rand(4)" in text and "torch.randn(4)" in text
+
+
+def test_a_graph_compiled_under_no_grad_is_emitted_under_no_grad():
+    import dataclasses
+
+    case = capture_case(lambda x: torch.sin(x) * 2, torch.randn(3))
+    assert "set_grad_enabled" not in emit_script(case)
+    text = emit_script(dataclasses.replace(case, grad_enabled=False))
+    assert "torch.set_grad_enabled(False)\n" in text
+    with torch.enable_grad():  # the script turns grad mode off for good: not for the tests after this one
+        exec(compile(text, "<repro>", "exec"), {"__name__": "__main__"})
