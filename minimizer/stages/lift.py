@@ -31,7 +31,16 @@ def is_buried(text: str, target: Target) -> bool:
     """Whether ``text`` compiles a call that no statement can reach to state the bug (see ``has_place``), for a
     bug a captured graph can show."""
 
-    return "compile" in text and target.spec not in _NOT_IN_A_GRAPH and not has_place(text)
+    return "compile" in text and _shown_by_a_graph(target) and not has_place(text)
+
+
+def _shown_by_a_graph(target: Target) -> bool:
+    """A crash in Dynamo's own tracing happens before any graph reaches the compiler: there is none to record."""
+
+    if target.spec in _NOT_IN_A_GRAPH:
+        return False
+    in_dynamo = target.signature.endswith("[dynamo-tracing]") or "torch._dynamo.exc." in target.signature
+    return not (target.spec == "crash" and in_dynamo)
 
 
 def recorded_graphs(runs: Runs, text: str, settings: RunSettings) -> list | None:

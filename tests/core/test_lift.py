@@ -71,5 +71,13 @@ def test_bugs_no_captured_graph_can_show_are_not_lifted():
     assert not is_buried(text, Target("hang", "hang: a compiled call did not finish"))
 
 
+def test_a_crash_in_dynamos_tracing_leaves_no_graph_to_lift():
+    text = SHAPES["a training function rebinding a module-level helper"]
+    traced = "crash: compiled raised: torch._dynamo.exc.TorchRuntimeError: RuntimeError when making fake tensor call"
+    assert not is_buried(text, Target("crash", traced))
+    assert not is_buried(text, Target("crash", "crash: compiled raised: RuntimeError: x [dynamo-tracing]"))
+    assert is_buried(text, Target("crash", "crash: compiled raised: RuntimeError: x [inductor-lowering]"))
+
+
 def test_a_script_that_compiles_nothing_has_nothing_to_lift():
     assert not is_buried("import torch\ndef f():\n    return torch.ones(1)\nassert f().sum() > 5\n", NUMERICAL)
