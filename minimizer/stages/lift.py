@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from minimizer.source.statement import has_place
+from minimizer.source.statement import EAGER_RAISED, has_place
 from minimizer.stages.pin import Target
 
 if TYPE_CHECKING:
@@ -35,12 +35,18 @@ def is_buried(text: str, target: Target) -> bool:
 
 
 def _shown_by_a_graph(target: Target) -> bool:
-    """A crash in Dynamo's own tracing happens before any graph reaches the compiler: there is none to record."""
+    """Whether the lifted program can show the bug: it runs the recorded graph compiled, then eagerly, and
+    compares the outputs. A crash in Dynamo's own tracing happens before any graph reaches the compiler; eager
+    raising (a reverse crash) raises inside the emitted module's ``forward`` on both sides; a script that fails
+    by anything but a failed assert (``autograd.grad`` raising after the call, say) fails outside the graph."""
 
-    if target.spec in _NOT_IN_A_GRAPH:
+    spec, signature = target.spec, target.signature
+    if spec in _NOT_IN_A_GRAPH:
         return False
-    in_dynamo = target.signature.endswith("[dynamo-tracing]") or "torch._dynamo.exc." in target.signature
-    return not (target.spec == "crash" and in_dynamo)
+    if spec == "crash":
+        in_dynamo = signature.endswith("[dynamo-tracing]") or "torch._dynamo.exc." in signature
+        return not in_dynamo and not signature.startswith(EAGER_RAISED)
+    return spec != "script" or signature.startswith("AssertionError")
 
 
 def recorded_graphs(runs: Runs, text: str, settings: RunSettings) -> list | None:

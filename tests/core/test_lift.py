@@ -79,5 +79,14 @@ def test_a_crash_in_dynamos_tracing_leaves_no_graph_to_lift():
     assert is_buried(text, Target("crash", "crash: compiled raised: RuntimeError: x [inductor-lowering]"))
 
 
+def test_bugs_the_lifted_comparison_cannot_show_are_reduced_as_they_are():
+    text = SHAPES["a training function rebinding a module-level helper"]
+    reverse = "crash: eager raised: RuntimeError: matN and matN must have the same dtype, but got Half and Float"
+    assert not is_buried(text, Target("crash", reverse))
+    outside = "RuntimeError: The differentiated Tensor at index N appears to not have been used in the graph."
+    assert not is_buried(text, Target("script", outside))
+    assert is_buried(text, Target("script", "AssertionError: assert not problems [only under torch.compile]"))
+
+
 def test_a_script_that_compiles_nothing_has_nothing_to_lift():
     assert not is_buried("import torch\ndef f():\n    return torch.ones(1)\nassert f().sum() > 5\n", NUMERICAL)
