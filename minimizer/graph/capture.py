@@ -26,6 +26,8 @@ from minimizer.runner.process import RunSettings, SubprocessLauncher, job_env, p
 
 # Exact contents are recorded for integer and boolean tensors up to this size (indices must stay in range).
 MAX_RECORDED_VALUES = 4096
+# And for floating tensors up to this size, for a bug that needs them (see InputSpec.recorded).
+MAX_RECORDED_FLOATS = 64
 
 
 @dataclass
@@ -96,11 +98,18 @@ def input_specs(gm: fx.GraphModule, example_inputs: list[Any]) -> list[InputSpec
                     values=values,
                     int_range=int_range,
                     positive=_all_positive(value),
+                    recorded=_small_floats(value),
                 )
             )
         else:
             specs.append(InputSpec(name=node.name, kind="int", value=int(value)))
     return specs
+
+
+def _small_floats(value: torch.Tensor) -> tuple[float, ...] | None:
+    if not value.dtype.is_floating_point or value.numel() > MAX_RECORDED_FLOATS:
+        return None
+    return tuple(float(v) for v in value.detach().cpu().reshape(-1).tolist())
 
 
 def _all_positive(value: torch.Tensor) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import operator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import torch
@@ -42,6 +42,9 @@ class InputSpec:
     values: tuple[Any, ...] | None = None
     int_range: tuple[int, int] | None = None
     positive: bool = False
+    # A small floating input's values as the call got them: drawn at random unless a bug needs them (a matrix
+    # of ones whose condition number one side gets wrong), see ``with_recorded_values``.
+    recorded: tuple[float, ...] | None = None
 
     @property
     def is_tensor(self) -> bool:
@@ -165,6 +168,13 @@ def replace_spec(case: GraphCase, change: Callable[[InputSpec], InputSpec | None
         return changed
 
     return edit_case(case, apply)
+
+
+def with_recorded_values(case: GraphCase) -> GraphCase | None:
+    """``case`` with its floating inputs given the values the call was made with instead of random ones;
+    ``None`` where none were recorded."""
+
+    return replace_spec(case, lambda spec: None if spec.recorded is None else replace(spec, values=spec.recorded))
 
 
 def remove_unused(graph: fx.Graph) -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from minimizer.graph.capture import CaptureFailed, CapturedGraph, capture_graphs, case_from_capture
-from minimizer.graph.case import GraphCase, case_size, operator_count
+from minimizer.graph.case import GraphCase, case_size, operator_count, with_recorded_values
 from minimizer.graph.emit import emit_script, prelude_from_script
 from minimizer.graph.passes import graph_passes
 from minimizer.metrics import count_tokens
@@ -161,7 +161,8 @@ def _first_failing_graph(
     report: _Progress,
     run: Runner,
 ) -> tuple[int, GraphCase] | None:
-    """The first graph (last compiled first: a crash stops at the failing graph) whose script shows the bug."""
+    """The first graph (last compiled first: a crash stops at the failing graph) whose script shows the bug: with
+    random inputs, else with the small floating inputs the call was made with."""
 
     seen: set[str] = set()
     for graph in reversed(captured):
@@ -169,14 +170,15 @@ def _first_failing_graph(
         if case is None:
             report.message(f"graph {graph.index}: does not re-run from its recorded inputs; skipped")
             continue
-        text = emit_script(case)
-        if text in seen:  # recompilations often capture the same graph again
-            continue
-        seen.add(text)
-        verdict = run(text, settings).verdict(oracle_spec)
-        if pinned.accepts_first(verdict):
-            return graph.index, case
-        report.message(f"graph {graph.index}: on its own, {_describe(verdict)}")
+        for candidate in (case, with_recorded_values(case)):
+            text = None if candidate is None else emit_script(candidate)
+            if text is None or text in seen:  # recompilations often capture the same graph again
+                continue
+            seen.add(text)
+            verdict = run(text, settings).verdict(oracle_spec)
+            if pinned.accepts_first(verdict):
+                return graph.index, candidate
+            report.message(f"graph {graph.index}: on its own, {_describe(verdict)}")
     return None
 
 

@@ -113,3 +113,14 @@ def test_a_graph_compiled_under_no_grad_is_emitted_under_no_grad():
     assert "torch.set_grad_enabled(False)\n" in text
     with torch.enable_grad():  # the script turns grad mode off for good: not for the tests after this one
         exec(compile(text, "<repro>", "exec"), {"__name__": "__main__"})
+
+
+def test_small_floating_inputs_keep_their_values_for_a_bug_that_needs_them():
+    from minimizer.graph.case import with_recorded_values
+
+    case = capture_case(lambda m: torch.linalg.matrix_norm(torch.arctan(m)), torch.ones(2, 2))
+    assert case.inputs[0].recorded == (1.0, 1.0, 1.0, 1.0)
+    assert "torch.tensor(" not in emit_script(case)  # random first
+    recorded = with_recorded_values(case)
+    assert "torch.tensor([[1.0, 1.0], [1.0, 1.0]], dtype=torch.float32)" in emit_script(recorded)
+    assert with_recorded_values(capture_case(lambda m: m * 2, torch.ones(9, 9))) is None  # too many to write out
