@@ -8,7 +8,6 @@ the way the oracles name an exception (``oracles.signature.exception_signature``
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -155,20 +154,28 @@ def cost_of(runs: list[PlainRun]) -> dict:
 
 
 class _MeasuredHandle(_PopenHandle):
-    """A plain run's process, reaped with ``wait4`` so that its peak memory is known."""
+    """A plain run's process whose peak resident memory is read as it runs (``VmHWM``, the high-water mark of
+    the process since its ``exec``; ``wait4``'s figure would count the parent's image the child was forked from)."""
 
     peak_mb: float | None = None
 
     def poll(self) -> int | None:
         if self.proc.returncode is None:
-            try:
-                pid, status, usage = os.wait4(self.pid, os.WNOHANG)
-            except ChildProcessError:
-                return self.proc.poll()
-            if pid:
-                self.proc.returncode = os.waitstatus_to_exitcode(status)
-                self.peak_mb = usage.ru_maxrss / 1024  # kilobytes on Linux
-        return self.proc.returncode
+            peak = _high_water_mb(self.pid)
+            if peak is not None:
+                self.peak_mb = max(self.peak_mb or 0.0, peak)
+        return self.proc.poll()
+
+
+def _high_water_mb(pid: int) -> float | None:
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024  # kB
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def exception_from_stderr(stderr: str, script: Path) -> ExceptionInfo | None:
