@@ -33,4 +33,14 @@ def test_a_one_item_list_or_tuple_unpacked_into_a_call_is_passed_as_its_item():
     assert [c.code for c in unwrap_single_item_list_arguments(cst.parse_module(source))] == [
         "blocks = nn.Sequential(Block())\nx = f(*(a,))\ny = g(*[a, b])\n",
         "blocks = nn.Sequential(*[Block()])\nx = f(a)\ny = g(*[a, b])\n",
+        "blocks = nn.Sequential(*[Block()])\nx = f(*(a,))\ny = g(a, b)\n",
+    ]
+
+
+def test_a_longer_list_unpacked_into_a_call_is_passed_as_its_items():
+    from minimizer.source.passes.elements import unwrap_single_item_list_arguments
+
+    source = "out = f(x, *[w, b], scale=2)\ny = g(*args)\nz = h(*[*rest, c])\n"
+    assert [c.code for c in unwrap_single_item_list_arguments(cst.parse_module(source))] == [
+        "out = f(x, w, b, scale=2)\ny = g(*args)\nz = h(*[*rest, c])\n",
     ]

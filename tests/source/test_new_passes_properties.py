@@ -9,6 +9,7 @@ from minimizer.source.passes.constants import fold_integer_arithmetic
 from minimizer.source.passes.kernels import constant_kernel_loads
 from minimizer.source.passes.known_shapes import fold_known_shapes
 from minimizer.source.passes.leaves import layers_to_leaves
+from minimizer.source.passes.factories import constant_tensors_to_factories
 from minimizer.source.passes.random_inputs import random_inputs_to_ones
 from minimizer.source.passes.returns import drop_unread_returned_values
 from tests.source.helpers import check_candidates_are_valid_and_not_larger, snippets
@@ -19,6 +20,7 @@ _EXTRA = st.sampled_from(
         "def f(x):\n    return x, x * 2\n\n\na, b = torch.compile(f)(torch.rand(1))\nprint(b.sum(dim=0))\n",
         "q = g(nn.Conv2d(1, 1, 1)(torch.randn(1, 1, 1)), k=torch.randn_like(z))\n",
         "r = torch.randint(-10, -10 + 1, (2 * 3,)) + (1 + 2).bit_length()\n",
+        "x = torch.tensor([[1.0, 1.0], [1.0, 1.0]]) + torch.full((2,), 0.0) + torch.tensor(-1.5)\n",
         "@triton.jit\ndef k(p):\n    tl.store(p, tl.load(p + 1) * tl.load(p))\n",
     ]
 )
@@ -29,6 +31,7 @@ _EXTRA = st.sampled_from(
     [
         layers_to_leaves,
         random_inputs_to_ones,
+        constant_tensors_to_factories,
         fold_known_shapes,
         drop_unread_returned_values,
         keywords_to_positional,

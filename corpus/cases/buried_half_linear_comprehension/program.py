@@ -1,10 +1,11 @@
 """Score a small tabular regressor on half-precision feature batches, compiled against eager.
 
-The features come from a float16 feature store; the model is kept in float32. Each batch is scored by the
-compiled model inside an evaluation helper, then by the eager model, and the two must agree.
+The features come from a float16 feature store; the model is kept in float32. Rows are scored one at a time,
+as the online service does: each is scored by the compiled model inside an evaluation helper, then by the
+eager model, and the two must agree.
 
-Upstream: https://github.com/pytorch/pytorch/issues/141865 (a compiled nn.Linear accepts a float16 input with
-float32 weights on the CPU, where eager raises "mat1 and mat2 must have the same dtype").
+Upstream: https://github.com/pytorch/pytorch/issues/141865 (a compiled nn.Linear accepts a one-row float16 input
+with float32 weights on the CPU, where eager raises "mat1 and mat2 must have the same dtype").
 """
 
 import argparse
@@ -38,7 +39,7 @@ def evaluate(model, batches):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--batches", type=int, default=3)
-    parser.add_argument("--batch-size", type=int, default=4)
+    parser.add_argument("--batch-size", type=int, default=1)
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO)
     torch.manual_seed(0)

@@ -7,6 +7,7 @@ scheduler orders passes by what they removed per proposal so far.
 """
 
 from minimizer.source.passes.aliases import remove_name_aliases
+from minimizer.source.passes.asserts import asserts_to_their_calls
 from minimizer.source.passes.arguments import delete_arguments, keywords_to_positional
 from minimizer.source.passes.autograd_functions import autograd_functions_to_functions
 from minimizer.source.passes.bypass import bypass_attributes, bypass_operators, remove_layers
@@ -23,6 +24,7 @@ from minimizer.source.passes.dead_code import (
 )
 from minimizer.source.passes.delegating import collapse_delegating_modules
 from minimizer.source.passes.delete_statements import delete_statements
+from minimizer.source.passes.factories import constant_tensors_to_factories
 from minimizer.source.passes.elements import delete_collection_elements, unwrap_single_item_list_arguments
 from minimizer.source.passes.effectless import remove_effectless_statements, split_tuple_assignments
 from minimizer.source.passes.dtypes import simplify_dtypes
@@ -54,6 +56,7 @@ SOURCE_PASSES = [
     autograd_functions_to_functions,
     single_instances_to_functions,
     inline_expression_functions,
+    asserts_to_their_calls,
     inline_single_call_functions,
     inline_config_defaults,
     inline_argument_defaults,
@@ -82,6 +85,7 @@ SOURCE_PASSES = [
     shrink_int_literals,
     shrink_shapes,
     random_inputs_to_ones,
+    constant_tensors_to_factories,
     simplify_dtypes,
     simplify_float_constants,
     keywords_to_positional,

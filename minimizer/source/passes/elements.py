@@ -8,7 +8,7 @@ caller depends on.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, Sequence
 
 import libcst as cst
 import libcst.matchers as m
@@ -42,7 +42,7 @@ def unwrap_single_item_list_arguments(module: cst.Module) -> Iterator[cst.Module
     `torch.autograd.grad(outputs=[loss], inputs=[z])` -> `torch.autograd.grad(outputs=loss, inputs=[z])`. Many
     APIs take a tensor or a sequence of them; where one does not, the candidate fails and is dropped. A one-item
     list or tuple unpacked into the call is its item, passed as is: `nn.Sequential(*[block])` ->
-    `nn.Sequential(block)` (the same call)."""
+    `nn.Sequential(block)` (the same call); a longer one is its items: `f(x, *[w, b])` -> `f(x, w, b)`."""
 
     return distinct_candidates(module, _unwrappings(module))
 
@@ -53,3 +53,21 @@ def _unwrappings(module: cst.Module) -> Iterator[cst.Module | None]:
     for arg in find_all(module, single | unpacked):
         item = arg.value.elements[0].value  # type: ignore[union-attr]
         yield lambda a=arg, i=item: replace_node(module, a, a.with_changes(value=i, star=""))
+    spread = m.Arg(value=(m.List | m.Tuple)(elements=[m.Element(), m.Element(), m.ZeroOrMore(m.Element())]), star="*")
+    for call in find_all(module, m.Call(args=[m.ZeroOrMore(), spread, m.ZeroOrMore()])):
+        yield lambda c=call: replace_node(module, c, c.with_changes(args=_spread(c.args)))  # type: ignore[attr-defined]
+
+
+def _spread(args: Sequence[cst.Arg]) -> list[cst.Arg]:
+    """``args`` with each list or tuple display unpacked into the call (`*[w, b]`) written as its items."""
+
+    spread: list[cst.Arg] = []
+    for index, arg in enumerate(args):
+        items = arg.value.elements if arg.star == "*" and isinstance(arg.value, (cst.List, cst.Tuple)) else None
+        if items is None or any(not isinstance(item, cst.Element) for item in items):
+            spread.append(arg)
+            continue
+        last = index == len(args) - 1
+        spread += [cst.Arg(item.value) for item in items[:-1]]
+        spread.append(cst.Arg(items[-1].value, comma=arg.comma if not last else cst.MaybeSentinel.DEFAULT))
+    return spread

@@ -1,0 +1,39 @@
+"""An assert that only wraps the call that fails: `assert model == outcome(opt, x), "msg"` becomes `outcome(opt, x)`.
+
+Where the bug is a crash, or shows before the assert compares anything, the comparison and its message are
+words around the call; kept, they also hold the helper's call inside an expression, where it cannot be
+inlined. Where the assert is the bug (the script's own check), the candidate passes and is dropped.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+import libcst.matchers as m
+
+from minimizer.source.cst_utils import distinct_candidates, replace_node
+from minimizer.source.traversal import children, find_all
+
+__all__ = ["asserts_to_their_calls"]
+
+
+def asserts_to_their_calls(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with one `assert` statement replaced by one of the outermost calls in its test, as an
+    expression statement; asserts and calls in source order. An assert holding no call is left alone."""
+
+    return distinct_candidates(module, _replacements(module))
+
+
+def _replacements(module: cst.Module) -> Iterator[object]:
+    for assertion in find_all(module, m.Assert()):
+        for call in _outermost_calls(assertion.test):  # type: ignore[attr-defined]
+            yield lambda a=assertion, c=call: replace_node(module, a, cst.Expr(c))
+
+
+def _outermost_calls(node: cst.CSTNode) -> Iterator[cst.Call]:
+    if isinstance(node, cst.Call):
+        yield node
+    elif not isinstance(node, (cst.Lambda, cst.BaseComp)):
+        for child in children(node):
+            yield from _outermost_calls(child)
