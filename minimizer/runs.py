@@ -35,6 +35,7 @@ from minimizer.runner.process import (
 from minimizer.runner.shared_verdicts import SharingPayoff
 from minimizer.runner.warm import ForkServerLauncher
 from minimizer.runner.workspace import Workspace
+from minimizer.stages.cost import CostBound
 
 
 class Runs:
@@ -71,6 +72,9 @@ class Runs:
         self.only_compile: str | None = None
         # By candidate key, for the runs that showed the bug: operators Dynamo captured (RunResult).
         self.operators_captured: dict[str, int | None] = {}
+        # Set by the pin stage from the original's runs: what a candidate may cost (stages.cost).
+        self.cost_bound: CostBound | None = None
+        self.refused_for_cost = 0
 
     @property
     def jobs(self) -> int:
@@ -148,6 +152,8 @@ class Runs:
         started = time.monotonic()
         result = self.run(source, settings, cancel)
         shown = None if result.cancelled else target.shown_by(result, text=source)
+        if shown and self.cost_bound is not None:
+            shown = self._within_cost(result)
         if shown:
             with self._stats_lock:
                 self.operators_captured[candidate_key(source)] = result.operators_captured
@@ -166,6 +172,19 @@ class Runs:
             return None
         self._observe_sharing(result)
         return shown
+
+    def _within_cost(self, result: RunResult) -> bool:
+        """Whether a candidate that shows the bug costs no more to run than the original allows (``stages.cost``)."""
+
+        why = self.cost_bound.exceeded_by(result) if self.cost_bound is not None else None
+        if why is None:
+            return True
+        with self._stats_lock:
+            self.refused_for_cost += 1
+            first = self.refused_for_cost == 1
+        if first:
+            self.progress.message(f"a candidate shows the bug but costs markedly more than the original ({why}): refused")
+        return False
 
     def _observe_sharing(self, result: RunResult) -> None:
         with self._stats_lock:

@@ -192,6 +192,16 @@ def _environment() -> dict[str, str]:
     return {"device": device, "torch_version": torch.__version__, "forked_ahead": FORKED_AHEAD, "cuda_started_ahead": CUDA_STARTED_AHEAD}
 
 
+def _peak_mb() -> float | None:
+    """This process's peak resident memory (``VmHWM``; a forked candidate's counts from its warm parent's)."""
+
+    try:
+        with open("/proc/self/status") as status:
+            return next(int(line.split()[1]) / 1024 for line in status if line.startswith("VmHWM:"))
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
 def _operators_captured() -> int:
     """Operators Dynamo has put into graphs in this process so far (its own count, summed over graphs)."""
 
@@ -284,6 +294,7 @@ def main(request_path: str) -> int:
         "verdicts": verdicts,
         "seconds": time.monotonic() - started,
         "phase_seconds": {name: round(seconds, 3) for name, seconds in phases.items()},
+        "peak_mb": _peak_mb(),
         "compile_cache": _compile_cache_stats(),
         "fingerprint": None
         if fingerprint is None

@@ -166,6 +166,7 @@ class RunResult:
     tracing_seconds: float = 0.0  # the pre-check that traced the compiled calls for the fingerprint
     phase: str = ""  # of a run killed at its time limit: the harness's last mark (see oracles.hang)
     stacks: str = ""  # of a run killed at its time limit: where its threads were (Python stacks)
+    peak_mb: float | None = None  # the candidate process's peak resident memory, as it reported it (VmHWM)
 
     @property
     def completed(self) -> bool:
@@ -317,6 +318,7 @@ def _read_answer(data: dict, result: RunResult) -> None:
     result.device = data.get("device", "")
     result.torch_version = data.get("torch_version", "")
     result.phase_seconds = dict(data.get("phase_seconds") or {})
+    result.peak_mb = data.get("peak_mb")
     result.forked_ahead = bool(data.get("forked_ahead"))
     result.cuda_started_ahead = bool(data.get("cuda_started_ahead"))
     result.compile_cache = CompileCacheStats(**data.get("compile_cache", {}))

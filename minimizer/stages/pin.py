@@ -17,6 +17,7 @@ from minimizer.options import CANDIDATE_TIMEOUT_FACTOR, MIN_CANDIDATE_TIMEOUT, O
 from minimizer.reduce.keys import candidate_key
 from minimizer.runner.process import DID_NOT_FINISH, RunResult, RunSettings
 from minimizer.source.statement import has_place, stated_at_the_compiled_call
+from minimizer.stages.cost import CostBound
 from minimizer.stages.check import CheckReport, OracleFinding, diagnose
 from oracles.harness import ONLY_OUTPUT
 from oracles.script import ALSO_WITHOUT_COMPILE, ONLY_UNDER_COMPILE, only_compiled
@@ -82,6 +83,7 @@ def pin(runs: Runs, report: CheckReport) -> Pinned:
     finding = hold_to_one_compiled_target(runs, finding, report)
     settings = dataclasses.replace(runs.settings((finding.spec,), timeout), eager_precheck=precheck)
     target = Target(finding.spec, finding.signature, own_failure_to_keep(report, finding))
+    runs.cost_bound = CostBound.of(report.runs)
     if target.own_failure is not None and not has_place(runs.source):
         runs.progress.message(
             "no statement can reach the compiled call to state the bug: candidates keep the script's own failure "

@@ -1,8 +1,15 @@
 """What a plain python run costs (seconds, peak memory), and when a repro costs more than its original."""
 
+import threading
+
+from minimizer.options import Options
 from minimizer.runner.plain import PlainRun, cost_of, run_plain
-from minimizer.runner.process import Limits
+from minimizer.runner.process import Limits, RunResult
+from minimizer.runs import Runs
 from minimizer.session import _cost_line, _costs_more
+from minimizer.stages.cost import CostBound
+from minimizer.stages.pin import Target
+from oracles.api import Verdict
 
 
 def test_a_plain_run_knows_its_peak_memory(tmp_path):
@@ -26,3 +33,48 @@ def test_a_repro_costs_more_only_beyond_noise():
     assert not _costs_more({"original": original, "repro": {"seconds": 2.0, "peak_mb": None}})
     line = _cost_line({"original": original, "repro": {"seconds": 1.25, "peak_mb": 310.4}})
     assert line == "repro 1.2 s, 310 MB; original 10.0 s, 800 MB"
+
+
+def _oracle_run(seconds: float, peak_mb: float | None) -> RunResult:
+    return RunResult(seconds=seconds, verdicts={"numerical": Verdict(True, "numerical: float32")}, peak_mb=peak_mb)
+
+
+def test_the_cost_bound_is_the_originals_slowest_and_largest_run_with_a_margin():
+    bound = CostBound.of([_oracle_run(4.0, 600.0), _oracle_run(5.0, 500.0), RunResult(seconds=90.0, timed_out=True)])
+    assert bound == CostBound(seconds=2.0 * 5.0 + 5.0, peak_mb=1.25 * 600.0 + 256.0)
+    assert bound.exceeded_by(_oracle_run(14.0, 1000.0)) is None
+    assert "took 16.0 s" in bound.exceeded_by(_oracle_run(16.0, 600.0))
+    assert "peaked at 2000 MB" in bound.exceeded_by(_oracle_run(3.0, 2000.0))
+    assert CostBound.of([RunResult(seconds=90.0, timed_out=True)]) is None
+
+
+class _Messages:
+    def __init__(self):
+        self.lines = []
+
+    def message(self, text):
+        self.lines.append(text)
+
+    def tested(self, interesting, cached):
+        pass
+
+
+def test_a_candidate_that_shows_the_bug_but_costs_markedly_more_is_refused(tmp_path):
+    """The default config of a library model: same bug, fewer tokens, three times the memory."""
+
+    script = tmp_path / "a.py"
+    script.write_text("x = 1\n")
+    progress = _Messages()
+    runs = Runs(Options(script=script), progress, "x = 1\n")
+    try:
+        runs.cost_bound = CostBound.of([_oracle_run(5.0, 700.0)])
+        target = Target("numerical", "numerical: float32")
+        costs = {"small = 1\n": _oracle_run(4.0, 650.0), "default = 1\n": _oracle_run(6.0, 2100.0)}
+        runs.run = lambda source, settings, cancel: costs[source]
+        settings = runs.settings(("numerical",), 30.0)
+        assert runs.still_fails("small = 1\n", settings, target, threading.Event()) is True
+        assert runs.still_fails("default = 1\n", settings, target, threading.Event()) is False
+        assert runs.refused_for_cost == 1
+        assert any("costs markedly more than the original" in line for line in progress.lines)
+    finally:
+        runs.close()

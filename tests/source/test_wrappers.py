@@ -66,13 +66,16 @@ result = outer(3.5) + doubled(1.5)
     assert reduced == "import math\ndef doubled(v):\n    return 2 * math.floor(v)\nresult = math.floor(3.5) + doubled(1.5)\n"
 
 
-def test_a_helper_that_returns_an_expression_is_inlined_at_its_one_call():
+def test_a_helper_that_returns_an_expression_is_inlined_at_each_call():
     from minimizer.source.passes.wrappers import inline_expression_functions
 
     code = "import torch\n\n\ndef load(n=32):\n    '''Load.'''\n    return torch.randn(n, n)\n\n\nx = f(load())\n"
     found = [c.code for c in inline_expression_functions(cst.parse_module(code))]
     assert found == ["import torch\n\n\nx = f(torch.randn(32, 32))\n"]
-    assert [c.code for c in inline_expression_functions(cst.parse_module(code + "y = load()\n"))] == []
+    twice = [c.code for c in inline_expression_functions(cst.parse_module(code + "y = load(2)\n"))]
+    assert twice == ["import torch\n\n\nx = f(torch.randn(32, 32))\ny = torch.randn(2, 2)\n"]
+    passed_around = code + "y = g(load)\n"
+    assert [c.code for c in inline_expression_functions(cst.parse_module(passed_around))] == []
     with_argument = [c.code for c in inline_expression_functions(cst.parse_module(code.replace("load())", "load(4))")))]
     assert with_argument == ["import torch\n\n\nx = f(torch.randn(4, 4))\n"]
     generator = "def batches():\n    return (yield 1)\n\n\nx = batches()\n"

@@ -33,6 +33,7 @@ from minimizer.source.passes.inline_calls import inline_single_call_functions
 from minimizer.source.passes.instances import single_instances_to_functions
 from minimizer.source.passes.kernels import constant_kernel_loads
 from minimizer.source.passes.known_shapes import fold_known_shapes
+from minimizer.source.passes.library_configs import shrink_library_configs
 from minimizer.source.passes.leaves import layers_to_leaves
 from minimizer.source.passes.leftovers import remove_what_the_step_left
 from minimizer.source.passes.module_lists import unwrap_single_module_lists
@@ -58,6 +59,7 @@ SOURCE_PASSES = [
     inline_expression_functions,
     asserts_to_their_calls,
     inline_single_call_functions,
+    shrink_library_configs,
     inline_config_defaults,
     inline_argument_defaults,
     split_tuple_assignments,

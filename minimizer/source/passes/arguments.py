@@ -9,6 +9,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from minimizer.source.cst_utils import TORCH_COMPILE_CALL, distinct_candidates, remove_node, remove_nodes, replace_node
+from minimizer.source.passes.library_configs import is_library_size, script_names
 from minimizer.source.traversal import find_all
 
 
@@ -18,13 +19,16 @@ def delete_arguments(module: cst.Module) -> Iterator[cst.Module]:
     Calls come outer first in source order. Per call: all keyword arguments at once (when there are two or
     more), then each keyword argument in order, then each positional argument from the last to the first
     (trailing positionals are the ones most often optional: `torch.randn(2, 3, 4)` -> `torch.randn(2, 3)`).
+    A size given to a library's class (`GPT2Config(n_layer=2)`) is never deleted: its default is big
+    (``library_configs``).
     """
     return distinct_candidates(module, _deletions(module))
 
 
 def _deletions(module: cst.Module) -> Iterator[cst.Module | None]:
+    names = script_names(module)
     for call in find_all(module, m.Call()):
-        keywords = [arg for arg in call.args if arg.keyword is not None]
+        keywords = [arg for arg in call.args if arg.keyword is not None and not is_library_size(call, arg, names)]
         positionals = [arg for arg in call.args if arg.keyword is None]
         if len(keywords) > 1:
             yield lambda: remove_nodes(module, keywords)

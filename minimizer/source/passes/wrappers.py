@@ -6,7 +6,7 @@ the callable it forwards to (`torch.compile(run)` -> `torch.compile(model)`) and
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from typing import Any, Iterator, Optional
 
 import libcst as cst
 import libcst.matchers as m
@@ -90,13 +90,13 @@ def _root_name(node: cst.BaseExpression) -> str:
 
 
 def inline_expression_functions(module: cst.Module) -> Iterator[cst.Module]:
-    """Yield `module` with one helper that only returns an expression replaced, at its one call, by that
+    """Yield `module` with one helper that only returns an expression replaced, at each of its calls, by that
     expression: `def load_batch(): return torch.randn(32, 32)` used as `x = load_batch()` becomes
     `x = torch.randn(32, 32)`; `def forces(fn, p): return torch.func.grad(fn)(p)` called as `forces(energy, q)`
     becomes `torch.func.grad(energy)(q)`.
 
     The helper is a module-level, undecorated function whose body (after a docstring) is `return EXPR`, and
-    whose name is referenced exactly once, by a call without starred arguments. Its parameters become the call's
+    whose name is only referenced by calls without starred arguments. Its parameters become each call's
     arguments (by position or keyword), else their defaults; an argument other than a name or a literal only
     where its parameter is read at most once, so it is still computed at most once. Nothing is inlined where
     the call's scope binds a name the expression reads from the module. The definition goes with it.
@@ -118,22 +118,31 @@ def _expression_inlinings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
         if params.posonly_params:
             continue
         references = [access.node for assignment in global_scope[statement.name.value] for access in assignment.references]
-        if len(references) != 1 or len(global_scope[statement.name.value]) != 1:
+        if not references or len(global_scope[statement.name.value]) != 1:
             continue
-        calls = [c for c in find_all(module, m.Call()) if c.func is references[0]]  # type: ignore[union-attr]
-        if len(calls) != 1:
+        calls = [c for c in find_all(module, m.Call()) if any(c.func is r for r in references)]  # type: ignore[union-attr]
+        if len(calls) != len(references):
+            continue  # the helper is also passed around, not only called
+        values = [_inlined_call(call, expression, params, scopes) for call in calls]
+        if any(value is None for value in values):
             continue
-        values = bound_arguments(calls[0].args, list(params.params), list(params.kwonly_params), expression)
-        if values is None:
-            continue
-        reads = {name.value for name in m.findall(expression, m.Name())} - set(values)
-        if any(binds_locally(scopes.get(calls[0]), name) for name in reads):
-            continue
-        value = bind_names(expression, values)
-        if value is None:
-            continue
-        replacements = {calls[0]: value, statement: cst.RemovalSentinel.REMOVE}
-        yield lambda: replace_nodes(module, replacements)
+        replacements = {**dict(zip(calls, values)), statement: cst.RemovalSentinel.REMOVE}
+        yield lambda r=replacements: replace_nodes(module, r)
+
+
+def _inlined_call(
+    call: cst.Call, expression: cst.BaseExpression, params: cst.Parameters, scopes: Any
+) -> Optional[cst.BaseExpression]:
+    """``expression`` with the helper's parameters bound to ``call``'s arguments, or ``None`` where it cannot
+    stand in the call's place."""
+
+    values = bound_arguments(call.args, list(params.params), list(params.kwonly_params), expression)
+    if values is None:
+        return None
+    reads = {name.value for name in m.findall(expression, m.Name())} - set(values)
+    if any(binds_locally(scopes.get(call), name) for name in reads):
+        return None
+    return bind_names(expression, values)
 
 
 def _returned_expression(function: cst.FunctionDef) -> Optional[cst.BaseExpression]:
