@@ -22,6 +22,9 @@ For each case it writes tokens, oracle calls and seconds, and the same-bug check
   ``case.json``'s ``fix`` ([old, new] text) applied to ``out.py`` makes it exit 0; an output without the
   text no longer holds the buggy code and fails the check.
 
+A case whose ``case.json`` ``needs`` a package its interpreter lacks (``transformers``, ``diffusers``: the
+``[models]`` extra) is skipped, saying so.
+
 The tool is never told which case it runs: it gets the program, as a user would give it.
 """
 
@@ -85,6 +88,8 @@ class CaseResult:
     error: str | None = None
     checks: dict = field(default_factory=dict)
     output: str | None = None  # the reduced program, to read what is left
+    reducers: list = field(default_factory=list)  # which reducers made the repro, in order (the report's)
+    cost: dict = field(default_factory=dict)  # plain-python seconds and peak memory, original and repro
     passes: list = field(default_factory=list)  # per pass: proposed, accepted, size removed, per proposal
 
     @property
@@ -161,6 +166,10 @@ def _run(python: str, folder: Path, script: str, identity: bool):
     return run_plain(source, script, str(folder), Limits(timeout=CHECK_TIMEOUT), python=python)
 
 
+def _imports(python: str, package: str) -> bool:
+    return subprocess.run([python, "-c", f"import {package}"], capture_output=True).returncode == 0
+
+
 def run_case(name: str, pythons: dict[str, str], args: argparse.Namespace) -> CaseResult:
     case_dir = CASES / name
     meta = json.loads((case_dir / "case.json").read_text())
@@ -176,6 +185,10 @@ def run_case(name: str, pythons: dict[str, str], args: argparse.Namespace) -> Ca
     python = pythons.get(meta["torch"])
     if python is None:
         result.error = f"no interpreter with torch {meta['torch']} (--venv {meta['torch']}=PYTHON or --create-venvs)"
+        return result
+    missing = [package for package in meta.get("needs", []) if not _imports(python, package)]
+    if missing:
+        result.error = f"skipped: needs {', '.join(missing)} (pip install '.[models]')"
         return result
     scratch = Path(tempfile.mkdtemp(prefix=f"corpus-{name}-"))
     try:
@@ -203,6 +216,7 @@ def run_case(name: str, pythons: dict[str, str], args: argparse.Namespace) -> Ca
         data = json.loads(report.read_text())
         result.oracle, result.signature = data["oracle"], data["signature"]
         result.oracle_calls, result.passes = data["oracle_calls"], data.get("passes", [])
+        result.reducers, result.cost = data.get("reducers", []), data.get("cost", {})
         output = (scratch / "out.py").read_text()
         result.output, result.output_tokens = output, measure(output).tokens
         result.ratio = round(result.output_tokens / result.hand_tokens, 2)

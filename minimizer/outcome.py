@@ -46,6 +46,8 @@ class Outcome:
     final: bool = True
     # What a plain python run of the original and of the repro cost: {"original"|"repro": {"seconds", "peak_mb"}}.
     cost: dict = field(default_factory=dict)
+    # The reducers that made the repro, in order: "graph" (the lift or the graph stage), "source".
+    reducers: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {
@@ -53,6 +55,7 @@ class Outcome:
             "output": str(self.output),
             "oracle": self.oracle,
             "signature": self.signature,
+            "reducers": self.reducers,
             "oracle_calls": self.oracle_calls,
             "cache_hits": self.cache_hits,
             "screened_out": self.screened_out,

@@ -190,7 +190,9 @@ class Session:
             python=python or {},
             cost=cost or {},
             backend=runs.ray.describe() if runs.ray is not None else {"backend": "local"},
-            candidates=runs.candidate_log.summary() | {"time_limit_seconds": round(runs.candidate_time_limit(settings), 1)},
+            candidates=runs.candidate_log.summary()
+            | {"time_limit_seconds": round(runs.candidate_time_limit(settings), 1), "refused_for_cost": runs.refused_for_cost},
+            reducers=work.reducers,
         )
 
 

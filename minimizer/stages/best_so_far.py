@@ -27,6 +27,8 @@ class Work:
     screen_cpu_seconds: float = 0.0
     stopped_early: bool = False
     passes: list[dict] = field(default_factory=list)
+    # The reducers that made the repro, in the order they ran: "graph" (the lift, or the graph stage), "source".
+    reducers: list[str] = field(default_factory=list)
     _testers: list[tuple[Tester, list]] = field(default_factory=list)
 
     def add_stage(self, tester: Tester, passes: list) -> None:

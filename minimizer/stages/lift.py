@@ -1,4 +1,5 @@
-"""Stage 3, lift: where the failing compiled call is buried in the program, the program lifted to that call.
+"""Stage 3, lift: where the failing compiled call is buried in the program, or runs a library's model, the
+program lifted to that call.
 
 Real programs bury the compiled call: inside a training step, an evaluation loop over a table of cases, a helper
 called from a comprehension, behind a ``global f; f = torch.compile(f)``. No statement can then reach the call's
@@ -9,13 +10,15 @@ what. So the lift asks the run itself: the graphs the compiled calls handed the 
 shapes, dtypes, devices and ``requires_grad`` and the ``torch.compile`` options, are recorded in one run
 (``graph.capture``), and the graph that shows the bug on its own is emitted as a standalone program
 (``graph.emit``): the graph reducer's recording and emitter, taken first. Whatever it does not show, the source
-reducer reduces the program as it is.
+reducer reduces the program as it is. A call at module level whose model lives in a library is lifted too:
+the source reducer cannot see into the library, and every one of its candidates pays the library's import.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from minimizer.metrics import measure
 from minimizer.source.statement import EAGER_RAISED, has_place
 from minimizer.stages.pin import Target
 
@@ -25,6 +28,8 @@ if TYPE_CHECKING:
 
 # Oracles a captured graph cannot show: a kernel's write into a saved tensor, a compile that never returns.
 _NOT_IN_A_GRAPH = frozenset({"inplace", "hang"})
+# Graphs this small are read as quickly in the script as in a lifted repro.
+_FEW_OPERATORS = 20
 
 
 def is_buried(text: str, target: Target) -> bool:
@@ -32,6 +37,16 @@ def is_buried(text: str, target: Target) -> bool:
     bug a captured graph can show."""
 
     return "compile" in text and _shown_by_a_graph(target) and not has_place(text)
+
+
+def lives_elsewhere(text: str, operators_captured: int | None, target: Target) -> bool:
+    """Whether the compiled model's code lives outside the script (a library's model), for a bug a captured graph
+    can show: its graphs held more than twice the operators the script shows. The source reducer would spend
+    its candidates importing the library and deleting the script around one call it cannot see into."""
+
+    if operators_captured is None or "compile" not in text or not _shown_by_a_graph(target):
+        return False
+    return operators_captured > max(2 * measure(text).torch_ops, _FEW_OPERATORS)
 
 
 def _shown_by_a_graph(target: Target) -> bool:
@@ -49,12 +64,12 @@ def _shown_by_a_graph(target: Target) -> bool:
     return spec != "script" or signature.startswith("AssertionError")
 
 
-def recorded_graphs(runs: Runs, text: str, settings: RunSettings) -> list | None:
+def recorded_graphs(runs: Runs, text: str, settings: RunSettings, why: str) -> list | None:
     """The graphs ``text``'s compiled calls handed the compiler, recorded in one run; ``None`` if none were."""
 
     from minimizer.graph.capture import CaptureFailed, capture_graphs
 
-    runs.progress.message("the compiled call is buried in the program: lifting it out of the recorded run")
+    runs.progress.message(f"{why}: lifting the failing call out of the recorded run")
     try:
         return capture_graphs(text, settings) or None
     except CaptureFailed as exc:

@@ -17,7 +17,7 @@ from minimizer.reduce.tester import Tester, speculation_for
 from minimizer.runner.process import RunSettings
 from minimizer.source.statement import StatementPlace
 from minimizer.stages.best_so_far import BestSoFar
-from minimizer.stages.lift import is_buried, recorded_graphs
+from minimizer.stages.lift import is_buried, lives_elsewhere, recorded_graphs
 from minimizer.stages.pin import Pinned, Target
 from oracles.api import NEEDS_CALLS
 from oracles.registry import load_oracle
@@ -34,7 +34,8 @@ def reduce_script(runs: Runs, pinned: Pinned, best: BestSoFar, deadline: float |
     text = runs.source
     target, settings = pinned.target, pinned.settings
     try:
-        lifted = _lift(runs, text, target, settings, best, deadline) if reducer == "auto" and is_buried(text, target) else None
+        why = _why_lift(runs, text, target) if reducer == "auto" else None
+        lifted = _lift(runs, text, target, settings, best, deadline, why) if why else None
         if lifted is not None:
             text = lifted
         else:
@@ -99,6 +100,7 @@ def _reduce_source(
         reducer = Reducer(
             passes, tester, source_size, best, deadline=deadline, follow_up=FOLLOW_UP, settle=settled
         )
+        best.work.reducers.append("source")
         return render_module(reducer.reduce(parse_module(text)))
     finally:
         tester.close()
@@ -107,13 +109,23 @@ def _reduce_source(
             best.work.screen_cpu_seconds += offloaded.cpu_seconds
 
 
+def _why_lift(runs: Runs, text: str, target: Target) -> str | None:
+    """Why the program is lifted to its failing call first (``stages.lift``), or ``None``."""
+
+    if is_buried(text, target):
+        return "the compiled call is buried in the program"
+    if lives_elsewhere(text, runs.operators_captured.get(candidate_key(text)), target):
+        return "the compiled model's code lives outside the script"
+    return None
+
+
 def _lift(
-    runs: Runs, text: str, target: Target, settings: RunSettings, best: BestSoFar, deadline: float | None
+    runs: Runs, text: str, target: Target, settings: RunSettings, best: BestSoFar, deadline: float | None, why: str
 ) -> str | None:
     """The lift (``stages.lift``): the failing call's graph, reduced and emitted, then polished by the source
     reducer; ``None`` where no recorded graph shows the bug on its own."""
 
-    captured = recorded_graphs(runs, text, settings)
+    captured = recorded_graphs(runs, text, settings, why)
     if captured is None:
         return None
     lifted = _reduce_graph_safely(runs, text, target, settings, best, deadline, captured)
@@ -210,6 +222,7 @@ def _reduce_graph(
     runs.progress.message(
         f"graph reduced from {outcome.operators_before} to {outcome.operators_after} operators; polishing its script"
     )
+    best.work.reducers.append("graph")
     # The emitted script stands alone: the model's code, wherever it lived, is now in the repro. That beats a
     # shorter script that still imports the model from elsewhere, so it is kept.
     emitted_target = Target(target.spec, outcome.signature)

@@ -90,3 +90,23 @@ def test_bugs_the_lifted_comparison_cannot_show_are_reduced_as_they_are():
 
 def test_a_script_that_compiles_nothing_has_nothing_to_lift():
     assert not is_buried("import torch\ndef f():\n    return torch.ones(1)\nassert f().sum() > 5\n", NUMERICAL)
+
+
+LIBRARY_MODEL = """
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel
+model = GPT2LMHeadModel(GPT2Config(n_layer=2, n_embd=64, n_head=4))
+ids = torch.randint(0, 100, (2, 8))
+out = torch.compile(model, backend="deploy")(ids).logits
+torch.testing.assert_close(out, model(ids).logits)
+"""
+
+
+def test_a_module_level_call_of_a_library_model_is_lifted_when_its_graphs_hold_far_more_than_the_script_shows():
+    from minimizer.stages.lift import lives_elsewhere
+
+    assert not is_buried(LIBRARY_MODEL, NUMERICAL)
+    assert lives_elsewhere(LIBRARY_MODEL, 180, NUMERICAL)
+    assert not lives_elsewhere(LIBRARY_MODEL, 6, NUMERICAL)  # the graph is what the script shows
+    assert not lives_elsewhere(LIBRARY_MODEL, None, NUMERICAL)  # not measured
+    assert not lives_elsewhere(LIBRARY_MODEL, 180, Target("inplace", "inplace: x"))  # no graph shows it
