@@ -25,6 +25,10 @@ _STAGE_BY_PATH = (
 # Frames recognised by file and function: the call into a ``torch.compile`` backend (a custom backend that
 # raises leaves no deeper recognisable frame).
 _STAGE_BY_FUNCTION = (("torch/_dynamo/output_graph", "call_user_compiler", "backend-compile"),)
+# Every stage name ``stage_of`` may give.
+STAGES = frozenset(
+    {stage for _, stage in _STAGE_BY_PATH} | {stage for *_, stage in _STAGE_BY_FUNCTION} | {"compiled-run"}
+)
 # Frames of code that a compiler generated, running after compilation finished: Inductor's output modules
 # (written under a ``torchinductor_<user>`` cache folder), the module that calls them, and FX graph modules.
 _GENERATED_CODE = ("torchinductor_", "torch/_inductor/output_code", "<eval_with_key>")

@@ -147,6 +147,7 @@ class _Emitter:
             self.names[node] = name
             argument_names.append(name)
         body = self._body()
+        compile_call = self._compile_call()  # before the imports: it may need one
         lines = self._imports()
         lines.append("class Repro(torch.nn.Module):")
         if init_lines:
@@ -161,7 +162,7 @@ class _Emitter:
         lines.append("model = Repro()")
         made = ", ".join(self._make_input(spec) for _, spec in arguments)
         lines.append(f"inputs = [{made}]")
-        lines.append(f"compiled = {self._compile_call()}")
+        lines.append(f"compiled = {compile_call}")
         lines.append("out = compiled(*inputs)")
         lines.append("expected = model(*inputs)")
         lines.extend(self._check())
@@ -226,7 +227,9 @@ class _Emitter:
         parts = ["model"]
         if call.backend != "inductor":
             module, sep, qualname = call.backend.partition(":")
-            if sep:
+            if sep and _imports_by_name(self.case.prelude, module, qualname):
+                parts.append(f"backend={qualname}")  # as the script imported it: `from serve_backend import serve`
+            elif sep:
                 self.imports.add(module)
                 parts.append(f"backend={module}.{qualname}")
             else:
@@ -414,6 +417,19 @@ def _identifier(wanted: str) -> str:
     if name[0].isdigit() or keyword.iskeyword(name):
         name = f"v_{name}"
     return name
+
+
+def _imports_by_name(prelude: str, module: str, name: str) -> bool:
+    """Whether the prelude binds ``name`` by ``from module import name``."""
+
+    try:
+        tree = parse_python(prelude)
+    except SyntaxError:
+        return False
+    return any(
+        isinstance(node, ast.ImportFrom) and node.module == module and any(a.name == name and a.asname is None for a in node.names)
+        for node in tree.body
+    )
 
 
 def _prelude_names(prelude: str) -> set[str]:

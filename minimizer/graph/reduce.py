@@ -29,6 +29,7 @@ Runner = Callable[..., RunResult]
 # The emitted script checks with an assert of its own; under the ``script`` oracle its signature cannot equal
 # the original's assert, so an assertion failure of the emitted script is accepted and pinned instead.
 _ASSERTION = "AssertionError"
+_PARAMETER_GRADIENT, _INPUT_GRADIENT = "gradient: parameter ", "gradient: input "
 
 
 @dataclass
@@ -183,7 +184,9 @@ def _first_failing_graph(
 
 
 class _Pin:
-    """The signature every candidate must show; re-pinned once when the original's was its own assert."""
+    """The signature every candidate must show; re-pinned once when the original's was its own assert, or a
+    parameter's gradient (the emitted graph takes its parameters as inputs: ``gradient: parameter float32
+    value`` shows there as ``gradient: input float32 value``)."""
 
     def __init__(self, oracle_spec: str, signature: str):
         self.oracle_spec = oracle_spec
@@ -195,7 +198,10 @@ class _Pin:
             return False
         if verdict.signature == self.signature:
             return True
-        if self._may_repin and verdict.signature.startswith(_ASSERTION):
+        as_input = self.signature.replace(_PARAMETER_GRADIENT, _INPUT_GRADIENT, 1)
+        if (self._may_repin and verdict.signature.startswith(_ASSERTION)) or (
+            self.oracle_spec == "gradient" and verdict.signature == as_input
+        ):
             self.signature = verdict.signature
             return True
         return False

@@ -16,11 +16,13 @@ the source reducer cannot see into the library, and every one of its candidates 
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from minimizer.metrics import measure
 from minimizer.source.statement import EAGER_RAISED, has_place
 from minimizer.stages.pin import Target
+from oracles.stages import STAGES
 
 if TYPE_CHECKING:
     from minimizer.runner.process import RunSettings
@@ -59,9 +61,19 @@ def _shown_by_a_graph(target: Target) -> bool:
     if spec in _NOT_IN_A_GRAPH:
         return False
     if spec == "crash":
-        in_dynamo = signature.endswith("[dynamo-tracing]") or "torch._dynamo.exc." in signature
-        return not in_dynamo and not signature.startswith(EAGER_RAISED)
+        return not _in_dynamo_tracing(signature) and not signature.startswith(EAGER_RAISED)
     return spec != "script" or signature.startswith("AssertionError")
+
+
+def _in_dynamo_tracing(signature: str) -> bool:
+    """Whether a crash arose while Dynamo traced (no graph reached a compiler): by the stage the crash oracle
+    named, else by an exception of Dynamo's own. A backend that raised (``BackendCompilerFailed``, stage
+    ``backend-compile``) was handed its graph: the lift shows that."""
+
+    stage = re.search(r"\[([a-z-]+)\]$", signature)
+    if stage is not None and stage.group(1) in STAGES:
+        return stage.group(1) == "dynamo-tracing"
+    return "torch._dynamo.exc." in signature and "BackendCompilerFailed" not in signature
 
 
 def recorded_graphs(runs: Runs, text: str, settings: RunSettings, why: str) -> list | None:

@@ -77,6 +77,9 @@ def test_a_crash_in_dynamos_tracing_leaves_no_graph_to_lift():
     assert not is_buried(text, Target("crash", traced))
     assert not is_buried(text, Target("crash", "crash: compiled raised: RuntimeError: x [dynamo-tracing]"))
     assert is_buried(text, Target("crash", "crash: compiled raised: RuntimeError: x [inductor-lowering]"))
+    # A custom backend that raised was handed its graph: Dynamo wraps its error, the graph shows it.
+    backend = "crash: compiled raised: torch._dynamo.exc.BackendCompilerFailed: backend='moe' raised: | E: x [backend-compile]"
+    assert is_buried(text, Target("crash", backend))
 
 
 def test_bugs_the_lifted_comparison_cannot_show_are_reduced_as_they_are():
@@ -110,3 +113,4 @@ def test_a_module_level_call_of_a_library_model_is_lifted_when_its_graphs_hold_f
     assert not lives_elsewhere(LIBRARY_MODEL, 6, NUMERICAL)  # the graph is what the script shows
     assert not lives_elsewhere(LIBRARY_MODEL, None, NUMERICAL)  # not measured
     assert not lives_elsewhere(LIBRARY_MODEL, 180, Target("inplace", "inplace: x"))  # no graph shows it
+

@@ -124,3 +124,17 @@ def test_small_floating_inputs_keep_their_values_for_a_bug_that_needs_them():
     recorded = with_recorded_values(case)
     assert "torch.tensor([[1.0, 1.0], [1.0, 1.0]], dtype=torch.float32)" in emit_script(recorded)
     assert with_recorded_values(capture_case(lambda m: m * 2, torch.ones(9, 9))) is None  # too many to write out
+
+
+def test_a_callable_backend_is_named_as_the_script_imported_it(block_case):
+    import dataclasses
+
+    from minimizer.graph.case import CompileCall
+
+    by_name = dataclasses.replace(block_case, compile=CompileCall(backend="serve_backend:serve"), prelude="from serve_backend import serve\n")
+    text = emit_script(by_name)
+    assert "compiled = torch.compile(model, backend=serve)" in text and "import serve_backend\n" not in text
+    by_module = dataclasses.replace(by_name, prelude="import torch\n")
+    text = emit_script(by_module)
+    assert "import serve_backend\n" in text.split("class Repro")[0]
+    assert "compiled = torch.compile(model, backend=serve_backend.serve)" in text

@@ -32,3 +32,24 @@ def test_argument_deletion_keeps_a_library_size_but_not_the_scripts_own():
     assert "config = BertConfig(num_hidden_layers=1, hidden_dropout_prob=0.0)\nx = torch.sum(a)\n" in candidates
     own = "class Block:\n    pass\n\n\nb = Block(hidden_size=64)\n"
     assert "class Block:\n    pass\n\n\nb = Block()\n" in [c.code for c in delete_arguments(cst.parse_module(own))]
+
+
+def test_each_shrunk_config_of_a_real_library_builds_a_smaller_model():
+    """On transformers' own GPT2Config: every candidate builds, and holds fewer parameters than the original."""
+
+    import pytest
+
+    pytest.importorskip("transformers", reason="needs the models extra: pip install -e '.[models]'")
+    import transformers
+
+    def parameters(code: str) -> int:
+        scope: dict = {"GPT2Config": transformers.GPT2Config}
+        exec(code, scope)
+        return sum(p.numel() for p in transformers.GPT2LMHeadModel(scope["config"]).parameters())
+
+    source = "config = GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=256, n_positions=32)\n"
+    before = parameters(source)
+    candidates = shrunk(source)
+    assert len(candidates) == 6
+    assert all(parameters(candidate) < before for candidate in candidates if "n_head=1" not in candidate)
+    assert all(parameters(candidate) <= before for candidate in candidates)

@@ -1,0 +1,21 @@
+"""Which signature a lifted graph must show: the original's, or where the graph form changes it, its own."""
+
+from minimizer.graph.reduce import _Pin
+from oracles.api import Verdict
+
+
+def test_a_parameters_gradient_is_the_same_bug_as_the_emitted_graphs_input_gradient():
+    pin = _Pin("gradient", "gradient: parameter float32 value")
+    assert not pin.accepts_first(Verdict(True, "gradient: input float64 value"))
+    assert not pin.accepts_first(Verdict(False, "gradient: input float32 value"))
+    assert pin.accepts_first(Verdict(True, "gradient: input float32 value"))
+    assert pin.matches(Verdict(True, "gradient: input float32 value"))  # re-pinned
+    assert not pin.matches(Verdict(True, "gradient: parameter float32 value"))
+
+
+def test_other_signatures_must_match_as_they_are():
+    pin = _Pin("numerical", "numerical: float32 value")
+    assert not pin.accepts_first(Verdict(True, "numerical: float32 nan"))
+    assert pin.accepts_first(Verdict(True, "numerical: float32 value"))
+    script = _Pin("script", "AssertionError: weights differ")
+    assert script.accepts_first(Verdict(True, "AssertionError: Tensor-likes are not close!"))
