@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
-from minimizer.metrics import measure
+from minimizer.metrics import count_tokens, measure
 from minimizer.reduce.keys import candidate_key
 from minimizer.reduce.scheduler import OutOfTime, Reducer
 from minimizer.reduce.tester import Tester, speculation_for
@@ -42,8 +42,12 @@ def reduce_script(runs: Runs, pinned: Pinned, best: BestSoFar, deadline: float |
             if reducer in ("source", "auto"):
                 text = _reduce_source(runs, text, target, settings, best, deadline)
             captured = _graphs_if_they_pay(runs, text, target, settings) if reducer == "auto" else None
-            if reducer == "graph" or captured:
+            if reducer == "graph":
                 text = _reduce_graph_safely(runs, text, target, settings, best, deadline, captured)
+            elif captured:
+                text = _smaller_of(runs, best, target, text, lambda: _reduce_graph_safely(
+                    runs, text, target, settings, best, deadline, captured
+                ))
     except OutOfTime:
         best.work.stopped_early = True
         text = best.best_text
@@ -54,6 +58,22 @@ def reduce_script(runs: Runs, pinned: Pinned, best: BestSoFar, deadline: float |
         raise
     best.work.finish()
     return text
+
+
+def _smaller_of(runs: Runs, best: BestSoFar, target: Target, source_repro: str, graph_repro: Callable[[], str]) -> str:
+    """The graph stage's repro, or the source reducer's where that is smaller: tokens first; at equal size the
+    graph's, which needs only torch (and the user's backend), not the library the model came from."""
+
+    reducers, signature = list(best.work.reducers), target.signature
+    graph = graph_repro()
+    if graph == source_repro or count_tokens(graph) <= count_tokens(source_repro):
+        return graph
+    runs.progress.message(
+        f"the graph stage's repro ({count_tokens(graph)} tokens) is larger than the source reducer's "
+        f"({count_tokens(source_repro)}): keeping the source reducer's"
+    )
+    best.work.reducers, target.signature = reducers, signature
+    return source_repro
 
 
 def _reduce_source(
@@ -223,8 +243,8 @@ def _reduce_graph(
         f"graph reduced from {outcome.operators_before} to {outcome.operators_after} operators; polishing its script"
     )
     best.work.reducers.append("graph")
-    # The emitted script stands alone: the model's code, wherever it lived, is now in the repro. That beats a
-    # shorter script that still imports the model from elsewhere, so it is kept.
+    # The emitted script stands alone: the model's code, wherever it lived, is now in the repro (``_smaller_of``
+    # keeps the source reducer's script only where that is smaller).
     emitted_target = Target(target.spec, outcome.signature)
     polished = _reduce_source(runs, outcome.script, emitted_target, settings, best, deadline)
     target.signature = emitted_target.signature
