@@ -117,8 +117,15 @@ def _is_definition(statement: cst.CSTNode) -> bool:
     return isinstance(statement, (cst.FunctionDef, cst.ClassDef))
 
 
+def _is_import(statement: cst.CSTNode) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body
+    )
+
+
 def _space_top_level(module: cst.Module) -> cst.Module:
-    """Two blank lines before and after top-level functions and classes; none at the very start."""
+    """Two blank lines before and after top-level functions and classes; one after the imports where there
+    was none; none at the very start."""
 
     body = list(module.body)
     spaced = []
@@ -128,6 +135,8 @@ def _space_top_level(module: cst.Module) -> cst.Module:
             wanted = 0
         elif _is_definition(statement) or _is_definition(body[index - 1]):
             wanted = 2
+        elif _is_import(body[index - 1]) and not _is_import(statement) and not statement.leading_lines:
+            wanted = 1
         comments = [line for line in statement.leading_lines if line.comment is not None]
         if wanted is not None and not comments:
             statement = statement.with_changes(leading_lines=[cst.EmptyLine()] * wanted)

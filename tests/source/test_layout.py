@@ -28,3 +28,10 @@ def test_parentheses_go_in_headers_and_nested_blocks_but_stay_where_they_bind():
         "            x = (x + 1) * 2  # kept comment\n"
         "    return x, y\n"
     )
+
+
+def test_one_blank_line_after_the_imports():
+    text = "import torch\nimport deploy_backend\ntorch.manual_seed(0)\nx = torch.ones(1)\n"
+    assert format_source(text) == "import torch\nimport deploy_backend\n\ntorch.manual_seed(0)\nx = torch.ones(1)\n"
+    kept = "import torch\n\n\nx = torch.ones(1)\n"
+    assert format_source(kept) == kept
