@@ -8,15 +8,19 @@ still leaves its graph behind. In the parent, ``capture_graphs`` runs the child 
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import dataclasses
 import io
 import json
+import operator
 import os
+import re
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import torch
 import torch.fx as fx
@@ -237,12 +241,74 @@ def save_graphs(path: str | os.PathLike, graphs: list[CapturedGraph]) -> None:
 def case_from_capture(captured: CapturedGraph, *, prelude: str = "", check: str = "allclose") -> GraphCase | None:
     """A ``GraphCase`` for one captured graph, or ``None`` when the graph does not re-propagate in the parent."""
 
-    try:
-        gm = torch.load(io.BytesIO(captured.graph_module), weights_only=False)
-    except Exception:  # e.g. graphs with operator.setitem do not survive unpickling's re-tracing
+    gm = _loaded_graph(captured.graph_module, prelude)
+    if gm is None:
         return None
     case = case_from_graph_module(gm, captured.inputs, captured.compile, prelude=prelude, check=check)
     return None if case is None else dataclasses.replace(case, grad_enabled=captured.grad_enabled)
+
+
+def _loaded_graph(data: bytes, prelude: str) -> fx.GraphModule | None:
+    """The captured graph module, or ``None`` where it does not load here. A graph may call a library's own
+    operator (``torch.ops.transformers.grouped_mm_fallback``), registered when the script imported what it did
+    from the library: the script's imports from the package the namespace names are run here too (``prelude``),
+    and the load tried again."""
+
+    tried: set[str] = set()
+    while True:
+        try:
+            with _subscript_assignment_traced():
+                return torch.load(io.BytesIO(data), weights_only=False)
+        except AttributeError as exc:
+            namespace = re.search(r"'_OpNamespace' '(\w+)' object has no attribute", str(exc))
+            if namespace is None or namespace.group(1) in tried:
+                return None
+            tried.add(namespace.group(1))
+            if not _import_as_the_script_did(namespace.group(1), prelude):
+                return None
+        except Exception:  # e.g. graphs with operator.setitem do not survive unpickling's re-tracing
+            return None
+
+
+@contextlib.contextmanager
+def _subscript_assignment_traced() -> Iterator[None]:
+    """Loading a graph module traces its generated code again, where FX writes ``operator.setitem`` as
+    ``x[i] = v``; its tracer's proxies take no item assignment, so such a graph (transformers' MoE routing fills
+    a tensor by index) did not load. For the load, an assignment to a proxy's item records the ``setitem``."""
+
+    if hasattr(fx.Proxy, "__setitem__"):
+        yield
+        return
+
+    def setitem(proxy: fx.Proxy, index: Any, value: Any) -> None:
+        proxy.tracer.create_proxy("call_function", operator.setitem, (proxy, index, value), {})
+
+    fx.Proxy.__setitem__ = setitem  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        del fx.Proxy.__setitem__  # type: ignore[attr-defined]
+
+
+def _import_as_the_script_did(package: str, prelude: str) -> bool:
+    """Run the prelude's imports from ``package`` (``from transformers import MixtralForCausalLM`` loads the
+    modules that register the library's operators); whether they ran."""
+
+    try:
+        statements = [
+            node for node in ast.parse(prelude).body
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and _top_level_modules(node) == {package}
+        ]
+        exec(compile(ast.Module(body=statements or [ast.Import([ast.alias(package)])], type_ignores=[]), "<prelude>", "exec"), {})
+    except Exception:  # noqa: BLE001 - not importable here: the graph stays unloadable
+        return False
+    return True
+
+
+def _top_level_modules(node: ast.Import | ast.ImportFrom) -> set[str]:
+    if isinstance(node, ast.ImportFrom):
+        return {(node.module or "").split(".")[0]} if node.level == 0 else set()
+    return {alias.name.split(".")[0] for alias in node.names}
 
 
 def case_from_graph_module(

@@ -84,3 +84,34 @@ def test_a_capture_run_answers_the_cpu_probe_through_the_hosts_record(tmp_path, 
     capture_graphs(compiles_for_the_cpu, settings)
     (record,) = records.glob("answers-*.json")
     assert json.loads(record.read_text())
+
+
+def test_a_graph_that_assigns_by_index_loads_in_the_parent():
+    """FX writes operator.setitem as `y[0] = v`, which a plain load cannot re-trace (transformers' MoE routing)."""
+
+    import io
+
+    import pytest
+
+    from minimizer.graph.capture import _loaded_graph
+
+    graphs = []
+
+    def record(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    def fill(x):
+        y = x.clone()
+        y[0] = 1.0
+        return y * 2
+
+    torch._dynamo.reset()
+    torch.compile(fill, backend=record)(torch.zeros(3))
+    buffer = io.BytesIO()
+    torch.save(graphs[0], buffer)
+    with pytest.raises(TypeError):
+        torch.load(io.BytesIO(buffer.getvalue()), weights_only=False)
+    loaded = _loaded_graph(buffer.getvalue(), prelude="")
+    assert loaded is not None
+    torch.testing.assert_close(loaded(torch.zeros(3))[0], torch.tensor([2.0, 0.0, 0.0]))
