@@ -13,6 +13,7 @@ import contextlib
 import dataclasses
 import io
 import json
+import math
 import operator
 import os
 import re
@@ -103,6 +104,7 @@ def input_specs(gm: fx.GraphModule, example_inputs: list[Any]) -> list[InputSpec
                     int_range=int_range,
                     positive=_all_positive(value),
                     recorded=_small_floats(value),
+                    scale=_small_scale(value),
                 )
             )
         else:
@@ -114,6 +116,19 @@ def _small_floats(value: torch.Tensor) -> tuple[float, ...] | None:
     if not value.dtype.is_floating_point or value.numel() > MAX_RECORDED_FLOATS:
         return None
     return tuple(float(v) for v in value.detach().cpu().reshape(-1).tolist())
+
+
+def _small_scale(value: torch.Tensor) -> float | None:
+    """The standard deviation of a floating tensor's values, to one significant digit, where it is under 0.5
+    (``InputSpec.scale``); ``None`` otherwise."""
+
+    if not value.dtype.is_floating_point or value.numel() < 2 or _all_positive(value):
+        return None
+    with torch.no_grad():
+        std = float(value.detach().float().std())
+    if not 0.0 < std < 0.5 or not math.isfinite(std):
+        return None
+    return float(f"{std:.0e}")
 
 
 def _all_positive(value: torch.Tensor) -> bool:

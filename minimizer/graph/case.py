@@ -45,6 +45,10 @@ class InputSpec:
     # A small floating input's values as the call got them: drawn at random unless a bug needs them (a matrix
     # of ones whose condition number one side gets wrong), see ``with_recorded_values``.
     recorded: tuple[float, ...] | None = None
+    # The spread of a floating input's values where it was well under one (a weight initialised at std 0.02):
+    # drawn as ``torch.randn(...) * scale``, since unit-variance weights blow a deep graph's activations up
+    # (and its gradients to NaN on one side only).
+    scale: float | None = None
 
     @property
     def is_tensor(self) -> bool:

@@ -287,7 +287,10 @@ class _Emitter:
             return f"torch.randint({low}, {high + 1}, {shape}{dtype_kw}{device_kw})"
         sizes = ", ".join(str(d) for d in spec.shape) if spec.shape else "()"
         draw = "torch.rand" if spec.positive else "torch.randn"
-        return f"{draw}({sizes}{dtype_kw}{device_kw}{grad_kw})"
+        if spec.scale is None or spec.positive:
+            return f"{draw}({sizes}{dtype_kw}{device_kw}{grad_kw})"
+        scaled = f"{draw}({sizes}{dtype_kw}{device_kw}) * {spec.scale!r}"
+        return f"({scaled}).requires_grad_()" if grad else scaled
 
     # -- statements ------------------------------------------------------------------------------------
 

@@ -138,3 +138,16 @@ def test_a_callable_backend_is_named_as_the_script_imported_it(block_case):
     text = emit_script(by_module)
     assert "import serve_backend\n" in text.split("class Repro")[0]
     assert "compiled = torch.compile(model, backend=serve_backend.serve)" in text
+
+
+def test_inputs_recorded_with_a_small_spread_are_drawn_with_it():
+    """Weights initialised at std 0.02 drawn at unit variance blow a deep graph's activations up."""
+
+    weight = torch.randn(64, 64) * 0.02
+    case = capture_case(lambda x, w: x @ w, torch.randn(64, 64), weight)
+    text = emit_script(case)
+    assert "inputs = [torch.randn(64, 64), torch.randn(64, 64) * 0.02]" in text
+    leaf = torch.randn(64, 64, requires_grad=True)
+    graded = emit_script(capture_case(lambda x, w: x @ w, leaf, (weight * 1).requires_grad_()))
+    assert "(torch.randn(64, 64) * 0.02).requires_grad_()" in graded
+    exec(compile(graded, "<repro>", "exec"), {"__name__": "__main__"})

@@ -29,13 +29,14 @@ _COUNTS = frozenset(
         "decoder_attention_heads", "num_encoder_layers", "num_decoder_layers", "nhead", "layers_per_block",
     }
 )
-# Widths and table sizes: halved (a width must stay divisible by whatever still splits it).
+# Widths and table sizes: halved (a width must stay divisible by whatever still splits it). Not a patch or
+# kernel size: a smaller patch makes more of them, a longer sequence.
 _WIDTHS = frozenset(
     {
         "n_embd", "hidden_size", "d_model", "embed_dim", "width", "intermediate_size", "n_inner", "d_ff",
         "ffn_dim", "dim_feedforward", "encoder_ffn_dim", "decoder_ffn_dim", "vocab_size", "n_positions",
         "max_position_embeddings", "n_ctx", "block_size", "num_channels", "hidden_dim", "mlp_dim", "head_dim",
-        "image_size", "patch_size", "sample_size", "in_channels", "out_channels", "num_labels", "num_classes",
+        "image_size", "sample_size", "in_channels", "out_channels", "num_labels", "num_classes",
         "block_out_channels", "cross_attention_dim", "attention_head_dim", "max_seq_len", "seq_len",
     }
 )
