@@ -306,13 +306,28 @@ _BINDS_NAMES = m.Lambda() | m.GeneratorExp() | m.ListComp() | m.DictComp() | m.S
 
 def bind_names(expression: NodeT, values: Mapping[str, cst.BaseExpression]) -> NodeT | None:
     """`expression` with every name in `values` replaced by its value (parameters bound to arguments or
-    defaults); None when the expression binds names of its own (a lambda, a comprehension) and one would be
-    replaced, since the replacement could land under a binding of the same name."""
+    defaults); None when the expression binds names of its own (a lambda's parameters, a comprehension's
+    targets) that a replaced name or a name in a value shares, since the replacement could land under that
+    binding: `[model(b) for b in batches]` binds `batches` to `data` and `model` to `opt`, not `b` to anything."""
 
     found = {node: values[node.value] for node in _variable_names(expression) if node.value in values}
     if found and m.findall(expression, _BINDS_NAMES):
-        return None
+        bound = _names_bound_inside(expression)
+        used = {name.value for value in found.values() for name in _variable_names(value)}
+        if bound & (used | {node.value for node in found}):
+            return None
     return swap_nodes(expression, found)
+
+
+def _names_bound_inside(expression: cst.CSTNode) -> set[str]:
+    """The names a lambda or comprehension inside ``expression`` binds: its parameters, its loop targets."""
+
+    names: set[str] = set()
+    for comp_for in m.findall(expression, m.CompFor()):
+        names |= {name.value for name in m.findall(comp_for.target, m.Name())}  # type: ignore[attr-defined]
+    for lam in m.findall(expression, m.Lambda()):
+        names |= {param.name.value for param in m.findall(lam.params, m.Param())}  # type: ignore[attr-defined]
+    return names
 
 
 def _variable_names(node: cst.CSTNode) -> list[cst.Name]:

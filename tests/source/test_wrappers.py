@@ -100,3 +100,15 @@ def test_a_helper_called_with_arguments_computes_what_it_did_and_computes_each_a
     # The call's own scope binds `base`, which the helper reads from the module.
     assert inlined(code.replace("result = forces(abs, q, scale=3 - 1)", "def g(base):\n    return forces(abs, q)")) == []
 
+
+
+def test_a_helper_returning_a_comprehension_is_inlined_where_no_name_it_binds_is_replaced():
+    from minimizer.source.passes.wrappers import inline_expression_functions
+
+    code = "def evaluate(model, batches):\n    return [model(b) for b in batches]\n\n\nevaluate(opt, data)\nevaluate(m, data)\n"
+    assert [c.code for c in inline_expression_functions(cst.parse_module(code))] == [
+        "[opt(b) for b in data]\n[m(b) for b in data]\n"
+    ]
+    # The argument `b` would land under the comprehension's own `b`.
+    clash = code.replace("evaluate(m, data)", "evaluate(b, data)")
+    assert [c.code for c in inline_expression_functions(cst.parse_module(clash))] == []
