@@ -107,7 +107,7 @@ def test_a_helper_returning_a_comprehension_is_inlined_where_no_name_it_binds_is
 
     code = "def evaluate(model, batches):\n    return [model(b) for b in batches]\n\n\nevaluate(opt, data)\nevaluate(m, data)\n"
     assert [c.code for c in inline_expression_functions(cst.parse_module(code))] == [
-        "[opt(b) for b in data]\n[m(b) for b in data]\n"
+        "\n\n[opt(b) for b in data]\n[m(b) for b in data]\n"
     ]
     # The argument `b` would land under the comprehension's own `b`.
     clash = code.replace("evaluate(m, data)", "evaluate(b, data)")
