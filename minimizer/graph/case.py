@@ -134,12 +134,16 @@ def copy_graph_module(gm: fx.GraphModule) -> fx.GraphModule:
     return fx.GraphModule(gm, graph)
 
 
-def edit_case(case: GraphCase, change: Callable[[fx.Graph], bool | None]) -> GraphCase | None:
+def edit_case(
+    case: GraphCase, change: Callable[[fx.Graph], bool | None], *, only_removes: bool = False
+) -> GraphCase | None:
     """Apply ``change`` to a copy of the case's graph, clean up, and re-validate by shape propagation.
 
     ``change`` edits the graph in place through the Graph API; returning ``False`` abandons the edit. Returns
     ``None`` when the edit is abandoned or leaves an invalid graph (lint or propagation fails, no tensor
-    output left).
+    output left). ``only_removes``: the edit only chooses other outputs and drops what they do not need, so
+    every node kept computes what it did and keeps its copied shapes; propagating again would cost a run of
+    the whole graph per proposal (minutes on a library model's graph of hundreds of nodes).
     """
 
     gm = copy_graph_module(case.gm)
@@ -152,7 +156,7 @@ def edit_case(case: GraphCase, change: Callable[[fx.Graph], bool | None]) -> Gra
     except Exception:  # a proposal that the graph rejects is simply not a candidate
         return None
     new = dataclasses.replace(case, gm=gm)
-    if not propagate_shapes(new) or not tensor_outputs(new):
+    if not (only_removes or propagate_shapes(new)) or not tensor_outputs(new):
         return None
     return new
 

@@ -44,7 +44,7 @@ def truncate_to_intermediate(case: GraphCase) -> Iterator[GraphCase]:
         node = nodes[index]
         if {node.name} == current:
             continue
-        found = edit_case(case, lambda graph, name=node.name: _set_outputs(graph, [name]))
+        found = edit_case(case, lambda graph, name=node.name: _set_outputs(graph, [name]), only_removes=True)
         if found is not None:
             yield found
 
@@ -57,7 +57,7 @@ def drop_outputs(case: GraphCase) -> Iterator[GraphCase]:
         return
     for name in outputs:
         kept = [o for o in outputs if o != name]
-        found = edit_case(case, lambda graph, kept=kept: _set_outputs(graph, kept))
+        found = edit_case(case, lambda graph, kept=kept: _set_outputs(graph, kept), only_removes=True)
         if found is not None:
             yield found
 

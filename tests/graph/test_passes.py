@@ -160,3 +160,16 @@ def test_property_candidates_propagate_and_never_grow(ops, shape):
         for candidate in propose(case):
             assert propagate_shapes(candidate)
             assert case_size(candidate) <= case_size(case)
+
+
+def test_a_truncated_graph_keeps_the_shapes_propagation_would_give(block_case):
+    """Truncation only removes: its candidates skip re-propagation, and their kept shapes must still be right."""
+
+    from minimizer.graph.case import tensor_outputs, value_of
+
+    for candidate in truncate_to_intermediate(block_case):
+        kept = {node.name: tuple(value_of(node).shape) for node in candidate.gm.graph.nodes if value_of(node) is not None}
+        assert tensor_outputs(candidate)
+        assert propagate_shapes(candidate)
+        again = {node.name: tuple(value_of(node).shape) for node in candidate.gm.graph.nodes if value_of(node) is not None}
+        assert kept == again
