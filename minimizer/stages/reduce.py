@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 from typing import TYPE_CHECKING, Callable
 
 from minimizer.metrics import count_tokens, measure
@@ -139,6 +140,11 @@ def _why_lift(runs: Runs, text: str, target: Target) -> str | None:
     return None
 
 
+# The lift's share of the time left: a graph too large to reduce in it (a library's mixture-of-experts layer of
+# hundreds of nodes) leaves the rest to the source reducer rather than ending with the program as it was.
+_LIFT_SHARE = 0.5
+
+
 def _lift(
     runs: Runs, text: str, target: Target, settings: RunSettings, best: BestSoFar, deadline: float | None, why: str
 ) -> str | None:
@@ -148,7 +154,14 @@ def _lift(
     captured = recorded_graphs(runs, text, settings, why)
     if captured is None:
         return None
-    lifted = _reduce_graph_safely(runs, text, target, settings, best, deadline, captured)
+    share = None if deadline is None else time.monotonic() + _LIFT_SHARE * max(0.0, deadline - time.monotonic())
+    try:
+        lifted = _reduce_graph_safely(runs, text, target, settings, best, share, captured)
+    except OutOfTime:
+        if best.best_text != text or (deadline is not None and time.monotonic() >= deadline):
+            raise  # the best so far is a lifted repro, or no time is left: it stands
+        runs.progress.message("the lift used its share of the time without a smaller repro: reducing the program as it is")
+        return None
     if lifted == text:
         runs.progress.message("no recorded graph shows the bug on its own: reducing the program as it is")
         return None

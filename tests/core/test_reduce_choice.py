@@ -36,3 +36,30 @@ def test_a_graph_repro_no_larger_wins_needing_only_torch():
     assert chosen == torch_only and reducers == ["source", "graph", "source"] and signature == "numerical: float32 nan"
     same_size = "import torch\nassert torch.compile(torch.sin)(-x - y).isfinite().all()\n"  # 25 tokens, as SOURCE
     assert _choose(same_size)[0] == same_size
+
+
+def test_a_lift_that_runs_out_of_its_share_without_a_smaller_repro_leaves_the_program_to_the_source_reducer(monkeypatch):
+    import time
+
+    from minimizer.reduce.scheduler import OutOfTime
+    from minimizer.stages import reduce as stage
+
+    def slow_graph_stage(runs, text, target, settings, best, deadline, captured):
+        assert deadline is not None and deadline < time.monotonic() + 60  # half of the 100 s left
+        raise OutOfTime()
+
+    monkeypatch.setattr(stage, "recorded_graphs", lambda *args: ["a graph"])
+    monkeypatch.setattr(stage, "_reduce_graph_safely", slow_graph_stage)
+    messages: list[str] = []
+    runs = SimpleNamespace(progress=SimpleNamespace(message=messages.append))
+    best = SimpleNamespace(best_text=SOURCE)
+    target = Target("numerical", "numerical: float32 value")
+    assert stage._lift(runs, SOURCE, target, None, best, time.monotonic() + 100, "buried") is None
+    assert "reducing the program as it is" in messages[-1]
+    best.best_text = "import torch\n"  # a lifted repro was accepted before the time ran out: it stands
+    try:
+        stage._lift(runs, SOURCE, target, None, best, time.monotonic() + 100, "buried")
+    except OutOfTime:
+        pass
+    else:
+        raise AssertionError("the lifted repro so far must stand")
