@@ -38,6 +38,12 @@ class Reducer(str, enum.Enum):
     graph = "graph"
 
 
+class Resident(str, enum.Enum):
+    auto = "auto"
+    always = "always"
+    never = "never"
+
+
 EXIT_INTERRUPTED = 130
 EXIT_NOT_A_REPRO = 1
 
@@ -80,6 +86,11 @@ def reduce(
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress output."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="With an error, also what lies behind it (a plug-in oracle's traceback)."),
     cold: bool = typer.Option(False, "--cold", help="Start a fresh interpreter per candidate (no warm workers)."),
+    resident: Resident = typer.Option(
+        Resident.auto,
+        "--resident",
+        help="auto, always or never: workers that start CUDA once and run candidate after candidate (auto: where a GPU is visible).",
+    ),
     share_verdicts: bool = typer.Option(
         True,
         "--share-verdicts/--no-share-verdicts",
@@ -105,6 +116,7 @@ def reduce(
         confirm=confirm,
         max_time=max_time,
         cold=cold,
+        resident=resident.value,
         reducer=reducer.value,
         share_verdicts=share_verdicts,
         ray=ray,
@@ -112,18 +124,22 @@ def reduce(
     )
     outcome = _reduce(options, make_progress(quiet), verbose, issue)
     if not quiet:
-        console = Console()
-        console.print(
-            f"[bold]{outcome.output}[/]: {outcome.before.tokens} -> {outcome.after.tokens} tokens, "
-            f"{outcome.before.torch_ops} -> {outcome.after.torch_ops} torch ops, "
-            f"{outcome.oracle_calls} oracle calls, {outcome.seconds:.0f} s",
-            highlight=False,
-        )
-        console.print(f"oracle {outcome.oracle}: {outcome.signature}", highlight=False, markup=False)
+        _print_outcome(outcome)
     if issue is not None:
         _write_issue(outcome.output, issue, command="minimizer " + " ".join(sys.argv[1:]))
         if not quiet:
             Console().print(f"issue body: {issue}", highlight=False)
+
+
+def _print_outcome(outcome: Outcome) -> None:
+    console = Console()
+    console.print(
+        f"[bold]{outcome.output}[/]: {outcome.before.tokens} -> {outcome.after.tokens} tokens, "
+        f"{outcome.before.torch_ops} -> {outcome.after.torch_ops} torch ops, "
+        f"{outcome.oracle_calls} oracle calls, {outcome.seconds:.0f} s",
+        highlight=False,
+    )
+    console.print(f"oracle {outcome.oracle}: {outcome.signature}", highlight=False, markup=False)
 
 
 def _reduce(options: Options, progress: Any, verbose: bool, issue: Optional[Path]) -> Outcome:

@@ -26,6 +26,9 @@ class Options:
     max_time: float | None = None
     seed: int = 0
     cold: bool = False  # a fresh interpreter per candidate instead of forks of a warm server
+    # Workers that run candidate after candidate with CUDA started once (minimizer.runner.resident): "auto" (where
+    # a GPU is visible), "always" (wherever the script allows it) or "never".
+    resident: str = "auto"
     reducer: str = "auto"  # "source", "graph", or "auto": source, then graph where the model lives elsewhere
     share_verdicts: bool = True  # candidates whose compiled calls will be the same share a verdict
     ray: str | None = None  # run candidates as Ray tasks: "local", an address, or "auto" (RAY_ADDRESS)

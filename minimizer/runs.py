@@ -32,6 +32,7 @@ from minimizer.runner.process import (
     kill_all_candidates,
     run_candidate,
 )
+from minimizer.runner.resident_trust import ResidentTrust
 from minimizer.runner.shared_verdicts import SharingPayoff
 from minimizer.runner.warm import ForkServerLauncher
 from minimizer.runner.workspace import Workspace
@@ -58,6 +59,10 @@ class Runs:
             self.ray = RayBackend(options.ray)
         self.launcher: Launcher | None = None if options.cold or self.ray else ForkServerLauncher()
         self.gpus = GpuPool([] if self.ray else visible_gpus())
+        self.residents = ResidentTrust(
+            wanted=isinstance(self.launcher, ForkServerLauncher)
+            and (options.resident == "always" or (options.resident == "auto" and bool(self.gpus.gpus)))
+        )
         if options.jobs is None:
             jobs = self.ray.slots if self.ray else default_jobs(os.cpu_count(), len(self.gpus.gpus))
             options = dataclasses.replace(options, jobs=jobs)
@@ -103,6 +108,7 @@ class Runs:
             compile_cache=self._compile_cache_dir.name,
             only_compile=self.only_compile,
             settle_from=self.source,
+            resident=self.residents.in_use,
         )
 
     def call_all(self, calls: list[Callable[[], Any]]) -> list:
@@ -128,6 +134,8 @@ class Runs:
     def run(self, source: str, settings: RunSettings, cancel: threading.Event | None = None) -> RunResult:
         """``source`` under the oracles of ``settings``."""
 
+        if settings.resident and not self.residents.in_use:
+            settings = dataclasses.replace(settings, resident=False)  # given up since the settings were made
         if self.ray is not None:
             result = self.ray.run(source, settings, cancel)
         else:
@@ -152,6 +160,8 @@ class Runs:
         started = time.monotonic()
         result = self.run(source, settings, cancel)
         shown = None if result.cancelled else target.shown_by(result, text=source)
+        if self.residents.to_check(result.resident_jobs_before, shown, source):
+            result, shown = self._checked_fresh(source, settings, target, cancel, result, shown)
         if shown and self.cost_bound is not None:
             shown = self._within_cost(result)
         if shown:
@@ -172,6 +182,21 @@ class Runs:
             return None
         self._observe_sharing(result)
         return shown
+
+    def _checked_fresh(
+        self, source: str, settings: RunSettings, target: Any, cancel: threading.Event, result: RunResult, shown: bool
+    ) -> tuple[RunResult, bool | None]:
+        """A resident worker's answer checked in a fresh process (``resident_trust``): the fresh run and its
+        answer, which stand."""
+
+        fresh = self.run(source, dataclasses.replace(settings, fresh=True), cancel)
+        if fresh.cancelled:
+            return fresh, None
+        fresh_shown = target.shown_by(fresh, text=source)
+        given_up = self.residents.compare(shown, fresh_shown, short_key(source))
+        if given_up:
+            self.progress.message(f"resident workers given up, fresh processes from now on ({given_up})")
+        return fresh, fresh_shown
 
     def _within_cost(self, result: RunResult) -> bool:
         """Whether a candidate that shows the bug costs no more to run than the original allows (``stages.cost``)."""

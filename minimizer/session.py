@@ -191,7 +191,11 @@ class Session:
             cost=cost or {},
             backend=runs.ray.describe() if runs.ray is not None else {"backend": "local"},
             candidates=runs.candidate_log.summary()
-            | {"time_limit_seconds": round(runs.candidate_time_limit(settings), 1), "refused_for_cost": runs.refused_for_cost},
+            | {
+                "time_limit_seconds": round(runs.candidate_time_limit(settings), 1),
+                "refused_for_cost": runs.refused_for_cost,
+                "resident_workers": runs.residents.to_json(),
+            },
             reducers=work.reducers,
         )
 

@@ -27,7 +27,8 @@ import torch
 import torch.fx as fx
 
 from minimizer.graph.case import INPUT_SPEC, CompileCall, GraphCase, InputSpec, propagate_shapes
-from minimizer.runner.process import RunSettings, SubprocessLauncher, job_env, prepare_run_folder, supervise
+from minimizer.runner.process import RunSettings, SubprocessLauncher, supervise
+from minimizer.runner.run_folder import job_env, prepare_run_folder
 
 # Exact contents are recorded for integer and boolean tensors up to this size (indices must stay in range).
 MAX_RECORDED_VALUES = 4096

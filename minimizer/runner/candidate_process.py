@@ -67,31 +67,40 @@ class Spares:
     without a GPU the spares are forked ahead all the same (nothing to start), which keeps this path tested.
     The driver creates contexts one after another: where many runs start (and are cancelled), spares move the
     wait out of the candidates' clocks but not out of the queue (see ``tester.speculation_for``).
+
+    With ``resident`` (``RESIDENT_VARIABLE``) a spare stays after its job and takes the next one of its
+    environment (``minimizer.runner.resident``): it says on a pipe of its own when a job is done.
     """
 
     MOST_WAITING = 8  # per job environment
 
-    def __init__(self, enabled: bool, start_cuda: bool) -> None:
+    def __init__(self, enabled: bool, start_cuda: bool, resident: bool = False) -> None:
         self.enabled = enabled
         self.start_cuda = start_cuda
-        self._waiting: dict[frozenset, list[tuple[int, int]]] = {}  # job env -> (pid, write end of its pipe)
+        self.resident = resident
+        # job env -> waiting spares: (pid, write end of its job pipe, read end of its done pipe or -1)
+        self._waiting: dict[frozenset, list[tuple[int, int, int]]] = {}
+        self._busy: dict[int, tuple[frozenset, int, int]] = {}  # resident pid -> its key and pipes, job under way
         self._running: dict[frozenset, set[int]] = {}
         self._peak: dict[frozenset, int] = {}
 
     def hand_over(self, job: dict) -> int | None:
         """Give ``job`` to a spare forked for its environment; the spare's pid, or ``None`` if none waits."""
 
-        if not self.enabled:
+        if not self.enabled or job.get("fresh"):
             return None
         key = frozenset(job["env"].items())
         waiting = self._waiting.get(key, [])
         while waiting:
-            pid, write_end = waiting.pop(0)
+            pid, write_end, done = waiting.pop(0)
             try:
                 os.write(write_end, (json.dumps(job) + "\n").encode())
             except OSError:  # it died waiting (reaped below as no job's)
+                _close(write_end, done)
                 continue
-            finally:
+            if done >= 0:
+                self._busy[pid] = (key, write_end, done)
+            else:
                 os.close(write_end)
             return pid
         return None
@@ -99,7 +108,7 @@ class Spares:
     def started(self, job: dict, pid: int) -> None:
         """``job`` runs as ``pid``: keep as many spares for its environment as candidates of it run at once."""
 
-        if not self.enabled:
+        if not self.enabled or job.get("fresh"):
             return
         key = frozenset(job["env"].items())
         running = self._running.setdefault(key, set())
@@ -114,25 +123,54 @@ class Spares:
         if not self.enabled:
             return False
         for key, wanted in self._peak.items():
-            if len(self._waiting.get(key, [])) < wanted:
+            busy = sum(1 for busy_key, _, _ in self._busy.values() if busy_key == key)
+            if len(self._waiting.get(key, [])) + busy < wanted:
                 self._fork_spare(key)
                 return True
         return False
 
+    def done_pipes(self) -> dict[int, int]:
+        """The done pipes of the residents with a job under way: read end -> pid."""
+
+        return {done: pid for pid, (_key, _write_end, done) in self._busy.items()}
+
+    def is_resident(self, pid: int) -> bool:
+        return pid in self._busy
+
+    def job_done(self, pid: int) -> bool:
+        """Resident ``pid``'s done pipe can be read: whether it said its job is done (it then waits for the next
+        one, or leaves where it said so or no more jobs come). ``False``: it died; its exit tells how."""
+
+        key, write_end, done = self._busy.pop(pid)
+        self._running.get(key, set()).discard(pid)
+        try:
+            said = os.read(done, 1)
+        except OSError:
+            said = b""
+        if said == b"d" and self.enabled:
+            self._waiting.setdefault(key, []).append((pid, write_end, done))
+        else:
+            _close(write_end, done)  # it sees the end of its job pipe and leaves
+        return bool(said)
+
     def ended(self, pid: int) -> None:
         for running in self._running.values():
             running.discard(pid)
+        if pid in self._busy:
+            _key, write_end, done = self._busy.pop(pid)
+            _close(write_end, done)
         for waiting in self._waiting.values():
             for entry in [entry for entry in waiting if entry[0] == pid]:  # a spare that died waiting
                 waiting.remove(entry)
-                with contextlib.suppress(OSError):
-                    os.close(entry[1])
+                _close(entry[1], entry[2])
 
     def kill_all(self) -> None:
+        """Kill the waiting spares; residents with a job under way finish it, then leave."""
+
+        self.enabled = False
         for waiting in self._waiting.values():
-            for pid, write_end in waiting:
-                with contextlib.suppress(OSError):
-                    os.close(write_end)
+            for pid, write_end, done in waiting:
+                _close(write_end, done)
                 with contextlib.suppress(OSError):
                     os.killpg(pid, signal.SIGKILL)
         self._waiting = {}
@@ -142,22 +180,24 @@ class Spares:
         the server go)."""
 
         for waiting in self._waiting.values():
-            for _pid, write_end in waiting:
-                with contextlib.suppress(OSError):
-                    os.close(write_end)
-        self._waiting = {}
+            for _pid, write_end, done in waiting:
+                _close(write_end, done)
+        for _key, write_end, done in self._busy.values():
+            _close(write_end, done)
+        self._waiting, self._busy = {}, {}
         self.enabled = False
 
     def _fork_spare(self, key: frozenset) -> None:
         read_end, write_end = os.pipe()
+        done_read, done_write = os.pipe() if self.resident else (-1, -1)
         server = os.getpid()
         pid = _fork_child(self)
         if pid:
-            os.close(read_end)
-            self._waiting.setdefault(key, []).append((pid, write_end))
+            _close(read_end, done_write)
+            self._waiting.setdefault(key, []).append((pid, write_end, done_read))
             return
         try:
-            os.close(write_end)
+            _close(write_end, done_read)
             # The protocol's pipes are the server's: a spare holding them would keep the parent from seeing the
             # server's end.
             devnull = os.open(os.devnull, os.O_RDWR)
@@ -166,14 +206,27 @@ class Spares:
             os.environ.update(dict(key))  # the job environment the spare waits for
             if self.start_cuda:
                 _start_cuda()
-            job = _await_job(read_end, server)
-            if job is not None:
-                from minimizer.runner import child
+            from minimizer.runner import child
 
-                child.FORKED_AHEAD = True
+            child.FORKED_AHEAD = True
+            if self.resident:
+                from minimizer.runner.resident import serve_jobs
+
+                serve_jobs(lambda: _await_job(read_end, server), done_write)
+                return
+            job = _await_job(read_end, server)
+            os.close(read_end)
+            if job is not None:
                 _enter_job(job, env_applied=True)
         finally:
             os._exit(1)
+
+
+def _close(*descriptors: int) -> None:
+    for descriptor in descriptors:
+        if descriptor >= 0:
+            with contextlib.suppress(OSError):
+                os.close(descriptor)
 
 
 def _start_cuda() -> None:
@@ -192,7 +245,8 @@ def _start_cuda() -> None:
 
 
 def _await_job(read_end: int, server: int) -> dict | None:
-    """The job the server hands this spare; ``None`` once the server is gone."""
+    """The job the server hands this spare; ``None`` once the server is gone or closed the pipe. One job at a
+    time comes down a pipe: the server hands a resident its next job only after it said it was done."""
 
     buffer = b""
     while b"\n" not in buffer:
@@ -204,5 +258,4 @@ def _await_job(read_end: int, server: int) -> dict | None:
             if not chunk:
                 return None
             buffer += chunk
-    os.close(read_end)
     return json.loads(buffer.split(b"\n", 1)[0])

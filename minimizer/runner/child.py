@@ -24,6 +24,15 @@ STACKS_SIGNAL = signal.SIGRTMIN + 3
 # (minimizer.runner.candidate_process.Spares).
 FORKED_AHEAD = False
 CUDA_STARTED_AHEAD = False
+# Set by a resident worker (minimizer.runner.resident): the jobs it ran before this one; None in a process of
+# one candidate.
+RESIDENT_JOBS_BEFORE: int | None = None
+# The harness installed for the job under way, so that a resident worker can take it out afterwards.
+_HARNESS: Any = None
+# A resident worker holds each answer back until it is ready for the next job (``deliver_held_answer``): the
+# parent hands out the next job as soon as it reads an answer.
+HOLD_ANSWER = False
+_HELD: tuple[Path, Path] | None = None
 
 
 def fix_seeds(seed: int) -> None:
@@ -189,7 +198,13 @@ def _environment() -> dict[str, str]:
     device = "cpu"
     if torch.cuda.is_initialized() and (not CUDA_STARTED_AHEAD or torch.cuda.max_memory_reserved() > 0):
         device = f"cuda ({torch.cuda.get_device_name()})"
-    return {"device": device, "torch_version": torch.__version__, "forked_ahead": FORKED_AHEAD, "cuda_started_ahead": CUDA_STARTED_AHEAD}
+    return {
+        "device": device,
+        "torch_version": torch.__version__,
+        "forked_ahead": FORKED_AHEAD,
+        "cuda_started_ahead": CUDA_STARTED_AHEAD,
+        "resident_jobs_before": RESIDENT_JOBS_BEFORE,
+    }
 
 
 def _peak_mb() -> float | None:
@@ -227,15 +242,22 @@ def enter_script_folder(script: str) -> None:
         OMP_WAIT_POLICY_SET_VARIABLE,
         PREIMPORT_VARIABLE,
         PREINIT_CUDA_VARIABLE,
+        RESIDENT_VARIABLE,
         SETTLE_VEC_ISA_VARIABLE,
         WARM_INDUCTOR_VARIABLE,
         apply_sys_path,
     )
 
-    for variable in (PREIMPORT_VARIABLE, SETTLE_VEC_ISA_VARIABLE, WARM_INDUCTOR_VARIABLE, PREINIT_CUDA_VARIABLE):
+    for variable in (
+        PREIMPORT_VARIABLE,
+        SETTLE_VEC_ISA_VARIABLE,
+        WARM_INDUCTOR_VARIABLE,
+        PREINIT_CUDA_VARIABLE,
+        RESIDENT_VARIABLE,
+    ):
         os.environ.pop(variable, None)  # for the warm server only: the script must not see them
     if os.environ.pop(OMP_WAIT_POLICY_SET_VARIABLE, None):
-        os.environ.pop("OMP_WAIT_POLICY", None)  # ours, read when torch loaded OpenMP (process.child_env)
+        os.environ.pop("OMP_WAIT_POLICY", None)  # ours, read when torch loaded OpenMP (run_folder.child_env)
 
     apply_sys_path()
     sys.path.insert(0, str(Path(script).parent))
@@ -253,7 +275,16 @@ def _dump_stacks_on_signal(path: str | None) -> None:
     faulthandler.register(STACKS_SIGNAL, file=open(path, "w"), all_threads=True)  # noqa: SIM115
 
 
-def main(request_path: str) -> int:
+def main(request_path: str) -> None:
+    answer(request_path)
+    # Skip interpreter teardown: compile workers and CUDA contexts can make it slow or hang.
+    os._exit(0)
+
+
+def answer(request_path: str) -> None:
+    """Run the candidate ``request_path`` asks for and write its result (last: the parent takes the result as
+    the end of the run)."""
+
     request = json.loads(Path(request_path).read_text())
     started = time.monotonic()
     _dump_stacks_on_signal(request.get("stacks"))
@@ -306,7 +337,23 @@ def main(request_path: str) -> int:
         },
         **_environment(),
     }
-    _answer(Path(request["result"]), result)
+    _write_answer(Path(request["result"]), result)
+
+
+def forget_job() -> None:
+    """In a resident worker after a job: take out what ``answer`` installed in this process."""
+
+    global _HARNESS
+    if _HARNESS is not None:
+        _HARNESS.uninstall()
+        _HARNESS = None
+    import faulthandler
+
+    faulthandler.unregister(STACKS_SIGNAL)
+    if "torch._dynamo.utils" in sys.modules:
+        from torch._dynamo.utils import counters
+
+        counters.clear()  # the next job's compile-cache statistics and captured operators are its own
 
 
 def _installed_harness(request: dict, oracles: list, needs: frozenset[str], script: str) -> tuple[Any, Any, Any]:
@@ -334,6 +381,8 @@ def _installed_harness(request: dict, oracles: list, needs: frozenset[str], scri
         only_compile=request.get("only_compile"),
     )
     harness.install()
+    global _HARNESS
+    _HARNESS = harness
     return harness, shared, fingerprint
 
 
@@ -354,17 +403,24 @@ def _verdicts(specs: list[str], oracles: list, run: Any, rejected: str) -> dict[
     return verdicts
 
 
-def _answer(target: Path, result: dict) -> None:
-    """Write the answer and leave at once."""
-
+def _write_answer(target: Path, result: dict) -> None:
     # Output first: the parent takes the result as the end of the run and reads the output then.
     sys.stdout.flush()
     sys.stderr.flush()
+    global _HELD
     tmp = target.with_suffix(".tmp")
     tmp.write_text(json.dumps(result))
-    os.replace(tmp, target)
-    # Skip interpreter teardown: compile workers and CUDA contexts can make it slow or hang.
-    os._exit(0)
+    if HOLD_ANSWER:
+        _HELD = (tmp, target)
+    else:
+        os.replace(tmp, target)
+
+
+def deliver_held_answer() -> None:
+    global _HELD
+    if _HELD is not None:
+        os.replace(*_HELD)
+        _HELD = None
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ the server itself never runs user code and never initializes CUDA (a CUDA contex
 so every candidate starts from the same clean, warm state, in its own session and directory.
 
 Protocol, one JSON object per line. Parent -> server: ``{"id", "request", "cwd", "stdout", "stderr", "env"}``.
-Server -> parent: ``{"id", "pid"}`` once forked, then ``{"id", "status"}`` (a wait status) when the child ends.
+Server -> parent: ``{"id", "pid", "resident"}`` once forked or handed over, then ``{"id", "status"}`` (a wait
+status) when the child ends, or ``{"id", "done"}`` when a resident worker (which goes on) is done with the job.
 """
 
 from __future__ import annotations
@@ -111,6 +112,12 @@ def _settle_cpu_vec_isa() -> None:
         return
     with _nvml_based_cuda_check():
         settle_vec_isa()
+
+
+def _residents_asked() -> bool:
+    from minimizer.runner.prelude import RESIDENT_VARIABLE
+
+    return bool(os.environ.pop(RESIDENT_VARIABLE, None))
 
 
 def _spares_asked() -> bool:
@@ -249,14 +256,13 @@ def serve() -> None:
     while open_input or jobs_by_pid:
         if os.getppid() != parent:
             _kill_candidates_and_exit(jobs_by_pid, spares)
-        if open_input:
-            readable, _, _ = select.select([stdin_fd], [], [], 0.01)
-            if not readable and spares.replenish_one():
-                continue  # a job may have come meanwhile
-        else:
-            readable = []
-            select.select([], [], [], 0.01)
-        if readable:
+        done_pipes = spares.done_pipes()
+        readable, _, _ = select.select([stdin_fd] * open_input + list(done_pipes), [], [], 0.01)
+        for pipe in set(readable) & done_pipes.keys():
+            _report_done(done_pipes[pipe], jobs_by_pid, spares, out)
+        if open_input and not readable and spares.replenish_one():
+            continue  # a job may have come meanwhile
+        if stdin_fd in readable:
             chunk = os.read(stdin_fd, 65536)
             if not chunk:
                 open_input = False
@@ -282,6 +288,7 @@ def _warm_up(spares: Spares) -> None:
         _preimport_script_modules()
     spares.enabled = _spares_asked()
     spares.start_cuda = spares.enabled and _gpu_present()
+    spares.resident = spares.enabled and _residents_asked()
     # What the server built stays out of the candidates' collections: a collection that walks the inherited
     # objects writes to each one's header, copying every page of them into the candidate (and eight candidates
     # at once copy in each other's way). The script's own objects are collected as under plain python.
@@ -292,10 +299,21 @@ def _warm_up(spares: Spares) -> None:
 def _start_job(job: dict, jobs_by_pid: dict[int, int], spares: Spares, out: TextIO, *, handing_over: bool) -> None:
     pid = spares.hand_over(job) or fork_candidate(job, spares)
     jobs_by_pid[pid] = job["id"]
-    out.write(json.dumps({"id": job["id"], "pid": pid}) + "\n")
+    out.write(json.dumps({"id": job["id"], "pid": pid, "resident": spares.is_resident(pid)}) + "\n")
     out.flush()
     if handing_over:
         spares.started(job, pid)
+
+
+def _report_done(pid: int, jobs_by_pid: dict[int, int], spares: Spares, out: TextIO) -> None:
+    """A resident worker's job is done (its process goes on, its answer follows at once); one that died is
+    reported when reaped."""
+
+    if spares.job_done(pid):
+        job_id = jobs_by_pid.pop(pid, None)
+        if job_id is not None:
+            out.write(json.dumps({"id": job_id, "done": True}) + "\n")
+            out.flush()
 
 
 def _report_ended(jobs_by_pid: dict[int, int], spares: Spares, out: TextIO) -> None:

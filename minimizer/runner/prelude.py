@@ -43,7 +43,9 @@ WARM_INDUCTOR_VARIABLE = "MINIMIZER_WARM_INDUCTOR"
 # Set when the warm server may fork candidates ahead of their jobs with CUDA started (see
 # minimizer.runner.candidate_process.Spares): only for a script that uses CUDA and leaves the environment alone.
 PREINIT_CUDA_VARIABLE = "MINIMIZER_START_CUDA_AHEAD"
-# Set beside OMP_WAIT_POLICY where minimizer set that for its own processes (minimizer.runner.process.child_env):
+# Set for a warm server whose spares stay and run job after job (minimizer.runner.resident).
+RESIDENT_VARIABLE = "MINIMIZER_RESIDENT"
+# Set beside OMP_WAIT_POLICY where minimizer set that for its own processes (minimizer.runner.run_folder.child_env):
 # the script then finds neither, as under plain python.
 OMP_WAIT_POLICY_SET_VARIABLE = "MINIMIZER_SET_OMP_WAIT_POLICY"
 # Imported by every warm server anyway, or never worth it.
@@ -115,11 +117,16 @@ def may_start_cuda_ahead(source: str, beside: str | None) -> bool:
 
     statements, lines = _setup_statements(source)
     setup_end = (statements[-1].end_lineno or 0) if statements else 0
-    texts = ["".join(lines[setup_end:]) if lines else source]
-    texts += [_module_text(beside, root) for root in _local_imports(source, beside)]
+    texts = ["".join(lines[setup_end:]) if lines else source, *local_module_texts(source, beside)]
     return any("cuda" in text for text in texts) and not any(
         word in text for text in texts for word in _CUDA_START_WORDS
     )
+
+
+def local_module_texts(source: str, beside: str | None) -> list[str]:
+    """The text of each module ``source`` imports from beside it."""
+
+    return [_module_text(beside, root) for root in _local_imports(source, beside)]
 
 
 def _local_imports(source: str, beside: str | None) -> list[str]:

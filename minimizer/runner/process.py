@@ -16,20 +16,7 @@ from typing import Callable, Protocol
 
 from minimizer.runner.child import STACKS_SIGNAL
 from minimizer.runner.gpus import NO_GPUS, GpuPool
-from minimizer.runner.prelude import (
-    OMP_WAIT_POLICY_SET_VARIABLE,
-    PREIMPORT_VARIABLE,
-    PREINIT_CUDA_VARIABLE,
-    PRELUDES,
-    SETTLE_VEC_ISA_VARIABLE,
-    WARM_INDUCTOR_VARIABLE,
-    compiles,
-    may_settle_vec_isa,
-    may_start_cuda_ahead,
-    settle_vec_isa_value,
-    preimports,
-)
-from minimizer.runner.workspace import populate
+from minimizer.runner.run_folder import job_env, prepare_run_folder
 from oracles.api import ExceptionInfo, Verdict
 from oracles.hang import verdict_of_timeout
 from oracles.signature import exception_signature
@@ -37,10 +24,6 @@ from oracles.signature import exception_signature
 DID_NOT_FINISH = "did not finish within the time limit"
 
 _TAIL_CHARS = 4000
-# The compile caches the user chose, read when this module is imported: once torch is imported here, Inductor's
-# cache_dir() (called, for one, when its config is copied) writes its default into os.environ.
-_CACHE_VARIABLES = {"TORCHINDUCTOR_CACHE_DIR": "inductor", "TRITON_CACHE_DIR": "triton"}
-_USER_CACHE_DIRS = {variable: os.environ.get(variable) for variable in _CACHE_VARIABLES}
 # The environment the user started us with, for runs that must see exactly it (minimizer.runner.plain).
 USER_ENV = dict(os.environ)
 # Every running candidate has a thread in the parent that wakes this often (to see a cancellation; a forked
@@ -112,6 +95,10 @@ class RunSettings:
     # that lost its ``"cuda"`` or its ``torch.compile`` does not need a server of its own (starting one costs
     # seconds, and on a GPU host a probe of half a minute). ``None``: the candidate's own text.
     settle_from: str | None = None
+    # Let the warm server keep workers that run candidate after candidate where the script allows it
+    # (minimizer.runner.resident); ``fresh``: this run in a process of its own all the same.
+    resident: bool = False
+    fresh: bool = False
 
 
 @dataclass
@@ -158,6 +145,8 @@ class RunResult:
     phase_seconds: dict[str, float] = field(default_factory=dict)
     forked_ahead: bool = False  # the warm server forked its process before the job came (see candidate_process.Spares)
     cuda_started_ahead: bool = False  # ... and started CUDA in it then
+    # A resident worker ran it after this many jobs of its own (minimizer.runner.resident); None: its own process.
+    resident_jobs_before: int | None = None
     compile_cache: CompileCacheStats = field(default_factory=CompileCacheStats)
     # The hash of what the run's compiled calls depended on (oracles.fingerprint), when its oracles allow sharing.
     fingerprint: str | None = None
@@ -245,6 +234,7 @@ def run_candidate(
                 stderr=str(own / "stderr"),
                 env={k: v for k, v in {**gpu_env, **job_env(settings)}.items() if k not in set_by_script},
                 base_env=base_env,
+                fresh=settings.fresh,
             )
             result_file = own / "result.json"
             timed_out, memory_exceeded, cancelled = supervise(
@@ -321,6 +311,7 @@ def _read_answer(data: dict, result: RunResult) -> None:
     result.peak_mb = data.get("peak_mb")
     result.forked_ahead = bool(data.get("forked_ahead"))
     result.cuda_started_ahead = bool(data.get("cuda_started_ahead"))
+    result.resident_jobs_before = data.get("resident_jobs_before")
     result.compile_cache = CompileCacheStats(**data.get("compile_cache", {}))
     fingerprint = data.get("fingerprint") or {}
     result.fingerprint = fingerprint.get("key")
@@ -329,70 +320,9 @@ def _read_answer(data: dict, result: RunResult) -> None:
     result.tracing_seconds = float(fingerprint.get("tracing_seconds") or 0.0)
 
 
-def prepare_run_folder(source: str, settings: RunSettings, work: Path) -> tuple[Path, Path, dict[str, str], set[str]]:
-    """Lay out one run in the empty folder ``work``: the script as ``settings.filename``, links to the files
-    beside the original, and a hidden folder of our own for requests, results and output. Returns the script's
-    path, our folder, the environment the process starts from (the script's prelude applied, see
-    ``minimizer.runner.prelude``) and the variables the prelude set (they win over anything set per job)."""
-
-    script = work / settings.filename
-    script.write_text(source)
-    own = work / ".minimizer"
-    own.mkdir()
-    beside = settings.beside or settings.origin_dir
-    populate(beside, work)
-    base_env = child_env(settings)
-    prelude = PRELUDES.prelude_of(source, settings.filename, beside, base_env)
-    start_env = prelude.apply(base_env)
-    modules = preimports(source, beside)
-    if modules:
-        start_env[PREIMPORT_VARIABLE] = ",".join(modules)
-    decides = source if settings.settle_from is None else settings.settle_from
-    if may_settle_vec_isa(decides):
-        start_env[SETTLE_VEC_ISA_VARIABLE] = settle_vec_isa_value(decides)
-    if compiles(decides):
-        start_env[WARM_INDUCTOR_VARIABLE] = "1"
-    if may_start_cuda_ahead(decides, beside):
-        start_env[PREINIT_CUDA_VARIABLE] = "1"
-    return script, own, start_env, {name for name, _ in prelude.env}
-
-
-def child_env(settings: RunSettings) -> dict[str, str]:
-    """The environment every candidate process of a reduction starts from."""
-
-    env = dict(os.environ)
-    project_root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (project_root, env.get("PYTHONPATH", "")) if p)
-    env.setdefault("PYTHONHASHSEED", "0")
-    # One compile thread: no subprocess pool to start per candidate, and parallel candidates don't oversubscribe.
-    env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
-    env["PYTHONUNBUFFERED"] = "1"
-    if "OMP_WAIT_POLICY" not in env:
-        # OpenMP threads that wait for work sleep instead of spinning. Candidates run side by side, each with a
-        # thread per core, and spinning threads take the cores from the threads they wait for: two processes of
-        # small eager ops on 2 cores took 39 s each instead of 1.4 s. Only how threads wait changes, not what they
-        # compute; OpenMP reads the variable when torch loads it, and the script does not find it (child.py).
-        env["OMP_WAIT_POLICY"] = "PASSIVE"
-        env[OMP_WAIT_POLICY_SET_VARIABLE] = "1"
-    return env
-
-
-def job_env(settings: RunSettings) -> dict[str, str]:
-    """What one candidate's environment adds to ``child_env``; it travels with the job, so a warm server
-    started for other settings still honours it."""
-
-    env = dict(settings.env)
-    if settings.compile_cache:
-        # Candidates mostly compile graphs an earlier candidate already compiled (only code the compiler never
-        # sees changed), so Inductor's FX-graph cache answers instead of a compile. A cache the user set wins.
-        for variable, folder in _CACHE_VARIABLES.items():
-            if _USER_CACHE_DIRS[variable] is None:
-                env.setdefault(variable, str(Path(settings.compile_cache) / folder))
-    return env
-
-
 class Handle(Protocol):
     pid: int
+    resident: bool  # the process is a resident worker: it goes on after its answer (runner.resident)
 
     @property
     def returncode(self) -> int | None: ...
@@ -407,11 +337,22 @@ class Handle(Protocol):
 
 class Launcher(Protocol):
     def launch(
-        self, *, request: str, cwd: str, stdout: str, stderr: str, env: dict[str, str], base_env: dict[str, str]
-    ) -> Handle: ...
+        self,
+        *,
+        request: str,
+        cwd: str,
+        stdout: str,
+        stderr: str,
+        env: dict[str, str],
+        base_env: dict[str, str],
+        fresh: bool = False,
+    ) -> Handle:
+        """Start the candidate; ``fresh``: in a process of its own, never a resident worker."""
 
 
 class _PopenHandle:
+    resident = False
+
     def __init__(self, proc: subprocess.Popen):
         self.proc = proc
         self.pid = proc.pid
@@ -441,7 +382,15 @@ class SubprocessLauncher:
         self.module = module
 
     def launch(
-        self, *, request: str, cwd: str, stdout: str, stderr: str, env: dict[str, str], base_env: dict[str, str]
+        self,
+        *,
+        request: str,
+        cwd: str,
+        stdout: str,
+        stderr: str,
+        env: dict[str, str],
+        base_env: dict[str, str],
+        fresh: bool = False,
     ) -> Handle:
         with open(stdout, "wb") as out, open(stderr, "wb") as err:
             proc = subprocess.Popen(
@@ -523,8 +472,9 @@ def _wait(
             return False, False, True
         handle.wait_briefly(_POLL_SECONDS)
     # The child's own children (compile workers) must not outlive it. Only the group: the pid itself may be gone
-    # and belong to someone else (a group id is not reused while any process of the group lives).
-    if handle.pid > 0:
+    # and belong to someone else (a group id is not reused while any process of the group lives). A resident
+    # worker goes on to its next job.
+    if handle.pid > 0 and not handle.resident:
         try:
             os.killpg(handle.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):

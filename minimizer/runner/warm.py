@@ -30,6 +30,7 @@ class _ForkedHandle:
         self.ended = threading.Event()
         self.status: int | None = None
         self.lost = False  # the server died before reporting how the candidate ended
+        self.resident = False  # a resident worker took the job (minimizer.runner.resident)
 
     @property
     def returncode(self) -> int | None:
@@ -75,7 +76,15 @@ class ForkServerLauncher:
         self._closed = False
 
     def launch(
-        self, *, request: str, cwd: str, stdout: str, stderr: str, env: dict[str, str], base_env: dict[str, str]
+        self,
+        *,
+        request: str,
+        cwd: str,
+        stdout: str,
+        stderr: str,
+        env: dict[str, str],
+        base_env: dict[str, str],
+        fresh: bool = False,
     ) -> Handle:
         while True:
             server = self._server_for(base_env)
@@ -87,7 +96,14 @@ class ForkServerLauncher:
                 if not any(server is running for running in self._servers.values()):
                     continue  # retired while this thread waited for the lock: ask again
                 self._handles[handle.job_id] = handle
-                job = {"id": handle.job_id, "request": request, "cwd": cwd, "stdout": stdout, "stderr": stderr}
+                job = {
+                    "id": handle.job_id,
+                    "request": request,
+                    "cwd": cwd,
+                    "stdout": stdout,
+                    "stderr": stderr,
+                    "fresh": fresh,
+                }
                 try:
                     assert server.stdin is not None
                     server.stdin.write((json.dumps({**job, "env": env}) + "\n").encode())
@@ -184,10 +200,13 @@ class ForkServerLauncher:
                 continue
             if "pid" in reply:
                 handle.pid = reply["pid"]
+                handle.resident = reply.get("resident", False)
                 handle.forked.set()
             if "status" in reply:
                 handle.status = reply["status"]
                 handle.ended.set()
+                self._handles.pop(reply["id"], None)
+            if "done" in reply:  # a resident worker's: its process goes on, the answer ends the run
                 self._handles.pop(reply["id"], None)
         # The server is gone: nothing it forked will be reported any more.
         for job_id, handle in list(self._handles.items()):

@@ -82,7 +82,7 @@ OMP_SEEN = "import os\nraise ValueError(repr([os.environ.get('OMP_WAIT_POLICY'),
 def test_candidates_threads_sleep_while_they_wait_and_the_script_sees_only_the_users_setting(
     tmp_path, run_candidate, monkeypatch, users
 ):
-    from minimizer.runner.process import child_env
+    from minimizer.runner.run_folder import child_env
 
     if users is None:
         monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
@@ -178,7 +178,7 @@ def test_verdicts_are_shared_only_when_asked_and_only_for_oracles_that_read_only
 
 
 def test_a_cache_folder_torch_wrote_into_our_environment_does_not_replace_the_runs(tmp_path, monkeypatch):
-    from minimizer.runner.process import job_env
+    from minimizer.runner.run_folder import job_env
 
     # What Inductor's cache_dir() does in any process that copies its config.
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "/tmp/torchinductor_someone")
@@ -256,7 +256,7 @@ def test_every_candidate_of_a_reduction_starts_from_the_server_its_original_deci
     lost its "cuda" (or its torch.compile) would otherwise need a server of its own, and on a GPU host that
     server's probe held every launch for most of a minute."""
 
-    from minimizer.runner.process import prepare_run_folder
+    from minimizer.runner.run_folder import prepare_run_folder
 
     original = "import torch\ntorch.compile(f)(x.cuda())\n"
     envs = []
