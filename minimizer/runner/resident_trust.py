@@ -2,9 +2,10 @@
 
 A resident worker runs a job after others in one process; state they left that nothing put back could change
 its answer. So an answer from a worker that ran jobs before is checked in a fresh process where it matters
-most, and one in ``SAMPLE`` of the others is too: every answer that shows the bug (it would change the
-reduction) and a sample of those that do not, by a hash of the candidate's text (the same candidates whatever
-``--jobs`` is). At the first disagreement the residents are given up for the rest of the reduction and the
+most, and a sample of the others: answers that show the bug (each would change the reduction) every time until
+``TRUST_AFTER`` agreed, then one in ``SHOWN_SAMPLE``; one in ``SAMPLE`` of those that do not; sampled by a hash
+of the candidate's text. (Whichever are checked, an answer that agrees changes nothing: the result is the same
+whatever ``--jobs`` is as long as none disagrees.) At the first disagreement the residents are given up for the rest of the reduction and the
 fresh answer stands; the report says so.
 """
 
@@ -15,6 +16,8 @@ import zlib
 from dataclasses import dataclass, field
 
 SAMPLE = 8  # one in this many answers that do not show the bug is checked
+TRUST_AFTER = 8  # answers that show the bug, each checked until this many agreed; then one in SHOWN_SAMPLE
+SHOWN_SAMPLE = 4
 
 
 @dataclass
@@ -22,6 +25,7 @@ class ResidentTrust:
     wanted: bool  # residents were asked for (options and host)
     answers: int = 0  # answers from residents that had run a job before
     checked: int = 0  # ... of them re-run in a fresh process
+    shown_agreed: int = 0  # checked answers that showed the bug, both times
     disagreements: list[str] = field(default_factory=list)  # what the first disagreement was
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -37,7 +41,10 @@ class ResidentTrust:
             return False
         with self._lock:
             self.answers += 1
-        return bool(shown) or zlib.crc32(text.encode()) % SAMPLE == 0
+        sample = zlib.crc32(text.encode())
+        if shown:
+            return self.shown_agreed < TRUST_AFTER or sample % SHOWN_SAMPLE == 0
+        return sample % SAMPLE == 0
 
     def compare(self, resident: bool, fresh: bool, key: str) -> str | None:
         """Count a check of candidate ``key``; at the first disagreement (which ends the residents' use), what
@@ -45,6 +52,7 @@ class ResidentTrust:
 
         with self._lock:
             self.checked += 1
+            self.shown_agreed += resident and fresh
             if resident == fresh or self.disagreements:
                 return None
             self.disagreements.append(

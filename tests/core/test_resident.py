@@ -8,7 +8,7 @@ from minimizer.progress import make_progress
 from minimizer.runner.process import RunSettings
 from minimizer.runner.process import run_candidate as run
 from minimizer.runner.resident import may_run_resident
-from minimizer.runner.resident_trust import SAMPLE, ResidentTrust
+from minimizer.runner.resident_trust import SAMPLE, SHOWN_SAMPLE, TRUST_AFTER, ResidentTrust
 from minimizer.runner.warm import ForkServerLauncher
 from minimizer.runs import Runs
 
@@ -103,6 +103,10 @@ def test_answers_that_show_the_bug_and_a_sample_of_the_others_are_checked():
     sampled = sum(trust.to_check(3, False, text) for text in texts)
     assert 400 / SAMPLE / 2 < sampled < 400 / SAMPLE * 2
     assert [trust.to_check(3, False, text) for text in texts[:20]] == [trust.to_check(5, False, text) for text in texts[:20]]
+    for _ in range(TRUST_AFTER):  # once enough answers that show the bug agreed, those are sampled too
+        trust.compare(True, True, "k")
+    shown_checked = sum(trust.to_check(3, True, text) for text in texts)
+    assert 400 / SHOWN_SAMPLE / 2 < shown_checked < 400 / SHOWN_SAMPLE * 2
 
 
 def test_the_first_disagreement_gives_the_residents_up():
