@@ -69,7 +69,8 @@ class Spares:
     wait out of the candidates' clocks but not out of the queue (see ``tester.speculation_for``).
 
     With ``resident`` (``RESIDENT_VARIABLE``) a spare stays after its job and takes the next one of its
-    environment (``minimizer.runner.resident``): it says on a pipe of its own when a job is done.
+    environment (``minimizer.runner.resident``): it says on a pipe of its own when a job is done. Jobs that must
+    have a process of their own (``fresh``) get spares of their own, which run one job each.
     """
 
     MOST_WAITING = 8  # per job environment
@@ -78,18 +79,18 @@ class Spares:
         self.enabled = enabled
         self.start_cuda = start_cuda
         self.resident = resident
-        # job env -> waiting spares: (pid, write end of its job pipe, read end of its done pipe or -1)
-        self._waiting: dict[frozenset, list[tuple[int, int, int]]] = {}
-        self._busy: dict[int, tuple[frozenset, int, int]] = {}  # resident pid -> its key and pipes, job under way
-        self._running: dict[frozenset, set[int]] = {}
-        self._peak: dict[frozenset, int] = {}
+        # (job env, fresh) -> waiting spares: (pid, write end of its job pipe, read end of its done pipe or -1)
+        self._waiting: dict[tuple, list[tuple[int, int, int]]] = {}
+        self._busy: dict[int, tuple[tuple, int, int]] = {}  # resident pid -> its key and pipes, job under way
+        self._running: dict[tuple, set[int]] = {}
+        self._peak: dict[tuple, int] = {}
 
     def hand_over(self, job: dict) -> int | None:
         """Give ``job`` to a spare forked for its environment; the spare's pid, or ``None`` if none waits."""
 
-        if not self.enabled or job.get("fresh"):
+        if not self.enabled:
             return None
-        key = frozenset(job["env"].items())
+        key = _key(job)
         waiting = self._waiting.get(key, [])
         while waiting:
             pid, write_end, done = waiting.pop(0)
@@ -108,9 +109,9 @@ class Spares:
     def started(self, job: dict, pid: int) -> None:
         """``job`` runs as ``pid``: keep as many spares for its environment as candidates of it run at once."""
 
-        if not self.enabled or job.get("fresh"):
+        if not self.enabled:
             return
-        key = frozenset(job["env"].items())
+        key = _key(job)
         running = self._running.setdefault(key, set())
         running.add(pid)
         self._peak[key] = min(self.MOST_WAITING, max(self._peak.get(key, 0), len(running)))
@@ -187,9 +188,11 @@ class Spares:
         self._waiting, self._busy = {}, {}
         self.enabled = False
 
-    def _fork_spare(self, key: frozenset) -> None:
+    def _fork_spare(self, key: tuple) -> None:
+        env, fresh = key
+        resident = self.resident and not fresh
         read_end, write_end = os.pipe()
-        done_read, done_write = os.pipe() if self.resident else (-1, -1)
+        done_read, done_write = os.pipe() if resident else (-1, -1)
         server = os.getpid()
         pid = _fork_child(self)
         if pid:
@@ -203,13 +206,13 @@ class Spares:
             devnull = os.open(os.devnull, os.O_RDWR)
             os.dup2(devnull, 0)
             os.dup2(devnull, 1)
-            os.environ.update(dict(key))  # the job environment the spare waits for
+            os.environ.update(dict(env))  # the job environment the spare waits for
             if self.start_cuda:
                 _start_cuda()
             from minimizer.runner import child
 
             child.FORKED_AHEAD = True
-            if self.resident:
+            if resident:
                 from minimizer.runner.resident import serve_jobs
 
                 serve_jobs(lambda: _await_job(read_end, server), done_write)
@@ -220,6 +223,13 @@ class Spares:
                 _enter_job(job, env_applied=True)
         finally:
             os._exit(1)
+
+
+def _key(job: dict) -> tuple:
+    """What a spare waits for: the job's environment, and whether the job must have a process of its own (a
+    resident worker's answer checked, ``minimizer.runner.resident_trust``: never a resident then)."""
+
+    return frozenset(job["env"].items()), bool(job.get("fresh"))
 
 
 def _close(*descriptors: int) -> None:

@@ -31,6 +31,8 @@ USER_ENV = dict(os.environ)
 _POLL_SECONDS = 0.05
 _MEMORY_CHECK_SECONDS = 0.25
 _STACKS_WAIT_SECONDS = 1.0
+# A cancelled run in a resident worker may finish this long before the worker is killed (see _wait).
+RESIDENT_CANCEL_GRACE_SECONDS = 0.5
 
 # Candidates run in their own sessions, so a Ctrl-C at the terminal does not reach them: we kill them.
 _LIVE: set[Handle] = set()
@@ -456,6 +458,7 @@ def _wait(
 ) -> tuple[bool, bool, bool]:
     deadline = time.monotonic() + limits.timeout
     next_memory_check = 0.0
+    cancelled_at = None
     while handle.poll() is None and not answered():
         now = time.monotonic()
         if now > deadline:
@@ -468,9 +471,14 @@ def _wait(
                 handle.kill()
                 return False, True, False
         if cancel is not None and cancel.is_set():
-            handle.kill()
-            return False, False, True
+            cancelled_at = cancelled_at or now
+            # A resident worker killed must be replaced, CUDA started anew; most of its jobs end sooner than that.
+            if not handle.resident or now - cancelled_at > RESIDENT_CANCEL_GRACE_SECONDS:
+                handle.kill()
+                return False, False, True
         handle.wait_briefly(_POLL_SECONDS)
+    if cancelled_at is not None:
+        return False, False, True  # answered in its grace: the answer is not wanted
     # The child's own children (compile workers) must not outlive it. Only the group: the pid itself may be gone
     # and belong to someone else (a group id is not reused while any process of the group lives). A resident
     # worker goes on to its next job.

@@ -2,10 +2,11 @@
 checked in fresh processes where it matters."""
 
 import threading
+import time
 
 from minimizer.options import Options
 from minimizer.progress import make_progress
-from minimizer.runner.process import RunSettings
+from minimizer.runner.process import RESIDENT_CANCEL_GRACE_SECONDS, Limits, RunSettings, supervise
 from minimizer.runner.process import run_candidate as run
 from minimizer.runner.resident import may_run_resident
 from minimizer.runner.resident_trust import SAMPLE, SHOWN_SAMPLE, TRUST_AFTER, ResidentTrust
@@ -138,3 +139,31 @@ def test_a_worker_that_leaks_state_is_caught_and_fresh_processes_take_over(tmp_p
         runs.close()
     assert answers == [False, False, False, False]  # every answer that showed the bug was a fresh one's
     assert not runs.residents.in_use and runs.residents.to_json()["given_up"]
+
+
+class _Resident:
+    """A resident worker's handle: its process goes on after the job."""
+
+    pid = 0
+    resident = True
+    killed = False
+
+    def poll(self):
+        return None
+
+    def wait_briefly(self, seconds):
+        time.sleep(seconds)
+
+    def kill(self):
+        self.killed = True
+
+
+def test_a_cancelled_job_in_a_resident_worker_may_finish_in_its_grace_before_the_worker_is_killed():
+    cancel = threading.Event()
+    cancel.set()
+    quick, slow = _Resident(), _Resident()
+    started = time.monotonic()
+    assert supervise(quick, Limits(timeout=5), cancel, answered=lambda: time.monotonic() - started > 0.2) == (False, False, True)
+    assert not quick.killed  # it goes on to its next job
+    assert supervise(slow, Limits(timeout=5), cancel, answered=lambda: False) == (False, False, True)
+    assert slow.killed and time.monotonic() - started < 0.2 + RESIDENT_CANCEL_GRACE_SECONDS * 2 + 0.5
