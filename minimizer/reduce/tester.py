@@ -46,10 +46,12 @@ class Speculation:
     preempt_factor: float
 
 
-def speculation_for(device: str) -> Speculation:
-    """The settings for candidates that run on ``device`` (as a run reports it: ``cpu``, ``cuda (NAME)``)."""
+def speculation_for(device: str, resident: bool = False) -> Speculation:
+    """The settings for candidates that run on ``device`` (as a run reports it: ``cpu``, ``cuda (NAME)``); with
+    ``resident`` workers (``minimizer.runner.resident``) a run started and cancelled creates no CUDA context, so
+    questions run ahead as freely as on the CPU."""
 
-    if device.startswith("cuda"):
+    if device.startswith("cuda") and not resident:
         return Speculation(MIN_CHANCE_WITH_CUDA, PREEMPT_FACTOR_WITH_CUDA)
     return Speculation(MIN_CHANCE, PREEMPT_FACTOR)
 

@@ -113,7 +113,7 @@ def _reduce_source(
         jobs=jobs,
         on_result=lambda _text, interesting, cached: runs.progress.tested(interesting, cached),
         screen_in_workers=offloaded is not None,
-        speculation=speculation_for(best.report.device),
+        speculation=speculation_for(best.report.device, runs.residents.in_use),
     )
     passes = source_passes()
     best.work.add_stage(tester, passes)
@@ -244,7 +244,7 @@ def _reduce_graph(
         deadline=deadline,
         run=runs.run,
         captured=captured,
-        speculation=speculation_for(best.report.device),
+        speculation=speculation_for(best.report.device, runs.residents.in_use),
     )
     best.work.oracle_calls += outcome.oracle_calls
     best.work.cache_hits += outcome.cache_hits

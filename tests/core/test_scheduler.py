@@ -278,6 +278,8 @@ def test_where_runs_start_cuda_only_likelier_questions_run_ahead():
 
     assert speculation_for("cuda (NVIDIA H100 80GB HBM3)") == Speculation(0.25, 10.0)
     assert speculation_for("cpu") == Speculation(0.1, 3.0)
+    # Resident workers start no CUDA context for a run that is cancelled: as free as on the CPU.
+    assert speculation_for("cuda (NVIDIA H100 80GB HBM3)", resident=True) == Speculation(0.1, 3.0)
 
     def asked_ahead(speculation):
         head_may_answer = threading.Event()
