@@ -194,11 +194,22 @@ def _locate_compiled_call(
                 continue
         calls = [value] if isinstance(value, cst.Call) else []
         calls += [c for c in m.findall(value, m.Call()) if c is not value]  # type: ignore[misc]
-        for call in calls:
+        for call in _outside_scopes_of_their_own(value, calls):
             located = _compiled_call_parts(call, compiled_names)  # type: ignore[arg-type]
             if located is not None:
                 return (index, *located)
     return None
+
+
+_OWN_SCOPES = m.ListComp() | m.SetComp() | m.DictComp() | m.GeneratorExp() | m.Lambda()
+
+
+def _outside_scopes_of_their_own(value: cst.BaseExpression, calls: list[cst.Call]) -> list[cst.Call]:
+    """``calls`` but those inside a comprehension or lambda of ``value``: their arguments may be names bound
+    there (``[c(b) for b in batches]``), which a statement after the line cannot read."""
+
+    inside = {id(call) for scope in m.findall(value, _OWN_SCOPES) for call in m.findall(scope, m.Call())}
+    return [call for call in calls if id(call) not in inside]
 
 
 def _compiled_call_parts(

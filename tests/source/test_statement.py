@@ -4,7 +4,7 @@ import ast
 
 import pytest
 
-from minimizer.source.statement import state_bug
+from minimizer.source.statement import has_place, state_bug
 
 DIRECT = """import torch
 x = torch.randn(4)
@@ -125,3 +125,13 @@ def test_a_call_through_an_alias_of_the_compiled_callable_is_stated():
     source = "import torch\ncompiled = torch.compile(model)\nfn = compiled\nfn(x)\n"
     (stated,) = state_bug(source, "crash", "crash: eager raised: RuntimeError: dtype")
     assert stated.endswith("torch.compile(model)(x)\nmodel(x)\n")
+
+
+def test_a_compiled_call_inside_a_comprehension_has_no_place_to_state_the_bug():
+    """Its arguments are bound by the comprehension: a statement after the line could not read them, so the
+    script's own failure must hold until a pass brings the call out (a list of one item collapses)."""
+
+    inside = "import torch\nm = torch.nn.Linear(1, 1)\n[torch.compile(m)(b) for b in [torch.ones(1)]]\n"
+    assert not has_place(inside) and state_bug(inside, "numerical") == []
+    collapsed = "import torch\nm = torch.nn.Linear(1, 1)\n[torch.compile(m)(torch.ones(1))]\n"
+    assert has_place(collapsed) and state_bug(collapsed, "numerical")
