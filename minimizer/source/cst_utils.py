@@ -416,6 +416,21 @@ _ATOM_WITHOUT_PARENTHESES = (
 )
 
 
+# Where any expression stands without parentheses: an assignment's value, a return, an argument, an element.
+_HOLDS_ANY_EXPRESSION = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Arg, cst.Element, cst.Expr, cst.Index)
+
+
+def substitute_under(
+    parent: cst.CSTNode | None, original: cst.BaseExpression, replacement: cst.BaseExpression
+) -> cst.BaseExpression:
+    """``substitute_expression``, but bare where ``parent`` (``original``'s) holds any expression and
+    ``original`` had no parentheses of its own: ``y = x * 2``, not ``y = (x * 2)``."""
+
+    if isinstance(parent, _HOLDS_ANY_EXPRESSION) and not original.lpar:
+        return replacement
+    return substitute_expression(original, replacement)
+
+
 def substitute_expression(original: cst.BaseExpression, replacement: cst.BaseExpression) -> cst.BaseExpression:
     """Return `replacement` made safe to stand where `original` stood.
 

@@ -10,6 +10,7 @@ from minimizer.source.passes.aliases import remove_name_aliases
 from minimizer.source.passes.asserts import asserts_to_their_calls
 from minimizer.source.passes.arguments import delete_arguments, keywords_to_positional
 from minimizer.source.passes.autograd_functions import autograd_functions_to_functions
+from minimizer.source.passes.arithmetic import operators_to_arithmetic
 from minimizer.source.passes.bypass import bypass_attributes, bypass_operators, remove_layers
 from minimizer.source.passes.comprehensions import collapse_single_item_comprehensions
 from minimizer.source.passes.configs import inline_argument_defaults, inline_config_defaults
@@ -71,6 +72,7 @@ SOURCE_PASSES = [
     bypass_operators,
     bypass_attributes,
     layers_to_leaves,
+    operators_to_arithmetic,
     constant_kernel_loads,
     remove_unused_parameters,
     bind_constant_parameters,

@@ -25,7 +25,7 @@ from minimizer.source.cst_utils import (
 from minimizer.source.traversal import find_all, children, parent_map
 
 # Replacing `torch.compile(f)` by `f` removes the bug under search by construction; it only wastes an oracle call.
-_COMPILE_CALL = m.Call(
+COMPILE_CALL = m.Call(
     func=TORCH_COMPILE
     | m.Attribute(value=m.Attribute(value=m.Name("torch"), attr=m.Name("_dynamo")), attr=m.Name("optimize"))
 )
@@ -52,7 +52,7 @@ def bypass_operators(module: cst.Module) -> Iterator[cst.Module]:
     a module function (`torch.relu`, `F.relu`: the root name is an import), `torch.compile(...)` and calls inside
     decorators are skipped.
     """
-    imported = _imported_names(module)
+    imported = imported_names(module)
     return distinct_candidates(module, _bypasses(module, imported))
 
 
@@ -67,7 +67,7 @@ def _operations(node: cst.CSTNode) -> Iterator[cst.Call | cst.BinaryOperation | 
     if isinstance(node, (cst.Decorator, cst.Import, cst.ImportFrom)):
         return
     if isinstance(node, (cst.BinaryOperation, cst.IfExp)) or (
-        isinstance(node, cst.Call) and not m.matches(node, _COMPILE_CALL)
+        isinstance(node, cst.Call) and not m.matches(node, COMPILE_CALL)
     ):
         yield node
     for child in children(node):
@@ -82,28 +82,28 @@ def _operands(node: cst.Call | cst.BinaryOperation | cst.IfExp, imported: set[st
         candidates = [node.left, node.right]
     else:
         candidates = []
-        if m.matches(node.func, _METHOD) and _root_name(node.func.value) not in imported:
+        if m.matches(node.func, _METHOD) and root_name(node.func.value) not in imported:
             candidates.append(node.func.value)
         candidates += [arg.value for arg in node.args if not arg.star and arg.keyword is None]
         candidates += [arg.value for arg in node.args if arg.keyword is not None]
-    return [operand for operand in candidates if not _is_literal(operand)]
+    return [operand for operand in candidates if not is_literal(operand)]
 
 
-def _is_literal(node: cst.BaseExpression) -> bool:
+def is_literal(node: cst.BaseExpression) -> bool:
     if m.matches(node, _LITERAL):
         return True
     if m.matches(node, _LITERAL_COLLECTION):
-        return all(_is_literal(element.value) for element in getattr(node, "elements", ()) if hasattr(element, "value"))
+        return all(is_literal(element.value) for element in getattr(node, "elements", ()) if hasattr(element, "value"))
     return False
 
 
-def _root_name(node: cst.BaseExpression) -> str | None:
+def root_name(node: cst.BaseExpression) -> str | None:
     while m.matches(node, m.Attribute()):
         node = node.value
     return node.value if m.matches(node, m.Name()) else None
 
 
-def _imported_names(module: cst.Module) -> set[str]:
+def imported_names(module: cst.Module) -> set[str]:
     names = set()
     for alias in find_all(module, m.ImportAlias()):
         bound = alias.evaluated_alias or alias.evaluated_name
@@ -124,17 +124,17 @@ def bypass_attributes(module: cst.Module) -> Iterator[cst.Module]:
 
 
 def _attribute_bypasses(module: cst.Module) -> Iterator[cst.Module | None]:
-    imported = _imported_names(module)
+    imported = imported_names(module)
     contexts = metadata(module).resolve(ExpressionContextProvider)
     for node in find_all(module, _TENSOR_VIEW_ATTRIBUTES):
-        if contexts.get(node) == ExpressionContext.LOAD and _root_name(node.value) not in imported:
+        if contexts.get(node) == ExpressionContext.LOAD and root_name(node.value) not in imported:
             yield lambda: replace_node(module, node, substitute_expression(node, node.value))
     # A field of a method's result (`q.max(dim=-1).values`): bypassing the call alone leaves `q.values`.
     parents = parent_map(module)
     for node in find_all(module, _FIELD_OF_METHOD_RESULT):
         receiver = node.value.func.value
         called = m.matches(parents.get(node), m.Call()) and parents[node].func is node
-        if contexts.get(node) == ExpressionContext.LOAD and not called and _root_name(receiver) not in imported:
+        if contexts.get(node) == ExpressionContext.LOAD and not called and root_name(receiver) not in imported:
             yield lambda: replace_node(module, node, substitute_expression(node, receiver))
 
 

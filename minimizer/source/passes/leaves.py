@@ -14,7 +14,7 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates, replace_nodes, substitute_expression
+from minimizer.source.cst_utils import distinct_candidates, replace_nodes, substitute_under
 from minimizer.source.traversal import find_all, parent_map
 
 __all__ = ["layers_to_leaves"]
@@ -30,7 +30,6 @@ _NN = m.Name("nn") | m.Attribute(value=m.Name("torch"), attr=m.Name("nn"))
 _LAYER = m.Call(func=m.Attribute(value=_NN, attr=m.Name(m.MatchIfTrue(lambda name: name[:1].isupper()))))
 _ONE_INPUT = m.Call(args=[m.Arg(keyword=None, star="")])
 # Nodes in which an expression stands on its own: `a * b` needs no parentheses there.
-_HOLDS_ANY_EXPRESSION = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Arg, cst.Element, cst.Expr, cst.Index)
 _LAYER_BINDING = m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(target=m.Name())], value=_LAYER)])
 
 
@@ -75,8 +74,7 @@ def _replace_bound_layer(module: cst.Module, binding: cst.CSTNode, calls: list[c
     for call in calls:
         doubled = cst.BinaryOperation(left=call.args[0].value, operator=cst.Multiply(), right=cst.Integer("2"))
         # Parentheses only where an operator or attribute around the call would bind tighter.
-        bare = isinstance(parents.get(call), _HOLDS_ANY_EXPRESSION) and not call.lpar
-        replacements[call] = doubled if bare else substitute_expression(call, doubled)
+        replacements[call] = substitute_under(parents.get(call), call, doubled)
     return replace_nodes(module, replacements)
 
 
