@@ -310,10 +310,10 @@ def bind_names(expression: NodeT, values: Mapping[str, cst.BaseExpression]) -> N
     targets) that a replaced name or a name in a value shares, since the replacement could land under that
     binding: `[model(b) for b in batches]` binds `batches` to `data` and `model` to `opt`, not `b` to anything."""
 
-    found = {node: values[node.value] for node in _variable_names(expression) if node.value in values}
+    found = {node: values[node.value] for node in variable_names(expression) if node.value in values}
     if found and m.findall(expression, _BINDS_NAMES):
         bound = _names_bound_inside(expression)
-        used = {name.value for value in found.values() for name in _variable_names(value)}
+        used = {name.value for value in found.values() for name in variable_names(value)}
         if bound & (used | {node.value for node in found}):
             return None
     return swap_nodes(expression, found)
@@ -330,7 +330,7 @@ def _names_bound_inside(expression: cst.CSTNode) -> set[str]:
     return names
 
 
-def _variable_names(node: cst.CSTNode) -> list[cst.Name]:
+def variable_names(node: cst.CSTNode) -> list[cst.Name]:
     """The names in ``node`` that are variables: not the attribute of ``x.attr`` nor the keyword of ``f(k=v)``."""
 
     not_variables = {a.attr for a in m.findall(node, m.Attribute())} | {

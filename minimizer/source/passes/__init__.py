@@ -12,7 +12,7 @@ from minimizer.source.passes.arguments import delete_arguments, keywords_to_posi
 from minimizer.source.passes.autograd_functions import autograd_functions_to_functions
 from minimizer.source.passes.arithmetic import operators_to_arithmetic
 from minimizer.source.passes.bypass import bypass_attributes, bypass_operators, remove_layers
-from minimizer.source.passes.comprehensions import collapse_single_item_comprehensions
+from minimizer.source.passes.comprehensions import collapse_single_item_comprehensions, loops_over_one_item
 from minimizer.source.passes.configs import inline_argument_defaults, inline_config_defaults
 from minimizer.source.passes.constants import (
     fold_integer_arithmetic,
@@ -84,6 +84,7 @@ SOURCE_PASSES = [
     inline_single_use_variables,
     shrink_subscripts,
     collapse_single_item_comprehensions,
+    loops_over_one_item,
     unwrap_single_module_lists,
     fold_integer_arithmetic,
     shrink_int_literals,
