@@ -79,3 +79,13 @@ def test_a_generator_of_one_value_taken_by_unpacking_becomes_that_value():
     source = "def batches(length=4):\n    x = torch.ones(length)\n    yield x * 2\n\n\ntokens, = batches()\nprint(tokens)\n"
     assert codes(source) == ["length = 4\nx = torch.ones(length)\ntokens = x * 2\nprint(tokens)\n"]
     assert codes(source.replace("tokens, = batches()", "tokens = list(batches())")) == []
+
+
+def test_a_helper_called_in_an_asserts_test_is_inlined_before_it_but_not_from_its_message():
+    helper = "def outcome(fn, x):\n    fn(x)\n\n\n"
+    in_test = helper + "assert model == outcome(torch.compile(model), x), 'accepted'\n"
+    assert codes(in_test) == [
+        "fn = torch.compile(model)\nfn(x)\nassert model == None, 'accepted'\n"
+    ]
+    in_message = helper + "assert ok, outcome(torch.compile(model), x)\n"
+    assert codes(in_message) == []

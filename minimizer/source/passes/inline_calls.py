@@ -29,7 +29,7 @@ __all__ = ["inline_single_call_functions"]
 
 # Between the call and its statement: a node under which the call may run zero or many times, or later.
 _CONDITIONAL = (cst.Lambda, cst.GeneratorExp, cst.ListComp, cst.SetComp, cst.DictComp, cst.IfExp, cst.BooleanOperation)
-_CALLER_STATEMENTS = (cst.Expr, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return)
+_CALLER_STATEMENTS = (cst.Expr, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Assert)
 
 
 def inline_single_call_functions(module: cst.Module) -> Iterator[cst.Module]:
@@ -39,7 +39,7 @@ def inline_single_call_functions(module: cst.Module) -> Iterator[cst.Module]:
     `**kwargs` or positional-only ones), no `global` or `nonlocal`, and at most one `return`, its last
     statement; or a generator whose one `yield` is its last statement, taken as `batch, = batches(...)`
     (which becomes `batch = <what it yielded>`). Its name is referenced exactly once, as the function of a call with no starred arguments, which is
-    part of a simple statement (`f(x)`, `y = f(x)`, `return f(x) * 2`) in a module or function body, and not under
+    part of a simple statement (`f(x)`, `y = f(x)`, `return f(x) * 2`, the test of an `assert`) in a module or function body, and not under
     a lambda, comprehension, conditional expression or `and`/`or`. Names the helper binds must be unused where it
     is inlined (a parameter passed a name of its own spelling and never rebound is bound already); inside a
     function, the globals it reads must not be local there.
@@ -129,6 +129,8 @@ def _enclosing_statement(call: cst.Call, parents) -> tuple[Optional[cst.SimpleSt
         parent = parents.get(node)
         if parent is None or isinstance(parent, _CONDITIONAL) or isinstance(parent, cst.BaseCompoundStatement):
             return None, None
+        if isinstance(parent, cst.Assert) and node is parent.msg:
+            return None, None  # an assert's message is evaluated only when the assert fails
         if isinstance(parent, _CALLER_STATEMENTS):
             line = parents.get(parent)
             if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
