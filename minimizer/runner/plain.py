@@ -155,7 +155,8 @@ def cost_of(runs: list[PlainRun]) -> dict:
 
 class _MeasuredHandle(_PopenHandle):
     """A plain run's process whose peak resident memory is read as it runs (``VmHWM``, the high-water mark of
-    the process since its ``exec``; ``wait4``'s figure would count the parent's image the child was forked from)."""
+    the process since its ``exec``; ``wait4``'s figure would count the parent's image the child was forked from).
+    Read at each poll: a peak the process reached only in its last poll interval before exiting is missed."""
 
     peak_mb: float | None = None
 

@@ -14,7 +14,9 @@ from oracles.api import Verdict
 
 def test_a_plain_run_knows_its_peak_memory(tmp_path):
     small = run_plain("print(1)\n", "a.py", None, Limits(timeout=30))
-    large = run_plain("x = bytearray(300 * 2**20)\nx[::4096] = b'1' * len(x[::4096])\n", "a.py", None, Limits(timeout=30))
+    # The peak is read while the process runs (every 50 ms): one it held only in its last moments may be missed.
+    hold = "x = bytearray(300 * 2**20)\nx[::4096] = b'1' * len(x[::4096])\nimport time\ntime.sleep(0.5)\n"
+    large = run_plain(hold, "a.py", None, Limits(timeout=30))
     assert small.peak_mb is not None and large.peak_mb is not None
     assert large.peak_mb > small.peak_mb + 250
 
