@@ -301,7 +301,8 @@ TORCH_COMPILE_CALL = m.Call(func=TORCH_COMPILE)
 # A statement that is only a string: a docstring.
 DOCSTRING_LINE = m.SimpleStatementLine(body=[m.Expr(value=m.SimpleString() | m.ConcatenatedString())])
 
-_BINDS_NAMES = m.Lambda() | m.GeneratorExp() | m.ListComp() | m.DictComp() | m.SetComp()
+# Expressions with a scope of their own: a lambda's parameters, a comprehension's targets are bound inside.
+BINDS_NAMES = m.Lambda() | m.GeneratorExp() | m.ListComp() | m.DictComp() | m.SetComp()
 
 
 def bind_names(expression: NodeT, values: Mapping[str, cst.BaseExpression]) -> NodeT | None:
@@ -311,7 +312,7 @@ def bind_names(expression: NodeT, values: Mapping[str, cst.BaseExpression]) -> N
     binding: `[model(b) for b in batches]` binds `batches` to `data` and `model` to `opt`, not `b` to anything."""
 
     found = {node: values[node.value] for node in variable_names(expression) if node.value in values}
-    if found and m.findall(expression, _BINDS_NAMES):
+    if found and m.findall(expression, BINDS_NAMES):
         bound = _names_bound_inside(expression)
         used = {name.value for value in found.values() for name in variable_names(value)}
         if bound & (used | {node.value for node in found}):

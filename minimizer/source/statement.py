@@ -15,7 +15,7 @@ from typing import Sequence
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import TORCH_COMPILE_CALL
+from minimizer.source.cst_utils import BINDS_NAMES, TORCH_COMPILE_CALL
 
 _MESSAGES = {
     "numerical": "compiled output differs from eager",
@@ -201,14 +201,11 @@ def _locate_compiled_call(
     return None
 
 
-_OWN_SCOPES = m.ListComp() | m.SetComp() | m.DictComp() | m.GeneratorExp() | m.Lambda()
-
-
 def _outside_scopes_of_their_own(value: cst.BaseExpression, calls: list[cst.Call]) -> list[cst.Call]:
     """``calls`` but those inside a comprehension or lambda of ``value``: their arguments may be names bound
     there (``[c(b) for b in batches]``), which a statement after the line cannot read."""
 
-    inside = {id(call) for scope in m.findall(value, _OWN_SCOPES) for call in m.findall(scope, m.Call())}
+    inside = {id(call) for scope in m.findall(value, BINDS_NAMES) for call in m.findall(scope, m.Call())}
     return [call for call in calls if id(call) not in inside]
 
 

@@ -14,13 +14,13 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates, replace_node, substitute_under
+from minimizer.source.cst_utils import as_operand, distinct_candidates, replace_node, substitute_under
 from minimizer.source.passes.bypass import COMPILE_CALL, imported_names, is_literal, root_name
 from minimizer.source.traversal import find_all, parent_map
 
 __all__ = ["operators_to_arithmetic"]
 
-# Calls that make tensors or modules, or whose operands are not tensors: nothing to keep of an operand.
+# Calls of torch functions whose operands are not tensors an operator computes from.
 _NOT_AN_OPERATOR = m.Call(func=m.Attribute(attr=m.Name("compile") | m.Name("no_grad") | m.Name("manual_seed")))
 
 
@@ -39,14 +39,7 @@ def _replacements(module: cst.Module) -> Iterator:
             continue
         for arg in call.args:
             if arg.keyword is None and not arg.star and not is_literal(arg.value):
-                doubled = cst.BinaryOperation(left=_operand(arg.value), operator=cst.Multiply(), right=cst.Integer("2"))
+                doubled = cst.BinaryOperation(left=as_operand(arg.value), operator=cst.Multiply(), right=cst.Integer("2"))
                 bare = substitute_under(parents.get(call), call, doubled)
                 yield lambda call=call, bare=bare: replace_node(module, call, bare)
 
-
-def _operand(value: cst.BaseExpression) -> cst.BaseExpression:
-    """``value`` as the left operand of ``* 2``: a binary or conditional expression in parentheses."""
-
-    if m.matches(value, m.BinaryOperation() | m.IfExp() | m.UnaryOperation() | m.BooleanOperation() | m.Comparison()):
-        return value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) if not value.lpar else value
-    return value

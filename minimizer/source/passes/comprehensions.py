@@ -20,7 +20,8 @@ from minimizer.source.traversal import find_all, parent_map
 __all__ = ["collapse_single_item_comprehensions", "loops_over_one_item"]
 
 _RANGE_OF_ONE = m.Call(func=m.Name("range"), args=[m.Arg(value=m.Integer("1"), keyword=None, star="")])
-_ONE_ITEM_LOOP = m.CompFor(iter=_RANGE_OF_ONE, target=m.Name(), ifs=[], inner_for_in=None, asynchronous=None)
+_ONE_LOOP = m.CompFor(target=m.Name(), ifs=[], inner_for_in=None, asynchronous=None)
+_ONE_ITEM_LOOP = m.CompFor(iter=_RANGE_OF_ONE) & _ONE_LOOP
 
 
 def collapse_single_item_comprehensions(module: cst.Module) -> Iterator[cst.Module]:
@@ -40,7 +41,6 @@ def _collapses(module: cst.Module) -> Iterator[cst.Module | None]:
 
 
 _ONE_ITEM_LIST_BINDING = m.Assign(targets=[m.AssignTarget(target=m.Name())], value=m.List(elements=[m.Element()]))
-_ONE_LOOP = m.CompFor(target=m.Name(), ifs=[], inner_for_in=None, asynchronous=None)
 
 
 def loops_over_one_item(module: cst.Module) -> Iterator[cst.Module]:

@@ -29,7 +29,6 @@ _NN = m.Name("nn") | m.Attribute(value=m.Name("torch"), attr=m.Name("nn"))
 # `nn.Linear(...)`, `torch.nn.Conv2d(...)`: a layer class of torch.nn, constructed.
 _LAYER = m.Call(func=m.Attribute(value=_NN, attr=m.Name(m.MatchIfTrue(lambda name: name[:1].isupper()))))
 _ONE_INPUT = m.Call(args=[m.Arg(keyword=None, star="")])
-# Nodes in which an expression stands on its own: `a * b` needs no parentheses there.
 _LAYER_BINDING = m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(target=m.Name())], value=_LAYER)])
 
 
