@@ -108,7 +108,6 @@ class Runs:
             compile_cache=self._compile_cache_dir.name,
             only_compile=self.only_compile,
             settle_from=self.source,
-            resident=self.residents.in_use,
         )
 
     def call_all(self, calls: list[Callable[[], Any]]) -> list:
@@ -134,8 +133,9 @@ class Runs:
     def run(self, source: str, settings: RunSettings, cancel: threading.Event | None = None) -> RunResult:
         """``source`` under the oracles of ``settings``."""
 
-        if settings.resident and not self.residents.in_use:
-            settings = dataclasses.replace(settings, resident=False)  # given up since the settings were made
+        if settings.resident != self.residents.in_use:
+            # Decided here, run by run: given up at a disagreement, every later run gets a process of its own.
+            settings = dataclasses.replace(settings, resident=self.residents.in_use)
         if self.ray is not None:
             result = self.ray.run(source, settings, cancel)
         else:

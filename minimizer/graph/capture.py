@@ -27,7 +27,7 @@ import torch
 import torch.fx as fx
 
 from minimizer.graph.case import INPUT_SPEC, CompileCall, GraphCase, InputSpec, propagate_shapes
-from minimizer.runner.process import RunSettings, SubprocessLauncher, supervise
+from minimizer.runner.process import Job, RunSettings, SubprocessLauncher, supervise
 from minimizer.runner.run_folder import job_env, prepare_run_folder
 
 # Exact contents are recorded for integer and boolean tensors up to this size (indices must stay in range).
@@ -223,12 +223,14 @@ def capture_graphs(script_source: str, settings: RunSettings, *, timeout: float 
         request = {"script": str(script), "origin_dir": settings.origin_dir, "seed": settings.seed, "output": str(output)}
         (own / "request.json").write_text(json.dumps(request))
         handle = SubprocessLauncher("minimizer.graph.capture_child").launch(
-            request=str(own / "request.json"),
-            cwd=str(work),
-            stdout=str(own / "stdout"),
-            stderr=str(own / "stderr"),
-            env={k: v for k, v in job_env(settings).items() if k not in set_by_script},
-            base_env=base_env,
+            Job(
+                request=str(own / "request.json"),
+                cwd=str(work),
+                stdout=str(own / "stdout"),
+                stderr=str(own / "stderr"),
+                env={k: v for k, v in job_env(settings).items() if k not in set_by_script},
+                base_env=base_env,
+            )
         )
         timed_out, memory_exceeded, _ = supervise(handle, dataclasses.replace(settings.limits, timeout=timeout))
         if timed_out or memory_exceeded:

@@ -4,7 +4,8 @@ Importing torch costs seconds; forking a process that already has it costs milli
 the server itself never runs user code and never initializes CUDA (a CUDA context does not survive fork),
 so every candidate starts from the same clean, warm state, in its own session and directory.
 
-Protocol, one JSON object per line. Parent -> server: ``{"id", "request", "cwd", "stdout", "stderr", "env"}``.
+Protocol, one JSON object per line. Parent -> server: ``{"id", "request", "cwd", "stdout", "stderr", "env",
+"fresh"}`` (``fresh``: a process of its own, never a resident worker).
 Server -> parent: ``{"id", "pid", "resident"}`` once forked or handed over, then ``{"id", "status"}`` (a wait
 status) when the child ends, or ``{"id", "done"}`` when a resident worker (which goes on) is done with the job.
 """

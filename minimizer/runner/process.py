@@ -230,13 +230,15 @@ def run_candidate(
         started = time.monotonic()
         with gpus.lease() as gpu_env:
             handle = (launcher or SUBPROCESS).launch(
-                request=str(own / "request.json"),
-                cwd=str(work),
-                stdout=str(own / "stdout"),
-                stderr=str(own / "stderr"),
-                env={k: v for k, v in {**gpu_env, **job_env(settings)}.items() if k not in set_by_script},
-                base_env=base_env,
-                fresh=settings.fresh,
+                Job(
+                    request=str(own / "request.json"),
+                    cwd=str(work),
+                    stdout=str(own / "stdout"),
+                    stderr=str(own / "stderr"),
+                    env={k: v for k, v in {**gpu_env, **job_env(settings)}.items() if k not in set_by_script},
+                    base_env=base_env,
+                    fresh=settings.fresh,
+                )
             )
             result_file = own / "result.json"
             timed_out, memory_exceeded, cancelled = supervise(
@@ -337,19 +339,23 @@ class Handle(Protocol):
     def kill(self) -> None: ...
 
 
+@dataclass(frozen=True)
+class Job:
+    """A candidate's process to start: its request file, run folder and output files; the environment its
+    process starts from (``base_env``) and what the job adds (``env``); ``fresh``: a process of its own, never
+    a resident worker."""
+
+    request: str
+    cwd: str
+    stdout: str
+    stderr: str
+    env: dict[str, str]
+    base_env: dict[str, str]
+    fresh: bool = False
+
+
 class Launcher(Protocol):
-    def launch(
-        self,
-        *,
-        request: str,
-        cwd: str,
-        stdout: str,
-        stderr: str,
-        env: dict[str, str],
-        base_env: dict[str, str],
-        fresh: bool = False,
-    ) -> Handle:
-        """Start the candidate; ``fresh``: in a process of its own, never a resident worker."""
+    def launch(self, job: Job) -> Handle: ...
 
 
 class _PopenHandle:
@@ -383,25 +389,15 @@ class SubprocessLauncher:
     def __init__(self, module: str = "minimizer.runner.child"):
         self.module = module
 
-    def launch(
-        self,
-        *,
-        request: str,
-        cwd: str,
-        stdout: str,
-        stderr: str,
-        env: dict[str, str],
-        base_env: dict[str, str],
-        fresh: bool = False,
-    ) -> Handle:
-        with open(stdout, "wb") as out, open(stderr, "wb") as err:
+    def launch(self, job: Job) -> Handle:
+        with open(job.stdout, "wb") as out, open(job.stderr, "wb") as err:
             proc = subprocess.Popen(
-                [sys.executable, "-m", self.module, request],
-                cwd=cwd,
+                [sys.executable, "-m", self.module, job.request],
+                cwd=job.cwd,
                 stdout=out,
                 stderr=err,
                 stdin=subprocess.DEVNULL,
-                env={**base_env, **env},
+                env={**job.base_env, **job.env},
                 start_new_session=True,
             )
         return _PopenHandle(proc)

@@ -26,12 +26,12 @@ class ResidentTrust:
     answers: int = 0  # answers from residents that had run a job before
     checked: int = 0  # ... of them re-run in a fresh process
     shown_agreed: int = 0  # checked answers that showed the bug, both times
-    disagreements: list[str] = field(default_factory=list)  # what the first disagreement was
+    given_up: str | None = None  # the first disagreement, which ended the residents' use
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def in_use(self) -> bool:
-        return self.wanted and not self.disagreements
+        return self.wanted and self.given_up is None
 
     def to_check(self, resident_jobs_before: int | None, shown: bool | None, text: str) -> bool:
         """Whether an answer (``shown``: whether it shows the bug) must be checked in a fresh process. A worker's
@@ -53,18 +53,18 @@ class ResidentTrust:
         with self._lock:
             self.checked += 1
             self.shown_agreed += resident and fresh
-            if resident == fresh or self.disagreements:
+            if resident == fresh or self.given_up is not None:
                 return None
-            self.disagreements.append(
+            self.given_up = (
                 f"candidate {key}: a resident worker said the bug {'shows' if resident else 'does not show'}, "
                 f"a fresh process that it {'shows' if fresh else 'does not'}"
             )
-            return self.disagreements[0]
+            return self.given_up
 
     def to_json(self) -> dict:
         return {
             "wanted": self.wanted,
             "answers_after_other_jobs": self.answers,
             "checked_in_fresh_processes": self.checked,
-            "given_up": self.disagreements[0] if self.disagreements else None,
+            "given_up": self.given_up,
         }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import os
@@ -12,7 +13,7 @@ import threading
 from concurrent.futures import Future
 
 from minimizer.errors import MinimizerError
-from minimizer.runner.process import Handle, kill_process_group
+from minimizer.runner.process import Handle, Job, kill_process_group
 
 _READY_TIMEOUT = 300.0
 
@@ -75,19 +76,9 @@ class ForkServerLauncher:
         self._starting: dict[frozenset, Future] = {}  # servers being started, by key
         self._closed = False
 
-    def launch(
-        self,
-        *,
-        request: str,
-        cwd: str,
-        stdout: str,
-        stderr: str,
-        env: dict[str, str],
-        base_env: dict[str, str],
-        fresh: bool = False,
-    ) -> Handle:
+    def launch(self, job: Job) -> Handle:
         while True:
-            server = self._server_for(base_env)
+            server = self._server_for(job.base_env)
             with self._lock:
                 handle = _ForkedHandle(next(self._ids), server)
                 if self._closed:
@@ -96,17 +87,11 @@ class ForkServerLauncher:
                 if not any(server is running for running in self._servers.values()):
                     continue  # retired while this thread waited for the lock: ask again
                 self._handles[handle.job_id] = handle
-                job = {
-                    "id": handle.job_id,
-                    "request": request,
-                    "cwd": cwd,
-                    "stdout": stdout,
-                    "stderr": stderr,
-                    "fresh": fresh,
-                }
+                sent = {"id": handle.job_id, **dataclasses.asdict(job)}
+                del sent["base_env"]  # the server's own: it was started with it
                 try:
                     assert server.stdin is not None
-                    server.stdin.write((json.dumps({**job, "env": env}) + "\n").encode())
+                    server.stdin.write((json.dumps(sent) + "\n").encode())
                     server.stdin.flush()
                 except (BrokenPipeError, OSError):
                     handle.server_died()
