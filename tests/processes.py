@@ -1,6 +1,7 @@
 """Processes as /proc shows them, for tests that check what a run leaves behind (Linux)."""
 
 import os
+import time
 from pathlib import Path
 
 
@@ -30,3 +31,23 @@ def alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except (OSError, IndexError):
         return False
+
+
+class LingeringHandle:
+    """A candidate's handle whose process never exits by itself (as after its answer, or a resident worker's);
+    ``killed`` says whether the run killed it."""
+
+    pid = 0
+    killed = False
+
+    def __init__(self, resident: bool = False):
+        self.resident = resident
+
+    def poll(self):
+        return None
+
+    def wait_briefly(self, seconds):
+        time.sleep(seconds)
+
+    def kill(self):
+        self.killed = True

@@ -12,6 +12,7 @@ from minimizer.runner.resident import may_run_resident
 from minimizer.runner.resident_trust import SAMPLE, SHOWN_SAMPLE, TRUST_AFTER, ResidentTrust
 from minimizer.runner.warm import ForkServerLauncher
 from minimizer.runs import Runs
+from tests.processes import LingeringHandle
 
 # What a job sees as it starts, then changes: a later job in the same worker must see it as the first did.
 _LOOKS_AND_CHANGES = """\
@@ -141,27 +142,10 @@ def test_a_worker_that_leaks_state_is_caught_and_fresh_processes_take_over(tmp_p
     assert not runs.residents.in_use and runs.residents.to_json()["given_up"]
 
 
-class _Resident:
-    """A resident worker's handle: its process goes on after the job."""
-
-    pid = 0
-    resident = True
-    killed = False
-
-    def poll(self):
-        return None
-
-    def wait_briefly(self, seconds):
-        time.sleep(seconds)
-
-    def kill(self):
-        self.killed = True
-
-
 def test_a_cancelled_job_in_a_resident_worker_may_finish_in_its_grace_before_the_worker_is_killed():
     cancel = threading.Event()
     cancel.set()
-    quick, slow = _Resident(), _Resident()
+    quick, slow = LingeringHandle(resident=True), LingeringHandle(resident=True)
     started = time.monotonic()
     assert supervise(quick, Limits(timeout=5), cancel, answered=lambda: time.monotonic() - started > 0.2) == (False, False, True)
     assert not quick.killed  # it goes on to its next job

@@ -12,7 +12,7 @@ import pytest
 from minimizer.runner.process import Limits, RunSettings, supervise
 from minimizer.runner.process import run_candidate as run_cold
 from minimizer.runner.warm import ForkServerLauncher
-from tests.processes import alive, descendants
+from tests.processes import LingeringHandle, alive, descendants
 
 
 @pytest.fixture(scope="module")
@@ -435,20 +435,7 @@ def _wait_until(condition, seconds: float = 10.0) -> None:
 def test_a_process_that_wrote_its_result_is_not_waited_for_to_exit():
     """Tearing down a CUDA context takes a candidate tenths of a second after its answer: the answer ends the run."""
 
-    class Lingering:  # a process whose exit never comes
-        pid = 0
-        killed = False
-
-        def poll(self):
-            return None
-
-        def wait_briefly(self, seconds):
-            time.sleep(seconds)
-
-        def kill(self):
-            self.killed = True
-
-    handle = Lingering()
+    handle = LingeringHandle()  # a process whose exit never comes
     started = time.monotonic()
     ended = supervise(handle, Limits(timeout=5), answered=lambda: time.monotonic() - started > 0.2)
     assert ended == (False, False, False) and time.monotonic() - started < 2 and not handle.killed
