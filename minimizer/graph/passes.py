@@ -34,19 +34,72 @@ _CALLS = ("call_function", "call_method", "call_module")
 def truncate_to_intermediate(case: GraphCase) -> Iterator[GraphCase]:
     """Make one intermediate tensor the graph's only output; everything it does not depend on goes.
 
-    Values are tried in bisection order over the graph (middle first, then quarters, ...): along a chain,
-    whether the bug survives is usually monotone, so this finds the cut in few tries.
+    Along the graph, whether the bug survives a cut is mostly monotone (a cut after the failing operator keeps
+    it, one before loses it), so the cuts are asked as a binary search for the earliest that keeps the bug
+    (``_CutSearch``): a few questions on a graph of hundreds of operators, where trying every cut cost a call
+    per operator. On small graphs the cuts the search skipped are tried after it, for the bugs that are not
+    monotone (a wrong gradient shown by one branch only).
     """
 
-    nodes = [n for n in case.gm.graph.nodes if n.op in _CALLS and isinstance(value_of(n), torch.Tensor)]
-    current = {n.name for n in tensor_outputs(case)}
-    for index in _bisection_order(len(nodes)):
-        node = nodes[index]
-        if {node.name} == current:
-            continue
-        found = edit_case(case, lambda graph, name=node.name: _set_outputs(graph, [name]), only_removes=True)
-        if found is not None:
-            yield found
+    return _CutSearch(case)
+
+
+# Graphs with at most this many cuts have every cut tried once the binary search is over.
+_EVERY_CUT_UP_TO = 32
+
+
+class _CutSearch(Iterator[GraphCase]):
+    """The truncations of ``case`` as a binary search. A pass's stream is asked for its next proposal only when
+    the one before was turned down (the reducer starts a new stream on a step taken; a speculating tester asks
+    ahead as if it was turned down), so asking again moves the search past the cut just proposed.
+
+    Resumable like `minimizer.source.cst_utils.CandidateStream`: ``skip(n)`` after a step numbers the new
+    search's proposals from ``n`` on (the reducer resumes a pass at the index of its step taken), ``position``
+    is the last one's number.
+    """
+
+    def __init__(self, case: GraphCase) -> None:
+        self._case = case
+        self._nodes = [n for n in case.gm.graph.nodes if n.op in _CALLS and isinstance(value_of(n), torch.Tensor)]
+        self._current = {n.name for n in tensor_outputs(case)}
+        self._first = 0
+        self._asked = 0
+        self.position = -1
+        self._cuts = self._search()
+
+    def skip(self, count: int) -> None:
+        self._first = count
+
+    def __next__(self) -> GraphCase:
+        candidate = next(self._cuts)
+        self.position = self._first + self._asked
+        self._asked += 1
+        return candidate
+
+    def _search(self) -> Iterator[GraphCase]:
+        tried: set[int] = set()
+        low, high = 0, len(self._nodes) - 1  # the last cut is taken to keep the bug: it is (nearly) the graph
+        while low < high:
+            middle = (low + high) // 2
+            tried.add(middle)
+            cut = self._cut(middle)
+            if cut is None and {self._nodes[middle].name} == self._current:
+                high = middle  # the graph as it is: it keeps the bug
+                continue
+            if cut is not None:
+                yield cut
+            low = middle + 1
+        if len(self._nodes) <= _EVERY_CUT_UP_TO:
+            for index in _bisection_order(len(self._nodes)):
+                cut = None if index in tried else self._cut(index)
+                if cut is not None:
+                    yield cut
+
+    def _cut(self, index: int) -> GraphCase | None:
+        name = self._nodes[index].name
+        if {name} == self._current:
+            return None
+        return edit_case(self._case, lambda graph: _set_outputs(graph, [name]), only_removes=True)
 
 
 def drop_outputs(case: GraphCase) -> Iterator[GraphCase]:

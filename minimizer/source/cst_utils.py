@@ -294,6 +294,25 @@ def swap_nodes(node: NodeT, mapping: Mapping[cst.CSTNode, cst.CSTNode]) -> NodeT
     return node.visit(_Swapper(mapping)) if mapping else node  # type: ignore[return-value]
 
 
+_NUMBER = m.Integer() | m.Float() | m.Imaginary()
+_LITERAL = (
+    _NUMBER | m.UnaryOperation(expression=_NUMBER) | m.SimpleString() | m.ConcatenatedString() | m.FormattedString()
+    | m.Name("None") | m.Name("True") | m.Name("False") | m.Ellipsis()
+)
+# Tuples and lists of plain values (`(2, 3)`) are shapes, not tensors.
+_LITERAL_COLLECTION = m.Tuple() | m.List() | m.Dict() | m.Set()
+
+
+def is_literal(node: cst.BaseExpression) -> bool:
+    """Whether ``node`` is a plain value written out: a number, string, True/False/None, or a collection of them."""
+
+    if m.matches(node, _LITERAL):
+        return True
+    if m.matches(node, _LITERAL_COLLECTION):
+        return all(is_literal(element.value) for element in getattr(node, "elements", ()) if hasattr(element, "value"))
+    return False
+
+
 # `torch.compile` as the script spells it (`torch.compile(f)`, `@torch.compile`), and a call of it.
 TORCH_COMPILE = m.Attribute(value=m.Name("torch"), attr=m.Name("compile"))
 TORCH_COMPILE_CALL = m.Call(func=TORCH_COMPILE)

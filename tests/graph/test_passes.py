@@ -19,7 +19,7 @@ from minimizer.graph.passes import (
     simplify_dtypes,
     truncate_to_intermediate,
 )
-from minimizer.reduce.scheduler import Reducer
+from minimizer.reduce.scheduler import Pass, Reducer
 from minimizer.reduce.tester import Tester
 from tests.graph.conftest import call_names, capture_case, real_inputs
 
@@ -67,6 +67,41 @@ def test_truncation_makes_an_intermediate_the_only_output(block_case):
         outputs = candidate.output_node.args[0]
         assert len(outputs) == 1
         assert operator_count(candidate) < operator_count(block_case)
+
+
+def _long_chain(x):
+    """A chain of 120 operators with one ``sin`` at 85: the cut must fall on or after it."""
+
+    for step in range(120):
+        x = torch.sin(x) if step == 85 else x * 1.5 if step % 2 else x + 0.5
+    return x
+
+
+def test_truncation_finds_the_earliest_cut_of_a_long_chain_by_binary_search():
+    case = capture_case(_long_chain, torch.randn(3))
+    seen, asked = {}, []
+
+    def render(candidate):
+        text = emit_script(candidate)
+        seen[text] = candidate
+        return text
+
+    def keeps_the_sin(text, cancel):
+        asked.append(text)
+        return "sin" in call_names(seen[text])
+
+    tester = Tester(render, keeps_the_sin)
+    best = Reducer([Pass.of(truncate_to_intermediate)], tester, case_size, Quiet()).reduce(case)
+    assert call_names(best)[-1] == "sin" and operator_count(best) == 86
+    # Trying every cut asked up to 120 questions; the search asks about log2 of the graph's size per step.
+    assert len(asked) <= 20, len(asked)
+
+
+def test_truncation_numbers_its_proposals_from_where_the_reducer_resumes():
+    search = truncate_to_intermediate(capture_case(_long_chain, torch.randn(3)))
+    search.skip(5)
+    next(search), next(search)
+    assert search.position == 6
 
 
 def test_reduction_keeps_only_what_the_oracle_needs(block_case):

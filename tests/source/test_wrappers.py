@@ -112,3 +112,17 @@ def test_a_helper_returning_a_comprehension_is_inlined_where_no_name_it_binds_is
     # The argument `b` would land under the comprehension's own `b`.
     clash = code.replace("evaluate(m, data)", "evaluate(b, data)")
     assert [c.code for c in inline_expression_functions(cst.parse_module(clash))] == []
+
+
+def test_a_wrapper_that_adds_literals_is_bypassed_where_it_is_called_compiled_or_directly():
+    code = "def repro(x):\n    return torch.topk(x, 1, dim=0)\ntorch.compile(repro, backend='moe')(torch.ones(1))\nrepro(y)\n"
+    assert candidates(code) == [
+        "torch.compile(torch.topk, backend='moe')(torch.ones(1), 1, dim=0)\ntorch.topk(y, 1, dim=0)\n"
+    ]
+
+
+def test_a_wrapper_that_adds_literals_stays_where_it_is_passed_around_or_given_keywords():
+    assert candidates("def f(x):\n    return g(x, 1)\nh = f\n") == []
+    assert candidates("def f(x):\n    return g(x, 1)\nf(x=2)\n") == []
+    assert candidates("def f(x, y):\n    return g(x, 1)\nf(2, 3)\n") == []
+    assert candidates("def f(x):\n    return g(x, z)\nf(2)\n") == []

@@ -42,6 +42,7 @@ def main():
         num_labels=5,
         hidden_dropout_prob=0.0,
         attention_probs_dropout_prob=0.0,
+        attn_implementation="eager",
     )
     model = ViTForImageClassification(config)
     twin = copy.deepcopy(model)

@@ -17,6 +17,7 @@ from minimizer.source.cst_utils import (
     TORCH_COMPILE,
     RemovalRepairingTransformer,
     distinct_candidates,
+    is_literal,
     metadata,
     remove_node,
     replace_node,
@@ -29,13 +30,6 @@ COMPILE_CALL = m.Call(
     func=TORCH_COMPILE
     | m.Attribute(value=m.Attribute(value=m.Name("torch"), attr=m.Name("_dynamo")), attr=m.Name("optimize"))
 )
-_NUMBER = m.Integer() | m.Float() | m.Imaginary()
-_LITERAL = (
-    _NUMBER | m.UnaryOperation(expression=_NUMBER) | m.SimpleString() | m.ConcatenatedString() | m.FormattedString()
-    | m.Name("None") | m.Name("True") | m.Name("False") | m.Ellipsis()
-)
-# Tuples and lists of plain values (`(2, 3)`) are shapes, not tensors.
-_LITERAL_COLLECTION = m.Tuple() | m.List() | m.Dict() | m.Set()
 # A method call whose receiver could be a value; in `super().__init__()` and `self.layer(x)` it is not.
 _METHOD = m.Attribute(value=~m.Call(func=m.Name("super")) & ~m.Name("self"))
 _SEQUENTIAL = m.Call(func=m.Name("Sequential") | m.Attribute(attr=m.Name("Sequential")))
@@ -87,14 +81,6 @@ def _operands(node: cst.Call | cst.BinaryOperation | cst.IfExp, imported: set[st
         candidates += [arg.value for arg in node.args if not arg.star and arg.keyword is None]
         candidates += [arg.value for arg in node.args if arg.keyword is not None]
     return [operand for operand in candidates if not is_literal(operand)]
-
-
-def is_literal(node: cst.BaseExpression) -> bool:
-    if m.matches(node, _LITERAL):
-        return True
-    if m.matches(node, _LITERAL_COLLECTION):
-        return all(is_literal(element.value) for element in getattr(node, "elements", ()) if hasattr(element, "value"))
-    return False
 
 
 def root_name(node: cst.BaseExpression) -> str | None:

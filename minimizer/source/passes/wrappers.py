@@ -14,6 +14,8 @@ from libcst.metadata import ScopeProvider
 
 from minimizer.source.cst_utils import (
     DOCSTRING_LINE,
+    TORCH_COMPILE_CALL,
+    is_literal,
     binds_locally,
     bind_names,
     bound_arguments,
@@ -35,6 +37,10 @@ def bypass_wrapper_functions(module: cst.Module) -> Iterator[cst.Module]:
     `g` a name or dotted name that reads no parameter, `p1..pk` its first k positional parameters passed
     positionally in order, any further parameters unread. Functions in source order; a wrapper referenced from a
     scope that binds `g`'s root name to something else is skipped.
+
+    A wrapper that also passes literals after all its parameters (`def repro(x): return torch.topk(x, 1)`, as
+    the graph stage emits one operator) is bypassed where every reference is called, directly or compiled
+    (`torch.compile(repro, ...)(a)` -> `torch.compile(torch.topk, ...)(a, 1)`): each call gets the literals.
     """
     return distinct_candidates(module, _bypasses(module))
 
@@ -43,9 +49,10 @@ def _bypasses(module: cst.Module) -> Iterator[Optional[cst.Module]]:
     wrapper = metadata(module)
     scopes = wrapper.resolve(ScopeProvider)
     for function in module.body:
-        target = _forwarded_callable(function)
-        if target is None:
+        forwarded = _forwarded_callable(function)
+        if forwarded is None:
             continue
+        target, literals = forwarded
         assignments = list(scopes[function].assignments[function.name.value])
         if len(assignments) != 1 or assignments[0].node is not function:
             continue
@@ -54,12 +61,53 @@ def _bypasses(module: cst.Module) -> Iterator[Optional[cst.Module]]:
         if root == function.name.value or any(binds_locally(scopes[node], root) for node in references):
             continue
         replacements: dict = {function: cst.RemovalSentinel.REMOVE}
-        replacements.update({node: target.deep_clone() for node in references})
-        yield lambda: replace_nodes(module, replacements)
+        if literals:
+            calls = _calls_given_literals(module, references, target, literals)
+            if calls is None:
+                continue
+            replacements.update(calls)
+        else:
+            replacements.update({node: target.deep_clone() for node in references})
+        yield lambda r=replacements: replace_nodes(module, r)
 
 
-def _forwarded_callable(function: cst.CSTNode) -> Optional[cst.BaseExpression]:
-    """`g` when `function` is `def f(p1, ..., pn): return g(p1, ..., pk)` as described above, else None."""
+def _calls_given_literals(
+    module: cst.Module, references: list, target: cst.BaseExpression, literals: list[cst.Arg]
+) -> Optional[dict]:
+    """Each call of the wrapper (``references``), direct or through ``torch.compile(wrapper, ...)``, mapped to
+    the call of ``target`` with ``literals`` after its arguments; None if a reference is anything else."""
+
+    replacements = {}
+    for reference in references:
+        call = _call_of(module, reference)
+        if call is None or any(arg.star or arg.keyword is not None for arg in call.args):
+            return None
+        if call.func is reference:
+            func: cst.BaseExpression = target.deep_clone()
+        else:
+            compiled = call.func
+            func = compiled.with_changes(args=[compiled.args[0].with_changes(value=target.deep_clone()), *compiled.args[1:]])
+        args = [*call.args[:-1], call.args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)] if call.args else []
+        replacements[call] = call.with_changes(func=func, args=[*args, *literals])
+    return replacements
+
+
+def _call_of(module: cst.Module, reference: cst.Name) -> Optional[cst.Call]:
+    """The call ``reference(...)`` or ``torch.compile(reference, ...)(...)`` that ``reference`` is the callee of."""
+
+    for call in find_all(module, m.Call()):
+        if call.func is reference:
+            return call
+        compiled = call.func
+        if m.matches(compiled, TORCH_COMPILE_CALL) and compiled.args and compiled.args[0].value is reference:
+            if compiled.args[0].keyword is None and not compiled.args[0].star:
+                return call
+    return None
+
+
+def _forwarded_callable(function: cst.CSTNode) -> Optional[tuple[cst.BaseExpression, list[cst.Arg]]]:
+    """`g` and the literal arguments passed after the parameters when `function` is
+    `def f(p1, ..., pn): return g(p1, ..., pk, *literals)` as described above, else None."""
     if not m.matches(function, m.FunctionDef(decorators=[])):
         return None
     call = _returned_value(function)
@@ -71,8 +119,15 @@ def _forwarded_callable(function: cst.CSTNode) -> Optional[cst.BaseExpression]:
     if params.star_kwarg is not None:
         return None
     names = [param.name.value for param in params.params]
-    passed = [arg.value for arg in call.args]
-    if any(arg.keyword is not None or arg.star for arg in call.args) or len(passed) > len(names):
+    forwarded = list(call.args)
+    literals: list[cst.Arg] = []
+    if len(forwarded) > len(names) or any(arg.keyword is not None for arg in forwarded):
+        # Literals after every parameter: callers then pass exactly the parameters, so the literals follow.
+        literals, forwarded = forwarded[len(names):], forwarded[: len(names)]
+        if not names or not all(is_literal(arg.value) and not arg.star for arg in literals):
+            return None
+    passed = [arg.value for arg in forwarded]
+    if any(arg.keyword is not None or arg.star for arg in forwarded) or len(passed) > len(names):
         return None
     if not all(m.matches(value, m.Name(name)) for value, name in zip(passed, names)):
         return None
@@ -80,7 +135,7 @@ def _forwarded_callable(function: cst.CSTNode) -> Optional[cst.BaseExpression]:
         return None  # a caller that relies on the default would pass g one argument fewer
     if _root_name(call.func) in names:
         return None
-    return call.func
+    return call.func, [arg.with_changes(comma=cst.MaybeSentinel.DEFAULT) for arg in literals]
 
 
 def _root_name(node: cst.BaseExpression) -> str:
