@@ -140,12 +140,14 @@ def fails_like(python: str, folder: Path, script: str, wanted_types: set[str]) -
     return run.fails and (not wanted_types or failure_type in wanted_types), run.failure
 
 
-def failing_line(python: str, folder: Path, script: str, identity: bool = False) -> int | None:
-    """The line of ``script`` where its run raised (the innermost frame in it), or None if it did not."""
+def failing_line(python: str, folder: Path, script: str, identity: bool = False) -> tuple[int, ...] | None:
+    """Where in ``script`` its run raised: the lines of its frames, outermost first (a call inside a function
+    the script defines raises in that function's line either way; the module-level line that called it tells
+    the compiled call from the eager one), or None if it did not raise."""
 
     run = _run(python, folder, script, identity)
     frames = re.findall(rf'File "[^"]*{re.escape(script)}", line (\d+)', run.stderr_tail)
-    return int(frames[-1]) if run.fails and frames else None
+    return tuple(int(line) for line in frames) if run.fails and frames else None
 
 
 def exits_zero(python: str, folder: Path, script: str, identity: bool = False) -> bool:

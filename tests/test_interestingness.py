@@ -56,3 +56,18 @@ def test_a_repro_that_states_the_inplace_bug_counts_by_its_own_assert():
     # A stated repro must fail on its own.
     assert not shows_bug(result(harness_saw_it, quiet), "inplace", "inplace: TanhBackward0", stated=True)
     assert shows_bug(result(harness_saw_it, quiet), "inplace", "inplace: TanhBackward0", stated=False)
+
+
+def test_a_stated_comparison_counts_only_where_its_assert_fails():
+    from minimizer.interestingness import shows_bug
+    from minimizer.runner.process import RunResult
+    from oracles.api import Verdict
+
+    def result(script: Verdict) -> RunResult:
+        return RunResult(seconds=0.0, verdicts={"gradient": Verdict(True, "gradient: input float32 value"), "script": script})
+
+    compared = Verdict(True, "AssertionError: Tensor-likes are not close!")
+    raised = Verdict(True, "RuntimeError: element N of tensors does not require grad and does not have a grad_fn")
+    assert shows_bug(result(compared), "gradient", "gradient: input float32 value", stated=True)
+    # autograd.grad of a leaf that needs no gradient raises on its own: the statement showed nothing.
+    assert not shows_bug(result(raised), "gradient", "gradient: input float32 value", stated=True)

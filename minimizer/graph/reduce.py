@@ -65,12 +65,11 @@ def reduce_graph(
 ) -> GraphOutcome:
     """Shrink the graph that shows the bug; its emitted script, or ``None`` with a ``reason``, plus the numbers.
 
-    ``settings`` is how candidates run (file name, the original's folder, limits, seed); its ``oracles`` are
-    replaced by ``oracle_spec``. ``progress`` (optional) receives ``message``, ``reduction_started``,
-    ``pass_started``, ``accepted`` and ``tested`` calls like the source reducer's. ``deadline`` is a
-    ``time.monotonic()`` value after which the best script so far is returned. ``run`` runs one candidate;
-    ``captured`` are the script's graphs when the caller has captured them already; ``speculation``, how freely
-    questions run ahead with several jobs (``minimizer.reduce.tester.speculation_for``).
+    ``settings`` is how candidates run (file name, the original's folder, limits, seed; ``oracles`` become
+    ``oracle_spec``). ``progress`` (optional) receives the source reducer's calls (``message``, ``accepted``, ...).
+    ``deadline`` is a ``time.monotonic()`` value after which the best script so far is returned. ``run`` runs one
+    candidate; ``captured`` are the script's graphs when the caller has captured them already; ``speculation``,
+    how freely questions run ahead with several jobs (``minimizer.reduce.tester.speculation_for``).
     """
 
     started = time.monotonic()
@@ -95,11 +94,12 @@ def reduce_graph(
     index, case = start
     report.message(f"graph {index} of {len(captured)} shows the bug ({operator_count(case)} operators); reducing it")
 
-    still_fails = functools.partial(_still_fails, run, settings, pinned)
+    still_fails = functools.partial(pinned.still_fails, run, settings)
     result, tester, passes, stopped_early = _shrink(case, still_fails, report, jobs, deadline, speculation)
+    script = emit_script(result)
     return GraphOutcome(
-        script=emit_script(result),
-        signature=pinned.signature,
+        script=script,
+        signature=pinned.shown.get(script, pinned.signature),
         graphs_captured=len(captured),
         graph_index=index,
         operators_before=operator_count(case),
@@ -110,11 +110,6 @@ def reduce_graph(
         stopped_early=stopped_early,
         passes=[{"pass": p.name, "proposed": p.tried, "accepted": p.accepted} for p in passes],
     )
-
-
-def _still_fails(run: Runner, settings: RunSettings, pinned: _Pin, text: str, cancel: threading.Event) -> bool | None:
-    result = run(text, settings, cancel=cancel)
-    return None if result.cancelled else pinned.matches(result.verdict(pinned.oracle_spec))
 
 
 def _capture(script_source: str, settings: RunSettings, report: _Progress) -> list[CapturedGraph]:
@@ -192,6 +187,19 @@ class _Pin:
         self.oracle_spec = oracle_spec
         self.signature = signature
         self._may_repin = oracle_spec == "script" and signature.startswith(_ASSERTION)
+        self.shown: dict[str, str] = {}  # each candidate that showed the bug: the signature it showed
+
+    def still_fails(self, run: Runner, settings: RunSettings, text: str, cancel: threading.Event) -> bool | None:
+        """Whether candidate ``text`` shows the bug (``None``: cancelled); what it showed is kept in ``shown``."""
+
+        result = run(text, settings, cancel=cancel)
+        if result.cancelled:
+            return None
+        verdict = result.verdict(self.oracle_spec)
+        if not self.matches(verdict):
+            return False
+        self.shown[text] = verdict.signature
+        return True
 
     def accepts_first(self, verdict: Verdict) -> bool:
         if not verdict.fires:
@@ -207,7 +215,14 @@ class _Pin:
         return False
 
     def matches(self, verdict: Verdict) -> bool:
-        return verdict.fires and verdict.signature == self.signature
+        """The pinned signature; for a parameter's wrong gradient, also the same gradient of an input: a
+        parameter turned into an input (``parameters_to_inputs``) keeps the bug and changes only that word."""
+
+        if not verdict.fires:
+            return False
+        if self.oracle_spec == "gradient" and self.signature.startswith(_PARAMETER_GRADIENT):
+            return verdict.signature in (self.signature, self.signature.replace(_PARAMETER_GRADIENT, _INPUT_GRADIENT, 1))
+        return verdict.signature == self.signature
 
 
 def _describe(verdict: Verdict) -> str:

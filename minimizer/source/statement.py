@@ -117,10 +117,10 @@ def state_bug(source: str, oracle: str, signature: str = "") -> list[str]:
     located = _locate_compiled_call(module)
     if located is None:
         return []
-    return [_state_compiled_call(module, located, "eager-raised" if reverse_crash else oracle)]
+    return _state_compiled_call(module, located, "eager-raised" if reverse_crash else oracle)
 
 
-def _state_compiled_call(module: cst.Module, located: tuple, oracle: str) -> str:
+def _state_compiled_call(module: cst.Module, located: tuple, oracle: str) -> list[str]:
     index, model, args, kwargs = located
     body = list(module.body)
     hoisted: list[str] = []
@@ -137,11 +137,15 @@ def _state_compiled_call(module: cst.Module, located: tuple, oracle: str) -> str
     kwarg_text = "".join(f", {code(k)}" for k in kwargs)
     call_args = ", ".join(arg_names)
     compiled = f"torch.compile({model_name}{kwarg_text})({call_args})"
-    lines = hoisted + _comparison(oracle, compiled, model_name, call_args, arg_names)
-    statements = [cst.parse_statement(line + "\n") for line in lines]
-    body[index : index + 1] = statements
-    # What came after the compiled call is left out: the stated comparison is the end of the repro.
-    return module.with_changes(body=body[: index + len(statements)]).code
+    comparisons = [_comparison(oracle, compiled, model_name, call_args, arg_names)]
+    if oracle == "gradient":
+        comparisons[:0] = [_gradient_of(leaves, compiled, model_name, call_args) for leaves in _single_leaves(arg_names, model_name)]
+    versions = []
+    for comparison in comparisons:
+        statements = [cst.parse_statement(line + "\n") for line in hoisted + comparison]
+        # What came after the compiled call is left out: the stated comparison is the end of the repro.
+        versions.append(module.with_changes(body=[*body[:index], *statements]).code)
+    return versions
 
 
 def _comparison(oracle: str, compiled: str, model: str, call_args: str, arg_names: list[str]) -> list[str]:
@@ -158,7 +162,7 @@ def _comparison(oracle: str, compiled: str, model: str, call_args: str, arg_name
     if oracle == "requires-grad":
         return [f'assert {compiled}.requires_grad == {eager}.requires_grad, "{message}"']
     leaves = ", ".join(arg_names + [f'*getattr({model}, "parameters", list)()'])
-    return [
+    return [  # every leaf, whatever the model is: the compact versions (``_gradient_of``) are tried first
         f"out = {compiled}",
         f"expected = {eager}",
         f"leaves = [t for t in [{leaves}] if isinstance(t, torch.Tensor) and t.requires_grad]",
@@ -166,6 +170,24 @@ def _comparison(oracle: str, compiled: str, model: str, call_args: str, arg_name
         "expected_grads = torch.autograd.grad(expected.sum(), leaves, allow_unused=True)",
         "assert all(a is None and b is None or torch.allclose(a, b, rtol=1e-3, atol=1e-3)"
         f' for a, b in zip(grads, expected_grads)), "{message}"',
+    ]
+
+
+def _single_leaves(arg_names: list[str], model: str) -> list[str]:
+    """The leaves a compact gradient statement may compare the gradients of: each argument alone, then the
+    model's parameters (a function has none: that version fails on its own and is not kept)."""
+
+    return [*arg_names, f"[*{model}.parameters()]"]
+
+
+def _gradient_of(leaves: str, compiled: str, model: str, call_args: str) -> list[str]:
+    """The compact gradient statement: the gradients of ``leaves`` through the compiled call and through eager,
+    compared by ``assert_close``. It holds only where it fails by that assert (``shows_bug``): a leaf that
+    needs no gradient makes ``autograd.grad`` raise instead."""
+
+    return [
+        f"torch.testing.assert_close(torch.autograd.grad({compiled}.sum(), {leaves}), "
+        f"torch.autograd.grad({model}({call_args}).sum(), {leaves}))"
     ]
 
 

@@ -91,6 +91,7 @@ def test_emitted_script_carries_the_prelude_and_compile_arguments():
 
 
 def test_requires_grad_check():
+    torch.manual_seed(0)  # the values drawn decide how the input is emitted (a small spread is scaled)
     case = capture_case(lambda x: x * 2, torch.randn(3, requires_grad=True), check="requires_grad")
     text = emit_script(case)
     assert "torch.randn(3, requires_grad=True)" in text

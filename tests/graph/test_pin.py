@@ -19,3 +19,14 @@ def test_other_signatures_must_match_as_they_are():
     assert pin.accepts_first(Verdict(True, "numerical: float32 value"))
     script = _Pin("script", "AssertionError: weights differ")
     assert script.accepts_first(Verdict(True, "AssertionError: Tensor-likes are not close!"))
+
+
+def test_a_parameters_gradient_stays_the_bug_when_the_parameter_becomes_an_input():
+    pin = _Pin("gradient", "gradient: parameter float32 value")
+    assert pin.accepts_first(Verdict(True, "gradient: parameter float32 value"))
+    # parameters_to_inputs: the same wrong gradient, now of an input.
+    assert pin.matches(Verdict(True, "gradient: input float32 value"))
+    assert pin.matches(Verdict(True, "gradient: parameter float32 value"))
+    assert not pin.matches(Verdict(True, "gradient: input float32 nan"))
+    # Never the other way: an input's wrong gradient is not a parameter's.
+    assert not _Pin("gradient", "gradient: input float32 value").matches(Verdict(True, "gradient: parameter float32 value"))

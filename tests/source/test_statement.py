@@ -44,10 +44,41 @@ def test_a_compiled_call_inside_a_statement_is_found():
     assert not any(line.startswith("expected, actual") for line in lines)
 
 
-def test_gradient_statement_compares_autograd_grads():
-    stated = state_bug(DIRECT, "gradient")[0]
-    assert "torch.autograd.grad(out.sum()" in stated and "torch.autograd.grad(expected.sum()" in stated
-    ast.parse(stated)
+def test_gradient_statements_compare_one_leaf_first_then_every_leaf():
+    versions = state_bug(DIRECT, "gradient")
+    compact = [v.strip().splitlines()[-1] for v in versions[:-1]]
+    assert compact == [
+        'torch.testing.assert_close(torch.autograd.grad(torch.compile(model, mode="default")(arg0).sum(), leaves), '
+        "torch.autograd.grad(model(arg0).sum(), leaves))".replace("leaves", leaves)
+        for leaves in ["arg0", "[*model.parameters()]"]
+    ]
+    assert "torch.autograd.grad(out.sum()" in versions[-1] and "torch.autograd.grad(expected.sum()" in versions[-1]
+    for version in versions:
+        ast.parse(version)
+
+
+def test_a_compact_gradient_statement_fails_by_its_assert_where_the_gradients_differ():
+    import torch
+
+    class WrongGradient(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 3
+
+    source = "import torch\nx = torch.ones(2, requires_grad=True)\ntorch.compile(f, backend=backend)(x)\n"
+
+    def backend(gm, example_inputs):  # compiled: the wrong gradient; eager: the right one
+        return lambda *args: WrongGradient.apply(*args)
+
+    compact = state_bug(source, "gradient")[0]
+    namespace = {"f": lambda x: x * 2, "backend": backend}
+    with pytest.raises(AssertionError, match="not close"):
+        exec(compile(compact, "stated", "exec"), namespace)
+    torch._dynamo.reset()
 
 
 def test_inplace_check_is_installed_after_the_imports():

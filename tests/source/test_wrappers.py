@@ -22,7 +22,7 @@ def test_a_prefix_of_the_parameters_may_be_passed():
 def test_non_wrappers_are_skipped():
     assert candidates("def f(x):\n    return g(x).T\nf(1)\n") == []
     assert candidates("def f(x):\n    return g(x).sum()\nf(1)\n") == []
-    assert candidates("def f(x, y):\n    return g(y, x)\nf(1, 2)\n") == []
+    assert candidates("def f(x, y):\n    return g(y, x)\nh = f\n") == []  # reordered, and not only called
     assert candidates("def f(x):\n    return x.g()\nf(1)\n") == []
     assert candidates("def f(x):\n    return f(x)\nf(1)\n") == []
     assert candidates("def f(x, y=2):\n    return g(x, y)\nf(1)\n") == []
@@ -121,8 +121,19 @@ def test_a_wrapper_that_adds_literals_is_bypassed_where_it_is_called_compiled_or
     ]
 
 
-def test_a_wrapper_that_adds_literals_stays_where_it_is_passed_around_or_given_keywords():
+def test_a_wrapper_that_adds_literals_is_bypassed_only_at_calls_with_one_positional_argument_per_parameter():
     assert candidates("def f(x):\n    return g(x, 1)\nh = f\n") == []
     assert candidates("def f(x):\n    return g(x, 1)\nf(x=2)\n") == []
-    assert candidates("def f(x, y):\n    return g(x, 1)\nf(2, 3)\n") == []
+    assert candidates("def f(x, y):\n    return g(x, 1)\nf(2, 3)\n") == ["g(2, 1)\n"]  # called: the unread one goes
     assert candidates("def f(x):\n    return g(x, z)\nf(2)\n") == []
+
+
+def test_a_wrapper_that_reorders_its_parameters_is_bypassed_at_its_calls():
+    code = "def repro(w, x):\n    return conv2d(x, w)\ntorch.compile(repro)(a, b)\ny = repro(c, d)\n"
+    assert candidates(code) == ["torch.compile(conv2d)(b, a)\ny = conv2d(d, c)\n"]
+
+
+def test_a_wrapper_that_drops_the_value_is_bypassed_only_where_the_value_goes_unused():
+    code = "def repro(w, x):\n    conv2d(x, w)\ntorch.compile(repro)(a, b)\nrepro(a, b)\n"
+    assert candidates(code) == ["torch.compile(conv2d)(b, a)\nconv2d(b, a)\n"]
+    assert candidates("def repro(x):\n    g(x, 1)\ny = repro(a)\n") == []

@@ -6,6 +6,7 @@ the callable it forwards to (`torch.compile(run)` -> `torch.compile(model)`) and
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
 import libcst as cst
@@ -23,7 +24,7 @@ from minimizer.source.cst_utils import (
     metadata,
     replace_nodes,
 )
-from minimizer.source.traversal import find_all
+from minimizer.source.traversal import find_all, parent_map
 
 __all__ = ["bypass_wrapper_functions", "inline_expression_functions"]
 
@@ -38,57 +39,79 @@ def bypass_wrapper_functions(module: cst.Module) -> Iterator[cst.Module]:
     positionally in order, any further parameters unread. Functions in source order; a wrapper referenced from a
     scope that binds `g`'s root name to something else is skipped.
 
-    A wrapper that also passes literals after all its parameters (`def repro(x): return torch.topk(x, 1)`, as
-    the graph stage emits one operator) is bypassed where every reference is called, directly or compiled
-    (`torch.compile(repro, ...)(a)` -> `torch.compile(torch.topk, ...)(a, 1)`): each call gets the literals.
+    A wrapper that passes its parameters in another order, or literals beside them (`def repro(w, x): return
+    conv2d(x, w, 1)`, as the graph stage emits one operator), or calls `g` without returning its value, is
+    bypassed where every reference is called, directly or compiled, with one positional argument per parameter
+    (`torch.compile(repro, ...)(a, b)` -> `torch.compile(conv2d, ...)(b, a, 1)`); without a return, only calls
+    whose value goes unused.
     """
     return distinct_candidates(module, _bypasses(module))
+
+
+@dataclass(frozen=True)
+class _Forwarding:
+    """What a wrapper does: call ``target`` with, per argument, its parameter's index or a literal ``cst.Arg``."""
+
+    target: cst.BaseExpression
+    plan: tuple[int | cst.Arg, ...]
+    parameters: int
+    returns: bool
+
+    @property
+    def plain(self) -> bool:
+        """Its callers' arguments go to ``target`` as they are: a reference can become ``target`` itself."""
+
+        return self.returns and self.plan == tuple(range(len(self.plan)))
 
 
 def _bypasses(module: cst.Module) -> Iterator[Optional[cst.Module]]:
     wrapper = metadata(module)
     scopes = wrapper.resolve(ScopeProvider)
     for function in module.body:
-        forwarded = _forwarded_callable(function)
-        if forwarded is None:
+        forwarding = _forwarding(function)
+        if forwarding is None:
             continue
-        target, literals = forwarded
         assignments = list(scopes[function].assignments[function.name.value])
         if len(assignments) != 1 or assignments[0].node is not function:
             continue
         references = [access.node for access in assignments[0].references]
-        root = _root_name(target)
+        root = _root_name(forwarding.target)
         if root == function.name.value or any(binds_locally(scopes[node], root) for node in references):
             continue
         replacements: dict = {function: cst.RemovalSentinel.REMOVE}
-        if literals:
-            calls = _calls_given_literals(module, references, target, literals)
+        if forwarding.plain:
+            replacements.update({node: forwarding.target.deep_clone() for node in references})
+        else:
+            calls = _rewritten_calls(module, references, forwarding)
             if calls is None:
                 continue
             replacements.update(calls)
-        else:
-            replacements.update({node: target.deep_clone() for node in references})
         yield lambda r=replacements: replace_nodes(module, r)
 
 
-def _calls_given_literals(
-    module: cst.Module, references: list, target: cst.BaseExpression, literals: list[cst.Arg]
-) -> Optional[dict]:
+def _rewritten_calls(module: cst.Module, references: list, forwarding: _Forwarding) -> Optional[dict]:
     """Each call of the wrapper (``references``), direct or through ``torch.compile(wrapper, ...)``, mapped to
-    the call of ``target`` with ``literals`` after its arguments; None if a reference is anything else."""
+    the call of its target with the arguments its plan makes; None if a reference is anything else."""
 
+    parents = parent_map(module) if not forwarding.returns else {}
     replacements = {}
     for reference in references:
         call = _call_of(module, reference)
-        if call is None or any(arg.star or arg.keyword is not None for arg in call.args):
+        if call is None or len(call.args) != forwarding.parameters:
             return None
+        if any(arg.star or arg.keyword is not None for arg in call.args):
+            return None
+        if not forwarding.returns and not isinstance(parents.get(call), cst.Expr):
+            return None  # the wrapper returned None where the target returns a value: only unused calls
+        target = forwarding.target.deep_clone()
         if call.func is reference:
-            func: cst.BaseExpression = target.deep_clone()
+            func: cst.BaseExpression = target
         else:
             compiled = call.func
-            func = compiled.with_changes(args=[compiled.args[0].with_changes(value=target.deep_clone()), *compiled.args[1:]])
-        args = [*call.args[:-1], call.args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)] if call.args else []
-        replacements[call] = call.with_changes(func=func, args=[*args, *literals])
+            func = compiled.with_changes(args=[compiled.args[0].with_changes(value=target), *compiled.args[1:]])
+        args = [call.args[step] if isinstance(step, int) else step for step in forwarding.plan]
+        args = [arg.with_changes(comma=cst.MaybeSentinel.DEFAULT) for arg in args]
+        replacements[call] = call.with_changes(func=func, args=args)
     return replacements
 
 
@@ -105,12 +128,14 @@ def _call_of(module: cst.Module, reference: cst.Name) -> Optional[cst.Call]:
     return None
 
 
-def _forwarded_callable(function: cst.CSTNode) -> Optional[tuple[cst.BaseExpression, list[cst.Arg]]]:
-    """`g` and the literal arguments passed after the parameters when `function` is
-    `def f(p1, ..., pn): return g(p1, ..., pk, *literals)` as described above, else None."""
+def _forwarding(function: cst.CSTNode) -> Optional[_Forwarding]:
+    """What ``function`` forwards to when it is a wrapper as described above, else None."""
+
     if not m.matches(function, m.FunctionDef(decorators=[])):
         return None
-    call = _returned_value(function)
+    call, returns = _returned_value(function), True
+    if call is None:
+        call, returns = _called_value(function), False
     if not m.matches(call, m.Call(func=_DOTTED_NAME)):
         return None
     params = function.params
@@ -119,23 +144,24 @@ def _forwarded_callable(function: cst.CSTNode) -> Optional[tuple[cst.BaseExpress
     if params.star_kwarg is not None:
         return None
     names = [param.name.value for param in params.params]
-    forwarded = list(call.args)
-    literals: list[cst.Arg] = []
-    if len(forwarded) > len(names) or any(arg.keyword is not None for arg in forwarded):
-        # Literals after every parameter: callers then pass exactly the parameters, so the literals follow.
-        literals, forwarded = forwarded[len(names):], forwarded[: len(names)]
-        if not names or not all(is_literal(arg.value) and not arg.star for arg in literals):
-            return None
-    passed = [arg.value for arg in forwarded]
-    if any(arg.keyword is not None or arg.star for arg in forwarded) or len(passed) > len(names):
-        return None
-    if not all(m.matches(value, m.Name(name)) for value, name in zip(passed, names)):
-        return None
-    if any(param.default is not None for param in params.params[: len(passed)]):
-        return None  # a caller that relies on the default would pass g one argument fewer
     if _root_name(call.func) in names:
         return None
-    return call.func, [arg.with_changes(comma=cst.MaybeSentinel.DEFAULT) for arg in literals]
+    plan: list[int | cst.Arg] = []
+    for arg in call.args:
+        if arg.star:
+            return None
+        if arg.keyword is None and m.matches(arg.value, m.Name()) and arg.value.value in names:
+            plan.append(names.index(arg.value.value))
+        elif is_literal(arg.value):
+            plan.append(arg)
+        else:
+            return None
+    indices = [step for step in plan if isinstance(step, int)]
+    if len(indices) != len(set(indices)):
+        return None  # a parameter passed twice: its argument would be computed twice
+    if any(params.params[index].default is not None for index in indices):
+        return None  # a caller that relies on the default would pass g one argument fewer
+    return _Forwarding(call.func, tuple(plan), len(names), returns)
 
 
 def _root_name(node: cst.BaseExpression) -> str:
@@ -210,12 +236,24 @@ def _returned_expression(function: cst.FunctionDef) -> Optional[cst.BaseExpressi
 def _returned_value(function: cst.FunctionDef) -> Optional[cst.BaseExpression]:
     """`EXPR` when the function's body (after a docstring) is only `return EXPR`, else None."""
 
+    statement = _only_statement(function, m.Return())
+    return None if statement is None else statement.value  # type: ignore[attr-defined]
+
+
+def _called_value(function: cst.FunctionDef) -> Optional[cst.BaseExpression]:
+    """`EXPR` when the function's body (after a docstring) is only the expression statement `EXPR`, else None."""
+
+    statement = _only_statement(function, m.Expr())
+    return None if statement is None else statement.value  # type: ignore[attr-defined]
+
+
+def _only_statement(function: cst.FunctionDef, kind: m.BaseMatcherNode) -> Optional[cst.BaseSmallStatement]:
     if not isinstance(function.body, cst.IndentedBlock):
         return None
     body = list(function.body.body)
     if len(body) == 2 and m.matches(body[0], DOCSTRING_LINE):
         body = body[1:]
-    if len(body) != 1 or not m.matches(body[0], m.SimpleStatementLine(body=[m.Return()])):
+    if len(body) != 1 or not m.matches(body[0], m.SimpleStatementLine(body=[kind])):
         return None
-    return body[0].body[0].value  # type: ignore[union-attr]
+    return body[0].body[0]  # type: ignore[union-attr]
 
