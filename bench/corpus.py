@@ -23,7 +23,8 @@ For each case it writes tokens, oracle calls and seconds, and the same-bug check
   text no longer holds the buggy code and fails the check.
 
 A case whose ``case.json`` ``needs`` a package its interpreter lacks (``transformers``, ``diffusers``: the
-``[models]`` extra) is skipped, saying so.
+``[models]`` extra) is skipped, saying so. A case on an older torch pins the library release of its time
+(``libraries``: ``["transformers==4.46.3"]``); ``--create-venvs`` installs the pins with torch pinned beside them.
 
 The tool is never told which case it runs: it gets the program, as a user would give it.
 """
@@ -91,6 +92,7 @@ class CaseResult:
     reducers: list = field(default_factory=list)  # which reducers made the repro, in order (the report's)
     cost: dict = field(default_factory=dict)  # plain-python seconds and peak memory, original and repro
     passes: list = field(default_factory=list)  # per pass: proposed, accepted, size removed, per proposal
+    libraries: dict = field(default_factory=dict)  # the release of each library the case needs, as installed
 
     @property
     def same_bug(self) -> bool:
@@ -121,15 +123,16 @@ def find_python(version: str, named: dict[str, str]) -> str | None:
     return str(candidate) if candidate.exists() else None
 
 
-def create_venv(version: str) -> str:
-    """corpus/.venvs/torch-V with torch V and the project (its other dependencies from the registry)."""
+def create_venv(version: str, libraries: list[str]) -> str:
+    """corpus/.venvs/torch-V with torch V, the library releases its cases pin (``case.json``'s ``libraries``,
+    installed with torch pinned: a library may pull a torch of its own) and the project."""
 
     venv = VENVS / f"torch-{version}"
     python = venv / "bin" / "python"
     if not python.exists():
         print(f"creating {venv} (torch=={version}; a CUDA build is several GB)", flush=True)
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", f"torch=={version}"], check=True)
+    subprocess.run([str(python), "-m", "pip", "install", "-q", f"torch=={version}", *libraries], check=True)
     subprocess.run([str(python), "-m", "pip", "install", "-q", "-e", str(REPO)], check=True)
     return str(python)
 
@@ -168,6 +171,11 @@ def _run(python: str, folder: Path, script: str, identity: bool):
     return run_plain(source, script, str(folder), Limits(timeout=CHECK_TIMEOUT), python=python)
 
 
+def _release(python: str, package: str) -> str:
+    done = subprocess.run([python, "-c", f"import {package}; print({package}.__version__)"], capture_output=True, text=True)
+    return done.stdout.strip()
+
+
 def _imports(python: str, package: str) -> bool:
     return subprocess.run([python, "-c", f"import {package}"], capture_output=True).returncode == 0
 
@@ -190,8 +198,11 @@ def run_case(name: str, pythons: dict[str, str], args: argparse.Namespace) -> Ca
         return result
     missing = [package for package in meta.get("needs", []) if not _imports(python, package)]
     if missing:
-        result.error = f"skipped: needs {', '.join(missing)} (pip install '.[models]')"
+        pins = " ".join(meta.get("libraries", []))
+        how = f"pip install torch=={meta['torch']} {pins}" if pins else "pip install '.[models]'"
+        result.error = f"skipped: needs {', '.join(missing)} ({how})"
         return result
+    result.libraries = {package: _release(python, package) for package in meta.get("needs", [])}
     scratch = Path(tempfile.mkdtemp(prefix=f"corpus-{name}-"))
     try:
         work = scratch / "case"
@@ -247,6 +258,13 @@ def run_case(name: str, pythons: dict[str, str], args: argparse.Namespace) -> Ca
             shutil.rmtree(scratch, ignore_errors=True)
 
 
+def _pinned_libraries(names: list[str], version: str) -> list[str]:
+    """The library releases the cases of torch ``version`` among ``names`` pin, each once."""
+
+    metas = [json.loads((CASES / n / "case.json").read_text()) for n in names]
+    return sorted({pin for meta in metas if meta["torch"] == version for pin in meta.get("libraries", [])})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", default="", help="comma-separated case names (default: all)")
@@ -268,7 +286,7 @@ def main() -> None:
     for version in versions:
         python = find_python(version, named)
         if python is None and args.create_venvs:
-            python = create_venv(version)
+            python = create_venv(version, _pinned_libraries(names, version))
         if python is not None:
             pythons[version] = python
     out = Path(args.json_out) if args.json_out else (

@@ -39,3 +39,9 @@ def test_a_corpus_case_reduces_to_the_same_bug(case):
     assert result.checks["fails"], result.output  # plain python fails as the original does
     assert result.same_bug, result.checks
     assert result.output_tokens < result.original_tokens
+
+
+def test_a_venv_for_an_older_torch_gets_the_library_releases_its_cases_pin():
+    cases = ["lib_resnet_half_conv", "lib_vit_sdpa_core_decompositions", "lib_vit_gelu_gradient", "tanhshrink_phase"]
+    assert corpus._pinned_libraries(cases, "2.5.1") == ["torchvision==0.20.1", "transformers==4.46.3"]
+    assert corpus._pinned_libraries(cases, "2.13.0") == []
