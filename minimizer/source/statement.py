@@ -10,6 +10,7 @@ The session verifies the stated script before using it.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Sequence
 
 import libcst as cst
@@ -288,20 +289,22 @@ def seeds_random_numbers(source: str) -> bool:
 
 
 # What may draw from torch's generator: random factories and in-place samplers, dropout, weight init (any torch.nn
-# layer), a generator object. Read as words of the source, so it errs on the side of seeding.
+# layer; not `nn.functional`, whose drawing functions are named here), a generator object. Read as words of the
+# source, so it errs on the side of seeding.
 _TORCH_DRAWS = re.compile(
     r"\b(\w*rand\w*|normal_?|bernoulli_?|multinomial|poisson|uniform_|exponential_|geometric_|cauchy_|log_normal_"
-    r"|\w*[Dd]ropout\w*|\w*[Rr]ReLU|init|nn|Generator|sample\w*)\b"
+    r"|\w*[Dd]ropout\w*|\w*[Rr][Rr]e[Ll][Uu]|gumbel\w*|init|nn(?!\.functional\b)|Generator|sample\w*)\b"
 )
 # Modules that never draw from torch's generator behind the script's back (a library that builds layers may).
 _DRAW_FREE_MODULES = {
-    "torch", "triton", "os", "sys", "math", "functools", "itertools", "operator", "dataclasses", "typing",
-    "collections", "contextlib", "warnings", "__future__", "enum", "abc", "re", "time", "copy",
+    "torch", "triton", "functorch", "os", "sys", "math", "functools", "itertools", "operator", "dataclasses",
+    "typing", "collections", "contextlib", "warnings", "__future__", "enum", "abc", "re", "time", "copy",
 }
 
 
-def may_draw_from_torch(source: str) -> bool:
-    """Whether running ``source`` may draw a random number from torch's generator (conservatively)."""
+def may_draw_from_torch(source: str, folder: str | None = None, _seen: frozenset = frozenset()) -> bool:
+    """Whether running ``source`` may draw a random number from torch's generator (conservatively). A module
+    it imports from ``folder`` (the user's backend beside the script) is read the same way."""
 
     if _TORCH_DRAWS.search(source):
         return True
@@ -311,20 +314,33 @@ def may_draw_from_torch(source: str) -> bool:
             names = [module.code_for_node(alias.name) for alias in node.names]
         else:
             names = [module.code_for_node(node.module)] if node.module is not None else ["."]
-        if any(name.split(".")[0] not in _DRAW_FREE_MODULES for name in names):
+        if any(not _draw_free(name.split(".")[0], folder, _seen) for name in names):
             return True
     return False
 
 
-def seed_like_the_harness(source: str, seed: int) -> str:
+def _draw_free(root: str, folder: str | None, seen: frozenset) -> bool:
+    if root in _DRAW_FREE_MODULES or root in seen:
+        return True  # a module being read already: whatever it draws, its own reading says
+    beside = Path(folder, f"{root}.py") if folder else None
+    if beside is None or not beside.is_file():
+        return False
+    try:
+        return not may_draw_from_torch(beside.read_text(), folder, seen | {root})
+    except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
+        return False
+
+
+def seed_like_the_harness(source: str, seed: int, folder: str | None = None) -> str:
     """``source`` with the random generators seeded as minimizer's harness seeds them before a run (Python's
     ``random``, NumPy and torch, each only where the script imports it at its top level): each seed call
     follows the block of imports that brings its module in, so nothing draws a number before it and plain
     python draws the numbers the oracles saw; torch only where the script may draw from it
-    (`may_draw_from_torch`). ``source`` unchanged if it imports none of them."""
+    (`may_draw_from_torch`, reading the modules it imports from ``folder``). ``source`` unchanged if it imports
+    none of them."""
 
     calls = {"random": "{}.seed({})", "numpy": "{}.random.seed({})", "torch": "{}.manual_seed({})"}
-    if not may_draw_from_torch(source):
+    if not may_draw_from_torch(source, folder):
         del calls["torch"]  # `torch.ones(2)` draws nothing: a seed line would only be noise
     module = cst.parse_module(source)
     body: list = []

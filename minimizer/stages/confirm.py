@@ -94,7 +94,7 @@ def _confirm(
 
     times = max(1, runs.options.confirm)
     runs.progress.message(f"confirming the repro {times} time(s) under the oracles and under plain python")
-    seeded = seed_like_the_harness(text, settings.seed)
+    seeded = seed_like_the_harness(text, settings.seed, settings.origin_dir)
     if seeded != text and may_depend_on_the_draw(target) and seeds_random_numbers(runs.source):
         # The user's script was deterministic; a repro whose failure may depend on the draw must be too, and
         # a few passing confirmations of an unseeded one would not show that it is.

@@ -200,8 +200,23 @@ def test_seeds_follow_the_import_block_that_brings_each_module():
 def test_a_script_that_draws_nothing_from_torch_gets_no_torch_seed():
     fixed = "import torch\n\nx = torch.ones(2)\nprint(torch.compile(torch.sin)(x))\n"
     assert seed_like_the_harness(fixed, 0) == fixed
-    for draws in ["x = torch.ones(2).uniform_()\n", "m = torch.nn.Linear(1, 1)\n", "y = F.dropout(x)\n", "import transformers\n"]:
+    for draws in [
+        "x = torch.ones(2).uniform_()\n", "m = torch.nn.Linear(1, 1)\n", "y = F.dropout(x)\n", "import transformers\n",
+        "y = torch.nn.functional.rrelu(x, training=True)\n", "y = torch.nn.functional.gumbel_softmax(x)\n",
+    ]:
         assert "torch.manual_seed(0)" in seed_like_the_harness(fixed + draws, 0), draws
+    functional = fixed + "y = torch.nn.functional.gelu(x)\n"
+    assert seed_like_the_harness(functional, 0) == functional
+
+
+def test_a_backend_beside_the_script_is_read_for_draws(tmp_path):
+    fixed = "import torch\nimport my_backend\n\nx = torch.ones(2)\n"
+    (tmp_path / "my_backend.py").write_text("import torch\nfrom functorch.compile import make_boxed_func\nimport helper\n")
+    (tmp_path / "helper.py").write_text("import my_backend\n")  # a cycle reads each module once
+    assert seed_like_the_harness(fixed, 0, str(tmp_path)) == fixed
+    assert "torch.manual_seed(0)" in seed_like_the_harness(fixed, 0)  # not found: it may draw
+    (tmp_path / "helper.py").write_text("import torch\nNOISE = torch.randn(3)\n")
+    assert "torch.manual_seed(0)" in seed_like_the_harness(fixed, 0, str(tmp_path))
 
 
 # --- diagnose --------------------------------------------------------------------------------------------------
