@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from minimizer.runner.process import Limits, RunResult, RunSettings, run_candidate
-from minimizer.source.statement import stated_message
+from minimizer.source.statement import COMPARED_BY_AN_ASSERT, stated_message
 from oracles.registry import canonical_spec
 
 INTERESTING = 0
@@ -37,13 +37,9 @@ def shows_bug(result: RunResult, oracle: str, signature: str, *, stated: bool) -
     if not stated:
         return pinned
     standalone = result.verdict("script")
-    if oracle in _STATED_BY_AN_ASSERT and not standalone.signature.startswith("AssertionError"):
+    if oracle in COMPARED_BY_AN_ASSERT and not standalone.signature.startswith("AssertionError"):
         return False
     return standalone.fires and (pinned or (oracle == "inplace" and stated_message(oracle) in standalone.signature))
-
-
-# Oracles whose statement (``minimizer.source.statement``) is an assert comparing compiled with eager.
-_STATED_BY_AN_ASSERT = frozenset({"numerical", "requires-grad", "gradient"})
 
 
 def oracles_to_run(oracle: str) -> tuple[str, ...]:

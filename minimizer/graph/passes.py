@@ -82,10 +82,10 @@ class _CutSearch(Iterator[GraphCase]):
         while low < high:
             middle = (low + high) // 2
             tried.add(middle)
-            cut = self._cut(middle)
-            if cut is None and {self._nodes[middle].name} == self._current:
+            if {self._nodes[middle].name} == self._current:
                 high = middle  # the graph as it is: it keeps the bug
                 continue
+            cut = self._cut(middle)
             if cut is not None:
                 yield cut
             low = middle + 1

@@ -206,9 +206,8 @@ class _Pin:
             return False
         if verdict.signature == self.signature:
             return True
-        as_input = self.signature.replace(_PARAMETER_GRADIENT, _INPUT_GRADIENT, 1)
         if (self._may_repin and verdict.signature.startswith(_ASSERTION)) or (
-            self.oracle_spec == "gradient" and verdict.signature == as_input
+            self.oracle_spec == "gradient" and verdict.signature == _as_input(self.signature)
         ):
             self.signature = verdict.signature
             return True
@@ -221,8 +220,15 @@ class _Pin:
         if not verdict.fires:
             return False
         if self.oracle_spec == "gradient" and self.signature.startswith(_PARAMETER_GRADIENT):
-            return verdict.signature in (self.signature, self.signature.replace(_PARAMETER_GRADIENT, _INPUT_GRADIENT, 1))
+            return verdict.signature in (self.signature, _as_input(self.signature))
         return verdict.signature == self.signature
+
+
+def _as_input(signature: str) -> str:
+    """A parameter's gradient signature as the same gradient of an input (``gradient: parameter ...`` ->
+    ``gradient: input ...``); any other signature as it is."""
+
+    return signature.replace(_PARAMETER_GRADIENT, _INPUT_GRADIENT, 1)
 
 
 def _describe(verdict: Verdict) -> str:

@@ -40,6 +40,11 @@ torch.autograd.graph.saved_tensors_hooks(lambda t: (t, t.clone()), _unpack_saved
 '''
 
 
+# Oracles whose statement is an assert comparing the compiled call with eager: a repro stated so shows the bug
+# only where it fails by that assert.
+COMPARED_BY_AN_ASSERT = frozenset({"numerical", "requires-grad", "gradient"})
+
+
 def stated_message(oracle: str) -> str:
     """The message of the ``assert`` that states ``oracle``'s bug ("" for oracles we do not state)."""
 

@@ -93,10 +93,10 @@ def _rewritten_calls(module: cst.Module, references: list, forwarding: _Forwardi
     """Each call of the wrapper (``references``), direct or through ``torch.compile(wrapper, ...)``, mapped to
     the call of its target with the arguments its plan makes; None if a reference is anything else."""
 
-    parents = parent_map(module) if not forwarding.returns else {}
+    parents = parent_map(module)
     replacements = {}
     for reference in references:
-        call = _call_of(module, reference)
+        call = _call_of(reference, parents)
         if call is None or len(call.args) != forwarding.parameters:
             return None
         if any(arg.star or arg.keyword is not None for arg in call.args):
@@ -115,17 +115,19 @@ def _rewritten_calls(module: cst.Module, references: list, forwarding: _Forwardi
     return replacements
 
 
-def _call_of(module: cst.Module, reference: cst.Name) -> Optional[cst.Call]:
+def _call_of(reference: cst.Name, parents: dict) -> Optional[cst.Call]:
     """The call ``reference(...)`` or ``torch.compile(reference, ...)(...)`` that ``reference`` is the callee of."""
 
-    for call in find_all(module, m.Call()):
-        if call.func is reference:
-            return call
-        compiled = call.func
-        if m.matches(compiled, TORCH_COMPILE_CALL) and compiled.args and compiled.args[0].value is reference:
-            if compiled.args[0].keyword is None and not compiled.args[0].star:
-                return call
-    return None
+    parent = parents.get(reference)
+    if isinstance(parent, cst.Call):
+        return parent if parent.func is reference else None
+    if not isinstance(parent, cst.Arg) or parent.keyword is not None or parent.star:
+        return None
+    compiled = parents.get(parent)
+    if not m.matches(compiled, TORCH_COMPILE_CALL) or compiled.args[0] is not parent:  # type: ignore[union-attr]
+        return None
+    outer = parents.get(compiled)
+    return outer if isinstance(outer, cst.Call) and outer.func is compiled else None
 
 
 def _forwarding(function: cst.CSTNode) -> Optional[_Forwarding]:
