@@ -32,6 +32,8 @@ class ExceptionInfo:
     # For a failed comparison of a Triton kernel's output: where each compared operand comes from (see
     # ``oracles.compared``), e.g. ``kernel row_softmax_kernel, softmax``.
     compared: str | None = None
+    # For such a comparison, a digest of the values compared (see ``oracles.compared.compared_values``).
+    compared_values: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -42,6 +44,7 @@ class ExceptionInfo:
             "traceback_tail": self.traceback_tail,
             "operands": self.operands,
             "compared": self.compared,
+            "compared_values": self.compared_values,
         }
 
     @classmethod

@@ -8,7 +8,7 @@ from pathlib import Path
 from types import FrameType
 
 from oracles.api import ExceptionInfo
-from oracles.compared import KernelWrites, compared_operands, innermost_statement
+from oracles.compared import KernelWrites, compared_operands, compared_values, innermost_statement
 from oracles.stages import stage_of
 
 _TAIL_CHARS = 2000
@@ -23,7 +23,7 @@ def exception_info(
     cls = type(exc)
     # Named as Python's own traceback names it (the script's classes run as __main__ without a module).
     name = cls.__qualname__ if cls.__module__ in ("builtins", "__main__") else f"{cls.__module__}.{cls.__qualname__}"
-    assert_text = operands = compared = None
+    assert_text = operands = compared = values = None
     if isinstance(exc, AssertionError) and script_path is not None:
         frame, lineno = _last_frame_in(exc, Path(script_path))
         tree = _parsed(Path(script_path)) if frame is not None else None
@@ -31,11 +31,13 @@ def exception_info(
         if isinstance(statement, ast.Assert):
             assert_text, operands = ast.unparse(statement.test), _operands(statement.test, frame)
         if statement is not None and kernel_writes:
-            compared = compared_operands(tree, statement, frame, kernel_writes, _callee_of(exc, frame))
+            callee = _callee_of(exc, frame)
+            compared = compared_operands(tree, statement, frame, kernel_writes, callee)
+            values = compared_values(statement, frame, callee) if compared is not None else None
     tail = "".join(traceback.format_exception(exc))[-_TAIL_CHARS:]
     return ExceptionInfo(
         type=name, message=str(exc), assert_text=assert_text, stage=stage_of(exc), traceback_tail=tail, operands=operands,
-        compared=compared,
+        compared=compared, compared_values=values,
     )
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import collections
 import dataclasses
+import hashlib
 import sys
 import weakref
 from dataclasses import dataclass
@@ -158,6 +159,41 @@ def compared_operands(
             if described[i].startswith("kernel ") and _differs_where_unwritten(value, values[1 - i], writes):
                 described[i] += ", differing where it did not write"
     return ", ".join(described)
+
+
+def compared_values(statement: ast.stmt, frame: FrameType, callee: FrameType | None = None) -> str | None:
+    """A digest of the values the failing comparison ``statement`` compared (each operand's dtype, shape and
+    bytes), or ``None`` where they cannot be told or are too large to hash cheaply. Two runs with the same digest
+    compared exactly the same numbers (see ``oracles.script.same_comparison``)."""
+
+    operands = _operands_of(statement)
+    values = _values(operands, frame, callee) if operands else []
+    if not values or len(values) != len(operands):
+        return None
+    digest = hashlib.sha1()
+    for value in values:
+        described = _bytes_of(value)
+        if described is None:
+            return None
+        digest.update(described)
+    return digest.hexdigest()[:12]
+
+
+_MOST_BYTES_HASHED = 64 * 2**20
+
+
+def _bytes_of(value: Any) -> bytes | None:
+    torch = sys.modules.get("torch")
+    if torch is None or not isinstance(value, torch.Tensor):
+        return repr(value).encode() if isinstance(value, (int, float, bool, str, list, tuple)) else None
+    if value.numel() * value.element_size() > _MOST_BYTES_HASHED:
+        return None
+    header = f"{value.dtype} {tuple(value.shape)}|".encode()
+    try:
+        flat = value.detach().cpu().contiguous().reshape(-1)
+        return header + (flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b"")
+    except (RuntimeError, TypeError):  # a layout with no plain bytes (sparse, quantized): not told
+        return None
 
 
 def _values(operands: list[ast.expr], frame: FrameType, callee: FrameType | None) -> list[Any]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from oracles.api import NEEDS_EAGER_RERUN, NEEDS_KERNELS, RecordedRun, Verdict, oracle
 from oracles.signature import exception_signature, normalize_message
 
@@ -38,13 +40,37 @@ def script(run: RecordedRun) -> Verdict:
     apart from each other makes a correct kernel read past one of them, and that fails the comparison as well.
     """
 
+    return _script_verdict(run, run.kernel_strays)
+
+
+@oracle("oracles.script:same_comparison", needs={NEEDS_EAGER_RERUN, NEEDS_KERNELS})
+def same_comparison(run: RecordedRun) -> Verdict:
+    """``script``, held to the very values its failing comparison of a kernel's output compared
+    (``[values: 3f2a...]``, a digest of each operand's dtype, shape and bytes).
+
+    With those held, the kernel compared may change (``minimizer.source.frozen`` keeps it as it is otherwise): an
+    edit that computes the same numbers where the script compares them (a weight of ones dropped, ``eps=0.0``
+    bound, a parameter no longer read removed) keeps the bug; any other changes the values. Out-of-bounds
+    accesses count by kernel and kind, not by pointer: a kernel that stopped reading its weight no longer
+    reads past it. Pinned only by the reducer's stage for compared kernels (``minimizer.stages.reduce``).
+    """
+
+    values = run.exception.compared_values if run.exception is not None else None
+    if values is None:
+        return Verdict(False, detail="no comparison of a kernel's output whose values could be told")
+    strays = list(dict.fromkeys(" ".join(stray.split()[:2]) for stray in run.kernel_strays))
+    verdict = _script_verdict(run, strays)
+    return dataclasses.replace(verdict, signature=f"{verdict.signature} [values: {values}]") if verdict.fires else verdict
+
+
+def _script_verdict(run: RecordedRun, strays: list[str]) -> Verdict:
     if run.exception is None:
         return Verdict(False, detail="the script ran to the end")
     failure = exception_signature(run.exception)
     operands = normalize_message(run.exception.operands) if run.exception.operands else ""
     signature = failure + (f" [operands: {operands}]" if operands else "")
     signature += f" [kernels: {', '.join(sorted(run.kernels))}]" if run.kernels else ""
-    signature += f" [out of bounds: {'; '.join(run.kernel_strays)}]" if run.kernel_strays else ""
+    signature += f" [out of bounds: {'; '.join(strays)}]" if strays else ""
     signature += f" [compared: {run.exception.compared}]" if run.exception.compared else ""
     signature += f" {only_compiled(run.only_compile)}" if run.only_compile else ""
     message = run.exception.message.strip()
@@ -65,5 +91,6 @@ def only_compiled(target: str) -> str:
     return f"[with only {target} compiled]"
 
 
+SAME_COMPARISON = "oracles.script:same_comparison"
 ONLY_UNDER_COMPILE = "[only under torch.compile]"
 ALSO_WITHOUT_COMPILE = "[also without torch.compile]"

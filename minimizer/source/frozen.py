@@ -4,7 +4,13 @@ When a script checks its own Triton kernel against torch (``[compared: kernel ro
 in the signature), the kernel is what is under test: any edit to it makes it compute something else, which
 fails the same comparison for another reason (a kernel reduced to ``tl.store(out_ptr, 0.0)`` is never close
 to a softmax). A compiled call has eager as a twin that such an edit would break too; a kernel has none, so
-its text is kept and the reduction works on everything around it.
+its text is kept and the reduction works on everything around it (``FrozenKernels``).
+
+Once the values compared are held instead (``oracles.script.same_comparison``), an edit that computes the same
+numbers may go, with one exception (``GuardedMasks``): the kernel's masks and what its masked loads read. On the
+inputs at hand a mask may be all true (``cols <= n_cols`` over one column too many) or a masked lane's value may
+not show (``other=0.0`` where ``-inf`` was meant), so dropping either changes no value, yet it is the line the
+kernel's author must fix.
 """
 
 from __future__ import annotations
@@ -61,3 +67,68 @@ def _definitions(text: str, names: set[str]) -> dict[str, str]:
         for node in parse_python(text).body
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in names
     }
+
+
+@dataclass(frozen=True)
+class GuardedMasks:
+    """Per compared kernel, the masks of its loads and stores and the values its masked loads take (``other``),
+    which candidates must keep: the set of their texts stays the same (a load may go, if another keeps what it
+    said), a name assigned once in the kernel read as its value (``mask = cols <= n_cols``)."""
+
+    masks: tuple[tuple[str, frozenset[str]], ...] = ()
+
+    @classmethod
+    def of(cls, start: str, signature: str) -> GuardedMasks:
+        tree = parse_python(start)
+        return cls(tuple((kernel, _masks(tree, kernel)) for kernel in sorted(set(compared_kernels(signature)))))
+
+    def why_not(self, text: str) -> str | None:
+        """Why ``text`` changes a guarded mask, or ``None``."""
+
+        if not self.masks:
+            return None
+        try:
+            tree = parse_python(text)
+        except (SyntaxError, ValueError):
+            return "does not parse"
+        for kernel, masks in self.masks:
+            if _masks(tree, kernel) != masks:
+                return f"changes a mask of {kernel} or what its masked loads read"
+        return None
+
+
+def _masks(tree: ast.Module, kernel: str) -> frozenset[str]:
+    """``{"load mask=: cols <= n_cols", "load other=: 0.0", "store mask: None"}`` for ``kernel`` in ``tree``."""
+
+    function = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == kernel), None)
+    if function is None:
+        return frozenset()
+    assigned = _assigned(function)
+    found = set()
+    for node in ast.walk(function):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _PLACES):
+            continue
+        for role, place in _PLACES[node.func.attr].items():
+            # Given as it was given: `other=0.0` reads as what it is, a bare `0.0` in third place does not.
+            value, given = next((k.value for k in node.keywords if k.arg == role), None), f"{role}="
+            if value is None and len(node.args) > place:
+                value, given = node.args[place], role
+            if isinstance(value, ast.Name) and value.id in assigned:
+                value = assigned[value.id]
+            found.add(f"{node.func.attr} {given}: {ast.unparse(value) if value is not None else None}")
+    return frozenset(found)
+
+
+# Where a mask and the value of masked lanes go in `tl.load(pointer, mask, other)` and `tl.store(pointer, value,
+# mask)`.
+_PLACES = {"load": {"mask": 1, "other": 2}, "store": {"mask": 2}}
+
+
+def _assigned(function: ast.FunctionDef) -> dict[str, ast.expr]:
+    """The kernel's names assigned once, with their value: ``mask = cols <= n_cols``."""
+
+    values: dict[str, list[ast.expr]] = {}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            values.setdefault(node.targets[0].id, []).append(node.value)
+    return {name: found[0] for name, found in values.items() if len(found) == 1}

@@ -119,7 +119,7 @@ def state_bug(source: str, oracle: str, signature: str = "") -> list[str]:
         return []
     module = cst.parse_module(source)
     if oracle == "inplace":
-        return [_state_inplace(module)]
+        return [*_state_inplace_by_gradients(module), _state_inplace(module)]
     located = _locate_compiled_call(module)
     if located is None:
         return []
@@ -272,6 +272,51 @@ def _expand_literal_stars(args: Sequence[cst.Arg]) -> list[cst.Arg] | None:
         else:
             expanded.append(arg)
     return expanded
+
+
+def _state_inplace_by_gradients(module: cst.Module) -> list[str]:
+    """The in-place bug stated where the script ends in ``loss.backward()`` of one leaf ``x`` made at module
+    level: the gradient taken right after ``loss`` is computed (``torch.autograd.grad(loss, x,
+    retain_graph=True)``) must equal ``x.grad`` after backward; a saved tensor changed in between makes them
+    differ. Shorter than the saved-tensor hooks, and it says what the user loses; ``[]`` where the script has
+    no such shape (the hooks then state it)."""
+
+    body = list(module.body)
+    backward = next((i for i in reversed(range(len(body))) if _backward_of(body[i]) is not None), None)
+    if backward is None:
+        return []
+    loss = _backward_of(body[backward])
+    made = [i for i in range(backward) if _assigned_name(body[i]) == loss]
+    leaves = {_assigned_name(body[i]) for i in range(made[-1] if made else 0) if _makes_a_leaf(body[i])}
+    if not made or len(leaves) != 1:
+        return []
+    leaf = leaves.pop()
+    before = "grad_before"
+    while before in module.code:
+        before += "_"
+    taken = cst.parse_statement(f"{before} = torch.autograd.grad({loss}, {leaf}, retain_graph=True)[0]\n")
+    check = cst.parse_statement(f'assert torch.equal({leaf}.grad, {before}), "{_MESSAGES["inplace"]}"\n')
+    stated = [*body[: made[-1] + 1], taken, *body[made[-1] + 1 : backward + 1], check, *body[backward + 1 :]]
+    return [module.with_changes(body=stated).code]
+
+
+def _backward_of(statement: cst.CSTNode) -> str | None:
+    """``loss`` for a statement ``loss.backward()``."""
+
+    call = m.SimpleStatementLine(body=[m.Expr(value=m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("backward")), args=[]))])
+    return statement.body[0].value.func.value.value if m.matches(statement, call) else None  # type: ignore[attr-defined]
+
+
+def _assigned_name(statement: cst.CSTNode) -> str | None:
+    one = m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(target=m.Name())])])
+    return statement.body[0].targets[0].target.value if m.matches(statement, one) else None  # type: ignore[attr-defined]
+
+
+def _makes_a_leaf(statement: cst.CSTNode) -> bool:
+    """``x = torch.ones(2, requires_grad=True)``: a name bound to a call that asks for a gradient."""
+
+    asks = m.Call(args=[m.ZeroOrMore(), m.Arg(keyword=m.Name("requires_grad"), value=m.Name("True")), m.ZeroOrMore()])
+    return _assigned_name(statement) is not None and m.matches(statement.body[0].value, asks)  # type: ignore[attr-defined]
 
 
 def _state_inplace(module: cst.Module) -> str:

@@ -16,12 +16,14 @@ from minimizer.reduce.keys import candidate_key
 from minimizer.reduce.scheduler import OutOfTime, Reducer
 from minimizer.reduce.tester import Tester, speculation_for
 from minimizer.runner.process import RunSettings
+from minimizer.source.frozen import FrozenKernels, GuardedMasks, compared_kernels
 from minimizer.source.statement import StatementPlace
 from minimizer.stages.best_so_far import BestSoFar
 from minimizer.stages.lift import is_buried, lives_elsewhere, recorded_graphs
 from minimizer.stages.pin import Pinned, Target
 from oracles.api import NEEDS_CALLS
 from oracles.registry import load_oracle
+from oracles.script import SAME_COMPARISON
 
 if TYPE_CHECKING:
     from minimizer.runs import Runs
@@ -42,6 +44,7 @@ def reduce_script(runs: Runs, pinned: Pinned, best: BestSoFar, deadline: float |
         else:
             if reducer in ("source", "auto"):
                 text = _reduce_source(runs, text, target, settings, best, deadline)
+                text = _reduce_compared_kernels(runs, text, target, settings, best, deadline)
             captured = _graphs_if_they_pay(runs, text, target, settings) if reducer == "auto" else None
             if reducer == "graph":
                 text = _reduce_graph_safely(runs, text, target, settings, best, deadline, captured)
@@ -78,15 +81,22 @@ def _smaller_of(runs: Runs, best: BestSoFar, target: Target, source_repro: str, 
 
 
 def _reduce_source(
-    runs: Runs, text: str, target: Target, settings: RunSettings, best: BestSoFar, deadline: float | None
+    runs: Runs,
+    text: str,
+    target: Target,
+    settings: RunSettings,
+    best: BestSoFar,
+    deadline: float | None,
+    *,
+    kept: FrozenKernels | GuardedMasks | None = None,
 ) -> str:
-    """The libcst source reducer, run until a whole round of passes changes nothing."""
+    """The libcst source reducer, run until a whole round of passes changes nothing; ``kept``: what of the kernels
+    the failing comparison checks stays as it is (``source.frozen``; by default, all of them)."""
 
     from minimizer.source.format import parse_module, render_module, source_passes, source_size
     from minimizer.source.passes import FOLLOW_UP
     from minimizer.reduce.offload import OffloadedScreen
     from minimizer.source.cst_utils import settled
-    from minimizer.source.frozen import FrozenKernels
     from minimizer.source.screen import SourceScreen
     from minimizer.source.viability import Viability
 
@@ -94,7 +104,7 @@ def _reduce_source(
     screen = SourceScreen(
         Viability.of(text, oracle_compares_compiled_calls=compares_calls),
         StatementPlace(target.spec, target.signature),
-        FrozenKernels.of(text, target.signature),
+        kept if kept is not None else FrozenKernels.of(text, target.signature),
     )
     jobs = runs.jobs
     # With several workers and cores to spare, helper processes screen candidates: the parent's CPU limits
@@ -128,6 +138,43 @@ def _reduce_source(
         if offloaded is not None:
             offloaded.close()
             best.work.screen_cpu_seconds += offloaded.cpu_seconds
+
+
+def _reduce_compared_kernels(
+    runs: Runs, text: str, target: Target, settings: RunSettings, best: BestSoFar, deadline: float | None
+) -> str:
+    """The kernels a failing comparison checks, which the source reducer left as they were, reduced with the
+    values compared held (``oracles.script.same_comparison``): an edit that computes the same numbers where the
+    script compares them keeps the bug (a hand-written repro drops a weight of ones, binds ``eps=0.0``), if it
+    keeps the masks through which the kernel reaches past its tensors (``GuardedMasks``). The pinned signature
+    is then the repro's own: which pointers a kernel reads past may have changed with its parameters."""
+
+    if target.spec != "script" or not compared_kernels(target.signature):
+        return text
+    held_settings = dataclasses.replace(settings, oracles=(SAME_COMPARISON,))
+    held = runs.run(text, held_settings).verdict(SAME_COMPARISON)
+    if not held.fires:
+        runs.progress.message(f"the compared kernels stay as they are: {held.detail}")
+        return text
+    runs.progress.message("reducing the compared kernels, with the values the script compares held")
+    held_target = Target(SAME_COMPARISON, held.signature, target.own_failure)
+    try:
+        guarded = GuardedMasks.of(text, target.signature)
+        reduced = _reduce_source(runs, text, held_target, held_settings, best, deadline, kept=guarded)
+    except OutOfTime:
+        _repin(runs, best.best_text, target, settings)
+        raise
+    _repin(runs, reduced, target, settings)
+    return reduced
+
+
+def _repin(runs: Runs, text: str, target: Target, settings: RunSettings) -> None:
+    """Pin the bug as ``text`` shows it, where that is the same bug (see ``_reduce_compared_kernels``)."""
+
+    verdict = runs.run(text, settings).verdict(target.spec)
+    if verdict.fires and verdict.signature != target.signature:
+        runs.progress.message(f"pinned signature, as the repro shows it: {verdict.signature}")
+        target.signature = verdict.signature
 
 
 def _why_lift(runs: Runs, text: str, target: Target) -> str | None:

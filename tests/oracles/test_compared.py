@@ -202,3 +202,23 @@ def test_a_write_through_a_view_that_died_still_marks_the_tensor_sharing_its_sto
         "x = torch.ones(2, 3)\ntorch.testing.assert_close(normalize(x), x * 2)\n"
     )
     assert compared(tmp_path, body) == "kernel row_softmax_kernel, mult of kernel row_softmax_kernel"
+
+
+
+def compared_values(tmp_path, body):
+    script = tmp_path / "check.py"
+    script.write_text(SCRIPT.format(body=body))
+    writes = KernelWrites()
+    with pytest.raises(AssertionError) as caught:
+        runpy.run_path(str(script), init_globals={"WRITES": writes}, run_name="__main__")
+    return exception_info(caught.value, str(script), writes).compared_values
+
+
+def test_the_values_compared_are_told_by_a_digest_of_their_bytes(tmp_path):
+    launch = "logits = torch.ones(2, 3)\nout = torch.full_like(logits, 7.0)\nkernel(logits, out)\n"
+    digest = compared_values(tmp_path, launch + "torch.testing.assert_close(out, torch.softmax(logits, -1))\n")
+    inlined = compared_values(tmp_path, launch + "ref = logits.softmax(-1)\ntorch.testing.assert_close(out, ref)\n")
+    other = compared_values(tmp_path, launch + "torch.testing.assert_close(out, torch.softmax(logits + torch.arange(3), -1))\n")
+    assert digest is not None and len(digest) == 12
+    assert inlined == digest  # the same numbers, however the script spells them
+    assert other != digest

@@ -238,3 +238,18 @@ def test_script_signature_tells_apart_asserts_that_differ_only_in_what_failed():
 
     assert "[operands: mismatched=['focal']]" in signature("mismatched=['focal']")
     assert signature("mismatched=['focal']") != signature("mismatched=['kl']")
+
+
+def test_same_comparison_holds_the_values_compared_and_counts_strays_by_kernel():
+    from oracles.script import same_comparison
+
+    def run(values, strays):
+        failure = ExceptionInfo("AssertionError", "not close", compared="kernel k, mult", compared_values=values)
+        return RecordedRun(exception=failure, kernels=["k"], kernel_strays=strays)
+
+    held = same_comparison(run("3f2a", ["k reads 1 past w_ptr, 1 past x_ptr"]))
+    assert held.fires and held.signature.endswith("[out of bounds: k reads] [compared: kernel k, mult] [values: 3f2a]")
+    assert same_comparison(run("3f2a", ["k reads 1 past x_ptr"])).signature == held.signature
+    assert same_comparison(run("9c01", ["k reads 1 past x_ptr"])).signature != held.signature
+    assert not same_comparison(run(None, [])).fires  # nothing to hold: no kernel's output compared
+    assert script(run("3f2a", ["k reads 1 past x_ptr"])).signature != script(run("3f2a", [])).signature

@@ -1,6 +1,6 @@
 """Kernels whose output the pinned comparison checks stay as they are (``minimizer.source.frozen``)."""
 
-from minimizer.source.frozen import FrozenKernels, compared_kernels
+from minimizer.source.frozen import FrozenKernels, GuardedMasks, compared_kernels
 
 START = '''import triton
 
@@ -40,3 +40,31 @@ def test_a_candidate_that_edits_a_compared_kernel_is_turned_down_and_one_that_ed
 def test_without_a_compared_kernel_nothing_is_frozen():
     frozen = FrozenKernels.of(START, "AssertionError: x [kernels: k]")
     assert frozen.why_not(START.replace("x / tl.sum(x, axis=0)", "0.0")) is None
+
+
+RMS = '''import triton
+
+
+@triton.jit
+def rms(x_ptr, w_ptr, out_ptr, n, eps, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    mask = cols <= n
+    x = tl.load(x_ptr + cols, mask=mask, other=0.0)
+    w = tl.load(w_ptr + cols, mask=mask, other=0.0)
+    tl.store(out_ptr + cols, x / tl.sqrt(tl.sum(x * x, axis=0) / n + eps) * w, mask=cols < n)
+'''
+RMS_SIGNATURE = "AssertionError: x [kernels: rms] [out of bounds: rms reads 1 past x_ptr] [compared: kernel rms, mult]"
+
+
+def test_with_the_values_held_a_compared_kernel_may_shrink_but_keeps_its_masks_and_masked_values():
+    guarded = GuardedMasks.of(RMS, RMS_SIGNATURE)
+    weightless = RMS.replace("    w = tl.load(w_ptr + cols, mask=mask, other=0.0)\n", "").replace(" * w,", ",")
+    assert guarded.why_not(weightless.replace("w_ptr, ", "").replace(" + eps", "").replace("eps, ", "")) is None
+    assert guarded.why_not(RMS.replace("    mask = cols <= n\n", "").replace("mask=mask", "mask=cols <= n")) is None
+    unmasked = RMS.replace("x = tl.load(x_ptr + cols, mask=mask, other=0.0)", "x = tl.load(x_ptr + cols)")
+    assert guarded.why_not(unmasked) == "changes a mask of rms or what its masked loads read"
+    assert guarded.why_not(RMS.replace("mask = cols <= n", "mask = cols <= 1")) is not None
+    assert guarded.why_not(RMS.replace("mask=cols < n)", "mask=None)")) is not None
+    assert guarded.why_not(RMS.replace("other=0.0", "other=1.0", 1)) is not None  # the other load still says 0.0
+    assert GuardedMasks.of(RMS, "AssertionError: x [kernels: rms]").why_not(unmasked) is None
+    assert guarded.why_not(RMS.replace("mask=cols < n)", "cols < n)")) is not None  # given as it was given

@@ -166,3 +166,24 @@ def test_a_compiled_call_inside_a_comprehension_has_no_place_to_state_the_bug():
     assert not has_place(inside) and state_bug(inside, "numerical") == []
     collapsed = "import torch\nm = torch.nn.Linear(1, 1)\n[torch.compile(m)(torch.ones(1))]\n"
     assert has_place(collapsed) and state_bug(collapsed, "numerical")
+
+
+def test_an_inplace_bug_before_a_backward_is_stated_by_the_gradient_it_changes():
+    script = (
+        "import torch\nx = torch.ones(3, requires_grad=True)\nloss = torch.logsumexp(x, 0)\n"
+        "{corrupt}loss.backward()\n"
+    )
+    gradients, hooks = state_bug(script.format(corrupt=""), "inplace")
+    assert "grad_before = torch.autograd.grad(loss, x, retain_graph=True)[0]\n" in gradients
+    assert gradients.endswith('assert torch.equal(x.grad, grad_before), "a tensor saved for backward was modified in place"\n')
+    assert "saved_tensors_hooks(" in hooks  # the general form, where the gradient one does not show it
+    for corrupt, fails in [("", False), ("x.data.zero_()\n", True)]:
+        stated = state_bug(script.format(corrupt=corrupt), "inplace")[0]
+        try:
+            exec(compile(stated, "stated", "exec"), {})
+            failed = False
+        except AssertionError:
+            failed = True
+        assert failed is fails
+    two_leaves = "import torch\na = torch.ones(1, requires_grad=True)\nb = torch.ones(1, requires_grad=True)\n"
+    assert len(state_bug(two_leaves + "loss = (a * b).sum()\nloss.backward()\n", "inplace")) == 1  # hooks only
