@@ -5,7 +5,7 @@ and ``case.json`` (the torch release it fires on, where it comes from, and where
 a venv of its torch release, with the project installed there:
 
     python bench/corpus.py                                  # every case; venvs found or named below
-    python bench/corpus.py --cases planted_fusion_pass --max-time 600
+    python bench/corpus.py --cases planted_fusion_pass --max-time 600    # one limit for every case named
     python bench/corpus.py --venv 2.5.1=/path/to/venv/bin/python
 
 For each case it writes tokens, oracle calls and seconds, and the same-bug checks of the output, to
@@ -25,6 +25,9 @@ For each case it writes tokens, oracle calls and seconds, and the same-bug check
 A case whose ``case.json`` ``needs`` a package its interpreter lacks (``transformers``, ``diffusers``: the
 ``[models]`` extra) is skipped, saying so. A case on an older torch pins the library release of its time
 (``libraries``: ``["transformers==4.46.3"]``); ``--create-venvs`` installs the pins with torch pinned beside them.
+
+Each case gets ``--max-time`` from its ``case.json`` (``max_time``: 600 for the library programs, whose runs cost
+seconds each) or 300, unless ``--max-time`` sets one for all.
 
 The tool is never told which case it runs: it gets the program, as a user would give it.
 """
@@ -55,6 +58,7 @@ from minimizer.runner.process import Limits  # noqa: E402
 CASES = REPO / "corpus" / "cases"
 VENVS = REPO / "corpus" / ".venvs"
 CHECK_TIMEOUT = 600.0
+DEFAULT_MAX_TIME = 300.0
 
 # Runs a script with torch.compile replaced by the identity (as a call, and as a decorator with options).
 IDENTITY_WRAPPER = """import runpy, sys
@@ -93,6 +97,7 @@ class CaseResult:
     cost: dict = field(default_factory=dict)  # plain-python seconds and peak memory, original and repro
     passes: list = field(default_factory=list)  # per pass: proposed, accepted, size removed, per proposal
     libraries: dict = field(default_factory=dict)  # the release of each library the case needs, as installed
+    max_time: float | None = None  # the --max-time it was reduced under (0: none)
 
     @property
     def same_bug(self) -> bool:
@@ -217,8 +222,9 @@ def run_case(name: str, pythons: dict[str, str], args: argparse.Namespace) -> Ca
         report = scratch / "report.json"
         command = [python, "-m", "minimizer", "reduce", "program.py", "-o", str(scratch / "out.py"), "-q"]
         command += ["--report", str(report), "-j", str(args.jobs)]
-        if args.max_time:
-            command += ["--max-time", str(args.max_time)]
+        result.max_time = args.max_time if args.max_time is not None else meta.get("max_time", DEFAULT_MAX_TIME)
+        if result.max_time:
+            command += ["--max-time", str(result.max_time)]
         started = time.monotonic()
         done = subprocess.run(command, cwd=work, capture_output=True, text=True)
         result.seconds = round(time.monotonic() - started, 1)
@@ -270,7 +276,10 @@ def main() -> None:
     parser.add_argument("--cases", default="", help="comma-separated case names (default: all)")
     parser.add_argument("--venv", action="append", default=[], help="VERSION=PYTHON, an interpreter with that torch")
     parser.add_argument("--create-venvs", action="store_true", help="create corpus/.venvs/torch-V where missing")
-    parser.add_argument("--max-time", type=float, default=0.0, help="passed to minimizer reduce (0: none)")
+    parser.add_argument(
+        "--max-time", type=float, default=None,
+        help=f"passed to minimizer reduce for every case (0: none; default: the case's max_time, else {DEFAULT_MAX_TIME:.0f})",
+    )
     parser.add_argument("-j", "--jobs", type=int, default=2)
     parser.add_argument("--json-out", default="")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folders")
@@ -320,7 +329,7 @@ def write_results(out: Path, results: list[CaseResult], pythons: dict[str, str],
     payload = {
         "date": dt.datetime.now().isoformat(timespec="seconds"),
         "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip(),
-        "options": {"jobs": args.jobs, "max_time": args.max_time},
+        "options": {"jobs": args.jobs, "max_time": args.max_time if args.max_time is not None else "per case"},
         "pythons": pythons,
         "summary": summary,
         "results": [asdict(r) | {"same_bug": r.same_bug} for r in results],
