@@ -242,6 +242,9 @@ def test_triton_kernel_under_a_script_set_interpreter_is_reduced_to_the_failure_
     assert 'os.environ["TRITON_INTERPRET"] = "1"' in repro.read_text()
     assert "log(" not in repro.read_text() and "scale" not in repro.read_text()
     assert "positive_peak_kernel[" in repro.read_text()
+    # With the values compared held, the kernel shrank too, around its planted line and its mask.
+    assert "peak =" not in repro.read_text() and "tl.where(x > 0, x, 1.0)" in repro.read_text()
+    assert "mask=offsets < n, other=-1.0" in repro.read_text()
     assert fails_in_a_fresh_folder(repro, [], tmp_path) == python_says
     assert json.loads(report.read_text())["python"]["fails_as_claimed"]
 

@@ -152,9 +152,11 @@ def _reduce_compared_kernels(
     if target.spec != "script" or not compared_kernels(target.signature):
         return text
     held_settings = dataclasses.replace(settings, oracles=(SAME_COMPARISON,))
-    held = runs.run(text, held_settings).verdict(SAME_COMPARISON)
-    if not held.fires:
-        runs.progress.message(f"the compared kernels stay as they are: {held.detail}")
+    # Twice: a kernel whose values vary from run to run (atomics) holds nothing.
+    held, again = (r.verdict(SAME_COMPARISON) for r in runs.call_all([lambda: runs.run(text, held_settings)] * 2))
+    if not held.fires or held.signature != again.signature:
+        why = held.detail if not held.fires else "the values it compares differ from run to run"
+        runs.progress.message(f"the compared kernels stay as they are: {why}")
         return text
     runs.progress.message("reducing the compared kernels, with the values the script compares held")
     held_target = Target(SAME_COMPARISON, held.signature, target.own_failure)

@@ -219,6 +219,10 @@ def test_the_values_compared_are_told_by_a_digest_of_their_bytes(tmp_path):
     digest = compared_values(tmp_path, launch + "torch.testing.assert_close(out, torch.softmax(logits, -1))\n")
     inlined = compared_values(tmp_path, launch + "ref = logits.softmax(-1)\ntorch.testing.assert_close(out, ref)\n")
     other = compared_values(tmp_path, launch + "torch.testing.assert_close(out, torch.softmax(logits + torch.arange(3), -1))\n")
+    # torch.allclose is no Python frame: its operands are computed again, where that launches nothing.
+    by_allclose = compared_values(tmp_path, launch + "assert torch.allclose(out, logits.softmax(-1))\n")
+    relaunching = compared_values(tmp_path, launch + "assert torch.allclose(out, kernel(logits, out) or logits)\n")
     assert digest is not None and len(digest) == 12
-    assert inlined == digest  # the same numbers, however the script spells them
+    assert inlined == digest == by_allclose  # the same numbers, however the script spells them
     assert other != digest
+    assert relaunching is None
