@@ -1,4 +1,5 @@
-"""Stage 4, reduce: the source reducer, then (where the model lives outside the script) the FX-graph reducer.
+"""Stage 4, reduce: the source reducer (then once more on the Triton kernels a failing comparison checks, with
+the values compared held), and, where the model lives outside the script, the FX-graph reducer.
 
 Every candidate is kept only while it shows the pinned bug (``Runs.still_fails``); the best so far is on disk
 after every step that made it smaller (``BestSoFar``).
@@ -146,8 +147,9 @@ def _reduce_compared_kernels(
     """The kernels a failing comparison checks, which the source reducer left as they were, reduced with the
     values compared held (``oracles.script.same_comparison``): an edit that computes the same numbers where the
     script compares them keeps the bug (a hand-written repro drops a weight of ones, binds ``eps=0.0``), if it
-    keeps the masks through which the kernel reaches past its tensors (``GuardedMasks``). The pinned signature
-    is then the repro's own: which pointers a kernel reads past may have changed with its parameters."""
+    keeps the kernel's masks and its masked loads' ``other`` values as they were given (``GuardedMasks``). The
+    pinned signature is then the repro's own: which pointers a kernel reads past may have changed with its
+    parameters."""
 
     if target.spec != "script" or not compared_kernels(target.signature):
         return text
