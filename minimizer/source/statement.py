@@ -123,10 +123,10 @@ def state_bug(source: str, oracle: str, signature: str = "") -> list[str]:
     located = _locate_compiled_call(module)
     if located is None:
         return []
-    return _state_compiled_call(module, located, "eager-raised" if reverse_crash else oracle)
+    return _state_compiled_call(module, located, "eager-raised" if reverse_crash else oracle, signature)
 
 
-def _state_compiled_call(module: cst.Module, located: tuple, oracle: str) -> list[str]:
+def _state_compiled_call(module: cst.Module, located: tuple, oracle: str, signature: str = "") -> list[str]:
     index, model, args, kwargs = located
     body = list(module.body)
     hoisted: list[str] = []
@@ -146,12 +146,20 @@ def _state_compiled_call(module: cst.Module, located: tuple, oracle: str) -> lis
     comparisons = [_comparison(oracle, compiled, model_name, call_args, arg_names)]
     if oracle == "gradient":
         comparisons[:0] = [_gradient_of(leaves, compiled, model_name, call_args) for leaves in _single_leaves(arg_names, model_name)]
+    eager_requires_grad = _REQUIRES_GRAD.fullmatch(signature) if oracle == "requires-grad" else None
+    if eager_requires_grad:
+        # What eager gives is in the signature, and the harness sees eager give it: the compiled call alone says it.
+        negation = "" if eager_requires_grad.group(1) == "True" else "not "
+        comparisons[:0] = [[f'assert {negation}{compiled}.requires_grad, "{_MESSAGES[oracle]}"']]
     versions = []
     for comparison in comparisons:
         statements = [cst.parse_statement(line + "\n") for line in hoisted + comparison]
         # What came after the compiled call is left out: the stated comparison is the end of the repro.
         versions.append(module.with_changes(body=[*body[:index], *statements]).code)
     return versions
+
+
+_REQUIRES_GRAD = re.compile(r"requires-grad: eager=(True|False) compiled=(?:True|False)")
 
 
 def _comparison(oracle: str, compiled: str, model: str, call_args: str, arg_names: list[str]) -> list[str]:

@@ -187,3 +187,13 @@ def test_an_inplace_bug_before_a_backward_is_stated_by_the_gradient_it_changes()
         assert failed is fails
     two_leaves = "import torch\na = torch.ones(1, requires_grad=True)\nb = torch.ones(1, requires_grad=True)\n"
     assert len(state_bug(two_leaves + "loss = (a * b).sum()\nloss.backward()\n", "inplace")) == 1  # hooks only
+
+
+def test_a_lost_requires_grad_is_stated_by_the_compiled_call_alone_where_the_signature_says_what_eager_gives():
+    message = '"compiled output\'s requires_grad differs from eager"'
+    lost, compared = state_bug(NAMED, "requires-grad", "requires-grad: eager=True compiled=False")
+    assert lost.strip().splitlines()[-1] == f"assert torch.compile(f)(x).requires_grad, {message}"
+    assert compared.strip().splitlines()[-1].startswith("assert torch.compile(f)(x).requires_grad == f(x)")
+    gained = state_bug(NAMED, "requires-grad", "requires-grad: eager=False compiled=True")[0]
+    assert gained.strip().splitlines()[-1] == f"assert not torch.compile(f)(x).requires_grad, {message}"
+    assert len(state_bug(NAMED, "requires-grad", "requires-grad: grad_fn eager=True compiled=False")) == 1
