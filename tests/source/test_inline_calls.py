@@ -79,6 +79,17 @@ def test_a_generator_of_one_value_taken_by_unpacking_becomes_that_value():
     source = "def batches(length=4):\n    x = torch.ones(length)\n    yield x * 2\n\n\ntokens, = batches()\nprint(tokens)\n"
     assert codes(source) == ["length = 4\nx = torch.ones(length)\ntokens = x * 2\nprint(tokens)\n"]
     assert codes(source.replace("tokens, = batches()", "tokens = list(batches())")) == []
+    taken = "length = 4\nx = torch.ones(length)\ntokens = x * 2\nprint(tokens)\n"
+    assert codes(source.replace("tokens, = batches()", "tokens = next(batches())")) == [taken]
+    assert codes(source.replace("tokens, = batches()", "tokens = list(batches())[0]")) == [taken]
+    assert codes(source.replace("tokens, = batches()", "tokens = list(batches())[1]")) == []
+
+
+def test_a_last_starred_argument_binds_the_parameters_it_fills_together():
+    source = "def check(model, tokens, labels):\n    return model(tokens) - labels\n\n\nloss = check(net, *data[0])\n"
+    assert codes(source) == ["tokens, labels = data[0]\nloss = net(tokens) - labels\n"]
+    assert codes(source.replace("*data[0])", "*data[0], 1)")) == []  # not last
+    assert codes(source.replace("(net, *data[0])", "(net, x, y, *data[0])")) == []  # fills nothing
 
 
 def test_a_helper_called_in_an_asserts_test_is_inlined_before_it_but_not_from_its_message():

@@ -9,6 +9,7 @@ later passes (unused variables, tuple splitting) take what the caller did not ne
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterator, Optional
 
 import libcst as cst
@@ -38,7 +39,9 @@ def inline_single_call_functions(module: cst.Module) -> Iterator[cst.Module]:
     The helper is a module-level, undecorated, synchronous function with plain parameters (no `*args`,
     `**kwargs` or positional-only ones), no `global` or `nonlocal`, and at most one `return`, its last
     statement; or a generator whose one `yield` is its last statement, taken as `batch, = batches(...)`
-    (which becomes `batch = <what it yielded>`). Its name is referenced exactly once, as the function of a call with no starred arguments, which is
+    (which becomes `batch = <what it yielded>`), `next(batches(...))` or `list(batches(...))[0]` (the value in
+    their place). Its name is referenced exactly once, as the function of a call with no starred
+    arguments but, maybe, a last `*value` (its parameters left are bound together, `tokens, labels = value`), which is
     part of a simple statement (`f(x)`, `y = f(x)`, `return f(x) * 2`, the test of an `assert`) in a module or function body, and not under
     a lambda, comprehension, conditional expression or `and`/`or`. Names the helper binds must be unused where it
     is inlined (a parameter passed a name of its own spelling and never rebound is bound already); inside a
@@ -69,8 +72,9 @@ def _inlinings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
         statement, small = _enclosing_statement(call, parents)
         if statement is None or not isinstance(parents.get(statement), (cst.Module, cst.IndentedBlock)):
             continue
-        if _yielded(function) is not None and not (m.matches(small, _ONE_TARGET_UNPACKED) and small.value is call):
-            continue  # a generator's one value is taken by `batch, = batches()` only
+        taken = _taking_one_value(call, small, parents) if _yielded(function) is not None else None
+        if _yielded(function) is not None and taken is None:
+            continue  # a generator's one value is taken by `batch, = batches()`, `next(...)` or `list(...)[0]` only
         bound = _bind_arguments(function, call)  # type: ignore[arg-type]
         if bound is None:
             continue
@@ -80,7 +84,7 @@ def _inlinings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
         renamed = _parameters_passed_names(bound, helper_scope)
         if caller_scope is None or not _fits_scope(helper_scope, caller_scope, bound, reassigned | set(renamed)):
             continue
-        yield lambda f=function, c=call, s=statement, sm=small, b=bound, r=renamed: _inline(module, f, c, s, sm, b, r)
+        yield lambda f=function, c=call, s=statement, sm=small, b=bound, r=renamed, t=taken: _inline(module, f, c, s, sm, b, r, t)
 
 
 def _inlinable_definition(node: cst.CSTNode) -> bool:
@@ -110,6 +114,23 @@ def _yielded(function: cst.FunctionDef) -> cst.BaseExpression | None:
 
 
 _ONE_TARGET_UNPACKED = m.Assign(targets=[m.AssignTarget(target=m.Tuple(elements=[m.Element()]) | m.List(elements=[m.Element()]))])
+_FIRST = m.Subscript(slice=[m.SubscriptElement(m.Index(m.Integer("0")))])
+
+
+def _taking_one_value(call: cst.Call, small: cst.CSTNode, parents) -> cst.CSTNode | None:
+    """What takes a generator's one value from ``call``: the statement ``batch, = batches()`` itself, or the
+    expression ``next(batches())`` or ``list(batches())[0]`` (which the value then replaces); else ``None``."""
+
+    if m.matches(small, _ONE_TARGET_UNPACKED) and small.value is call:  # type: ignore[attr-defined]
+        return small
+    arg = parents.get(call)
+    outer = parents.get(arg) if isinstance(arg, cst.Arg) and not arg.star and not arg.keyword else None
+    if not m.matches(outer, m.Call(func=m.Name("next") | m.Name("list"), args=[m.Arg()])):
+        return None
+    if outer.func.value == "next":  # type: ignore[union-attr]
+        return outer
+    first = parents.get(outer)
+    return first if m.matches(first, _FIRST) and first.value is outer else None  # type: ignore[attr-defined]
 
 
 def _own_nodes(node: cst.CSTNode, kind: type) -> Iterator[cst.CSTNode]:
@@ -139,13 +160,27 @@ def _enclosing_statement(call: cst.Call, parents) -> tuple[Optional[cst.SimpleSt
         node = parent
 
 
-def _bind_arguments(function: cst.FunctionDef, call: cst.Call) -> Optional[dict[str, cst.BaseExpression]]:
-    """Each parameter's value at this call (argument or default), or None if the call cannot bind."""
+@dataclass(frozen=True, eq=False)
+class _Unpacked:
+    """The parameters a last argument ``*value`` fills, bound together: ``tokens, labels = value``."""
+
+    names: tuple[str, ...]
+    value: cst.BaseExpression
+
+
+def _bind_arguments(function: cst.FunctionDef, call: cst.Call) -> Optional[dict[str, cst.BaseExpression | _Unpacked]]:
+    """Each parameter's value at this call (argument or default), or None if the call cannot bind. A last
+    positional argument ``*value`` binds every positional parameter left, together (`check(model, *data[0])`
+    -> `tokens, labels = data[0]`); where ``value`` holds another number of items, the candidate fails."""
 
     params = [*function.params.params, *function.params.kwonly_params]
     positional = list(function.params.params)
-    bound: dict[str, cst.BaseExpression] = {}
+    bound: dict[str, cst.BaseExpression | _Unpacked] = {}
     for index, arg in enumerate(call.args):
+        if arg.star == "*" and index == len(call.args) - 1 and index < len(positional):
+            unpacked = _Unpacked(tuple(p.name.value for p in positional[index:]), arg.value)
+            bound.update((name, unpacked) for name in unpacked.names)
+            continue
         if arg.star:
             return None
         if arg.keyword is None:
@@ -214,7 +249,7 @@ def _already_bound(name: str, bound: dict[str, cst.BaseExpression], helper: Scop
     """A parameter passed the caller's variable of the same name, and never rebound in the helper."""
 
     value = bound.get(name)
-    return m.matches(value, m.Name(name)) and len(list(helper.assignments[name])) == 1
+    return isinstance(value, cst.Name) and value.value == name and len(list(helper.assignments[name])) == 1
 
 
 def _inline(
@@ -225,6 +260,7 @@ def _inline(
     small: cst.CSTNode,
     bound: dict[str, cst.BaseExpression],
     renamed: dict[str, list[cst.Name]],
+    taken: cst.CSTNode | None = None,
 ) -> cst.Module:
     spelled = {read: cst.Name(bound[name].value) for name, reads in renamed.items() for read in reads}  # type: ignore[attr-defined]
     bound = {name: value for name, value in bound.items() if name not in renamed}
@@ -236,6 +272,8 @@ def _inline(
     yielded = _yielded(helper)
     if yielded is not None:
         body.pop()
+        if taken is not small:  # `next(batches())`, `list(batches())[0]`: the value in its place
+            return _replace_call(module, function, statement, [*_bindings(bound), *body, swap_nodes(statement, {taken: yielded})])
         target = small.targets[0].target.elements[0].value  # type: ignore[attr-defined]
         assign = cst.Assign(targets=[cst.AssignTarget(target)], value=yielded)
         return _replace_call(module, function, statement, [*_bindings(bound), *body, statement.with_changes(body=[assign])])
@@ -250,12 +288,16 @@ def _inline(
     return _replace_call(module, function, statement, [*_bindings(bound), *body, *tail])
 
 
-def _bindings(bound: dict[str, cst.BaseExpression]) -> list[cst.SimpleStatementLine]:
-    return [
-        cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=value)])
-        for name, value in bound.items()
-        if not m.matches(value, m.Name(name))
-    ]
+def _bindings(bound: dict[str, cst.BaseExpression | _Unpacked]) -> list[cst.SimpleStatementLine]:
+    lines = []
+    for name, value in bound.items():
+        if isinstance(value, _Unpacked):
+            if name == value.names[0]:
+                targets = cst.Tuple([cst.Element(cst.Name(n)) for n in value.names], lpar=[], rpar=[])
+                lines.append(cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(targets)], value=value.value)]))
+        elif not m.matches(value, m.Name(name)):
+            lines.append(cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=value)]))
+    return lines
 
 
 def _replace_call(module: cst.Module, function: cst.FunctionDef, statement: cst.SimpleStatementLine, new: list) -> cst.Module:
