@@ -166,8 +166,10 @@ def _reduce_compared_kernels(
         guarded = GuardedMasks.of(text, target.signature)
         reduced = _reduce_source(runs, text, held_target, held_settings, best, deadline, kept=guarded)
     except OutOfTime:
+        best.work.reducers[-1:] = ["kernels"]
         _repin(runs, best.best_text, target, settings)
         raise
+    best.work.reducers[-1:] = ["kernels"] if reduced != text else []  # the source reducer's, named for this stage
     _repin(runs, reduced, target, settings)
     return reduced
 
