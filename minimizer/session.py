@@ -18,7 +18,6 @@ from minimizer.outcome import Outcome
 from minimizer.files import refuse_unwritable, write_atomic
 from minimizer.output import strip_header
 from minimizer.progress import Progress
-from minimizer.runner.plain import cost_of
 from minimizer.runner.process import RunSettings
 from minimizer.runs import Runs
 from minimizer.script_input import read_script
@@ -27,6 +26,7 @@ from minimizer.source.script_args import bake_arguments
 from minimizer.stages.best_so_far import BestSoFar
 from minimizer.stages.check import CheckReport, OracleFinding, check_original
 from minimizer.stages.confirm import Confirmation, confirm_repro
+from minimizer.stages.cost import plain_costs
 from minimizer.stages.pin import hold_to_one_compiled_target, pin
 from minimizer.stages.reduce import reduce_script
 from minimizer.stages.state import Statement, state_repro
@@ -83,7 +83,7 @@ class Session:
             self._write_report(self._outcome(best, pinned.settings, cpu_started, after=unstated))
         statement = state_repro(self.runs, best.history, best_text, pinned.target, report, pinned.settings)
         confirmation = confirm_repro(self.runs, statement, pinned.target, report, best.history)
-        cost = {"original": cost_of(report.plain), "repro": cost_of(confirmation.plain)}
+        cost = plain_costs(self.runs, report.plain, confirmation.plain, confirmation.text, pinned.settings.limits)
         return self._finish(best, statement, confirmation, unstated, cpu_started, cost)
 
     def _refuse_unwritable_outputs(self) -> None:

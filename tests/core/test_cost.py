@@ -80,3 +80,29 @@ def test_a_candidate_that_shows_the_bug_but_costs_markedly_more_is_refused(tmp_p
         assert any("costs markedly more than the original" in line for line in progress.lines)
     finally:
         runs.close()
+
+
+class _StubRuns:
+    """Plain runs answered from a script of seconds, in order (the original's, then the repro's)."""
+
+    def __init__(self, seconds):
+        self.seconds, self.ran = list(seconds), []
+        self.original = "original"
+        self.options = type("O", (), {"script_args": ()})()
+
+    def plain(self, text, limits, args=()):
+        self.ran.append(text)
+        return PlainRun(1, self.seconds.pop(0), peak_mb=400.0)
+
+
+def test_a_repro_that_reads_slower_is_measured_again_right_after_the_original():
+    from minimizer.stages.cost import plain_costs
+
+    checked, confirmed = [PlainRun(1, 5.8, peak_mb=470.0)], [PlainRun(1, 10.0, peak_mb=460.0)]
+    runs = _StubRuns([5.5, 5.1])
+    cost = plain_costs(runs, checked, confirmed, "repro", Limits(timeout=30))
+    assert runs.ran == ["original", "repro"]  # one after the other, the original first
+    assert cost == {"original": {"seconds": 5.5, "peak_mb": 400.0}, "repro": {"seconds": 5.1, "peak_mb": 400.0}, "again": True}
+    quicker = _StubRuns([])
+    assert plain_costs(quicker, checked, [PlainRun(1, 3.0, peak_mb=460.0)], "repro", Limits(timeout=30))["repro"]["seconds"] == 3.0
+    assert quicker.ran == []  # nothing run again where the repro already reads no slower
