@@ -56,6 +56,10 @@ def test_a_repro_that_states_the_inplace_bug_counts_by_its_own_assert():
     # A stated repro must fail on its own.
     assert not shows_bug(result(harness_saw_it, quiet), "inplace", "inplace: TanhBackward0", stated=True)
     assert shows_bug(result(harness_saw_it, quiet), "inplace", "inplace: TanhBackward0", stated=False)
+    # The gradient statement leaves the harness's hooks on; where it raises on its own, it shows nothing.
+    unused = Verdict(True, "RuntimeError: One of the differentiated Tensors appears to not have been used in the graph")
+    assert not shows_bug(result(harness_saw_it, unused), "inplace", "inplace: TanhBackward0", stated=True)
+    assert shows_bug(result(harness_saw_it, stated_assert), "inplace", "inplace: TanhBackward0", stated=True)
 
 
 def test_a_stated_comparison_counts_only_where_its_assert_fails():
