@@ -106,3 +106,6 @@ def test_a_repro_that_reads_slower_is_measured_again_right_after_the_original():
     quicker = _StubRuns([])
     assert plain_costs(quicker, checked, [PlainRun(1, 3.0, peak_mb=460.0)], "repro", Limits(timeout=30))["repro"]["seconds"] == 3.0
     assert quicker.ran == []  # nothing run again where the repro already reads no slower
+    noise = _StubRuns([])
+    assert plain_costs(noise, [PlainRun(1, 19.7)], [PlainRun(1, 20.4)], "repro", Limits(timeout=30))["repro"]["seconds"] == 20.4
+    assert noise.ran == []  # nor within a few percent
