@@ -34,6 +34,8 @@ class ExceptionInfo:
     compared: str | None = None
     # For such a comparison, a digest of the values compared (see ``oracles.compared.compared_values``).
     compared_values: str | None = None
+    # The script's module-level tensors when it failed: (name, shape, dtype, device, requires_grad) each.
+    module_tensors: tuple = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -45,6 +47,7 @@ class ExceptionInfo:
             "operands": self.operands,
             "compared": self.compared,
             "compared_values": self.compared_values,
+            "module_tensors": [list(t) for t in self.module_tensors],
         }
 
     @classmethod

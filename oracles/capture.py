@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import sys
 import traceback
 from pathlib import Path
 from types import FrameType
@@ -35,10 +36,31 @@ def exception_info(
             compared = compared_operands(tree, statement, frame, kernel_writes, callee)
             values = compared_values(statement, frame, callee) if compared is not None else None
     tail = "".join(traceback.format_exception(exc))[-_TAIL_CHARS:]
+    tensors = _module_tensors(exc, Path(script_path)) if script_path is not None and kernel_writes is not None else ()
     return ExceptionInfo(
         type=name, message=str(exc), assert_text=assert_text, stage=stage_of(exc), traceback_tail=tail, operands=operands,
-        compared=compared, compared_values=values,
+        compared=compared, compared_values=values, module_tensors=tensors,
     )
+
+
+_MOST_TENSORS = 64
+
+
+def _module_tensors(exc: BaseException, script: Path) -> tuple:
+    """``(name, shape, dtype, device, requires_grad)`` of each tensor the script's module held when ``exc``
+    escaped it (``minimizer.stages.reduce`` tries each assignment as a factory of its shape)."""
+
+    frame, _ = _last_frame_in(exc, script)
+    torch = sys.modules.get("torch")
+    if frame is None or torch is None:
+        return ()
+    found = []
+    for name, value in list(frame.f_globals.items()):
+        if isinstance(value, torch.Tensor) and not name.startswith("__") and value.layout == torch.strided:
+            found.append((name, list(value.shape), str(value.dtype), value.device.type, bool(value.requires_grad)))
+        if len(found) == _MOST_TENSORS:
+            break
+    return tuple(found)
 
 
 def _last_frame_in(exc: BaseException, script: Path) -> tuple[FrameType | None, int]:

@@ -45,6 +45,7 @@ def reduce_script(runs: Runs, pinned: Pinned, best: BestSoFar, deadline: float |
         else:
             if reducer in ("source", "auto"):
                 text = _reduce_source(runs, text, target, settings, best, deadline)
+                text = _tensors_as_factories(runs, text, target, settings, best, deadline)
                 text = _reduce_compared_kernels(runs, text, target, settings, best, deadline)
             captured = _graphs_if_they_pay(runs, text, target, settings) if reducer == "auto" else None
             if reducer == "graph":
@@ -90,9 +91,11 @@ def _reduce_source(
     deadline: float | None,
     *,
     kept: FrozenKernels | GuardedMasks | None = None,
+    passes: list | None = None,
 ) -> str:
     """The libcst source reducer, run until a whole round of passes changes nothing; ``kept``: what of the kernels
-    the failing comparison checks stays as it is (``source.frozen``; by default, all of them)."""
+    the failing comparison checks stays as it is (``source.frozen``; by default, all of them); ``passes``: these
+    instead of every source pass."""
 
     from minimizer.source.format import parse_module, render_module, source_passes, source_size
     from minimizer.source.passes import FOLLOW_UP
@@ -126,7 +129,7 @@ def _reduce_source(
         screen_in_workers=offloaded is not None,
         speculation=speculation_for(best.report.device, runs.residents.in_use),
     )
-    passes = source_passes()
+    passes = passes or source_passes()
     best.work.add_stage(tester, passes)
     try:
         reducer = Reducer(
@@ -171,6 +174,27 @@ def _reduce_compared_kernels(
         raise
     best.work.reducers[-1:] = ["kernels"] if reduced != text else []  # the source reducer's, named for this stage
     _repin(runs, reduced, target, settings)
+    return reduced
+
+
+def _tensors_as_factories(
+    runs: Runs, text: str, target: Target, settings: RunSettings, best: BestSoFar, deadline: float | None
+) -> str:
+    """Where a kernel's output is compared, each tensor the script computed at module level tried as a factory of
+    the shape, dtype and device the run recorded (`source.passes.recorded`): the layers that made a kernel's
+    input go, whatever they are, with what each step leaves unused."""
+
+    if target.spec != "script" or not compared_kernels(target.signature):
+        return text
+    failed = runs.run(text, settings).exception
+    if failed is None or not failed.module_tensors:
+        return text
+    from minimizer.reduce.scheduler import Pass
+    from minimizer.source.passes.recorded import recorded_tensors_to_factories
+
+    factories = Pass("recorded_tensors_to_factories", recorded_tensors_to_factories(failed.module_tensors))
+    reduced = _reduce_source(runs, text, target, settings, best, deadline, passes=[factories])
+    best.work.reducers.pop()  # the source reducer's, as before
     return reduced
 
 

@@ -226,3 +226,16 @@ def test_the_values_compared_are_told_by_a_digest_of_their_bytes(tmp_path):
     assert inlined == digest == by_allclose  # the same numbers, however the script spells them
     assert other != digest
     assert relaunching is None
+
+
+def test_the_module_tensors_at_the_failure_are_recorded(tmp_path):
+    script = tmp_path / "check.py"
+    body = "logits = torch.ones(2, 3, requires_grad=True)\nout = torch.full_like(logits, 7.0)\nkernel(logits, out)\n"
+    script.write_text(SCRIPT.format(body=body + "torch.testing.assert_close(out, logits)\n"))
+    writes = KernelWrites()
+    with pytest.raises(AssertionError) as caught:
+        runpy.run_path(str(script), init_globals={"WRITES": writes}, run_name="__main__")
+    recorded = {entry[0]: entry[1:] for entry in exception_info(caught.value, str(script), writes).module_tensors}
+    assert recorded["logits"] == ([2, 3], "torch.float32", "cpu", True)
+    assert recorded["out"][:3] == ([2, 3], "torch.float32", "cpu")
+    assert exception_info(caught.value, str(script), None).module_tensors == ()  # a compiled side's: not asked
