@@ -34,7 +34,7 @@ class ExceptionInfo:
     compared: str | None = None
     # For such a comparison, a digest of the values compared (see ``oracles.compared.compared_values``).
     compared_values: str | None = None
-    # The script's module-level tensors when it failed: (name, shape, dtype, device, requires_grad) each.
+    # For such a comparison, the script's module-level tensors: (name, shape, dtype, device, requires_grad) each.
     module_tensors: tuple = ()
 
     def to_json(self) -> dict[str, Any]:

@@ -25,6 +25,7 @@ def exception_info(
     # Named as Python's own traceback names it (the script's classes run as __main__ without a module).
     name = cls.__qualname__ if cls.__module__ in ("builtins", "__main__") else f"{cls.__module__}.{cls.__qualname__}"
     assert_text = operands = compared = values = None
+    tensors: tuple = ()
     if isinstance(exc, AssertionError) and script_path is not None:
         frame, lineno = _last_frame_in(exc, Path(script_path))
         tree = _parsed(Path(script_path)) if frame is not None else None
@@ -34,9 +35,9 @@ def exception_info(
         if statement is not None and kernel_writes:
             callee = _callee_of(exc, frame)
             compared = compared_operands(tree, statement, frame, kernel_writes, callee)
-            values = compared_values(statement, frame, callee) if compared is not None else None
+            if compared is not None:  # what the compared-kernel stages read (minimizer.stages.reduce)
+                values, tensors = compared_values(statement, frame, callee), _module_tensors(frame)
     tail = "".join(traceback.format_exception(exc))[-_TAIL_CHARS:]
-    tensors = _module_tensors(exc, Path(script_path)) if script_path is not None and kernel_writes is not None else ()
     return ExceptionInfo(
         type=name, message=str(exc), assert_text=assert_text, stage=stage_of(exc), traceback_tail=tail, operands=operands,
         compared=compared, compared_values=values, module_tensors=tensors,
@@ -46,13 +47,12 @@ def exception_info(
 _MOST_TENSORS = 64
 
 
-def _module_tensors(exc: BaseException, script: Path) -> tuple:
-    """``(name, shape, dtype, device, requires_grad)`` of each tensor the script's module held when ``exc``
-    escaped it (``minimizer.stages.reduce`` tries each assignment as a factory of its shape)."""
+def _module_tensors(frame: FrameType) -> tuple:
+    """``(name, shape, dtype, device, requires_grad)`` of each tensor the module of the failing ``frame`` held
+    (``minimizer.stages.reduce`` tries each assignment as a factory of its shape)."""
 
-    frame, _ = _last_frame_in(exc, script)
     torch = sys.modules.get("torch")
-    if frame is None or torch is None:
+    if torch is None:
         return ()
     found = []
     for name, value in list(frame.f_globals.items()):

@@ -402,6 +402,13 @@ def bound_arguments(
     return None if keywords else values
 
 
+def assigned_name(line: cst.CSTNode) -> str | None:
+    """``x`` for a line ``x = ...`` (one target, a plain name), else ``None``."""
+
+    one = m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(target=m.Name())])])
+    return line.body[0].targets[0].target.value if m.matches(line, one) else None  # type: ignore[attr-defined]
+
+
 def target_names(target: cst.BaseExpression) -> set[str]:
     """The plain names an assignment target binds: `x`, or the names among `a, b` / `[a, b]`."""
 

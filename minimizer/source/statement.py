@@ -16,7 +16,7 @@ from typing import Sequence
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import BINDS_NAMES, TORCH_COMPILE_CALL
+from minimizer.source.cst_utils import BINDS_NAMES, TORCH_COMPILE_CALL, assigned_name
 
 _MESSAGES = {
     "numerical": "compiled output differs from eager",
@@ -295,8 +295,8 @@ def _state_inplace_by_gradients(module: cst.Module) -> list[str]:
     if backward is None:
         return []
     loss = _backward_of(body[backward])
-    made = [i for i in range(backward) if _assigned_name(body[i]) == loss]
-    leaves = {_assigned_name(body[i]) for i in range(made[-1] if made else 0) if _makes_a_leaf(body[i])}
+    made = [i for i in range(backward) if assigned_name(body[i]) == loss]
+    leaves = {assigned_name(body[i]) for i in range(made[-1] if made else 0) if _makes_a_leaf(body[i])}
     if not made or len(leaves) != 1:
         return []
     leaf = leaves.pop()
@@ -316,16 +316,11 @@ def _backward_of(statement: cst.CSTNode) -> str | None:
     return statement.body[0].value.func.value.value if m.matches(statement, call) else None  # type: ignore[attr-defined]
 
 
-def _assigned_name(statement: cst.CSTNode) -> str | None:
-    one = m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(target=m.Name())])])
-    return statement.body[0].targets[0].target.value if m.matches(statement, one) else None  # type: ignore[attr-defined]
-
-
 def _makes_a_leaf(statement: cst.CSTNode) -> bool:
     """``x = torch.ones(2, requires_grad=True)``: a name bound to a call that asks for a gradient."""
 
     asks = m.Call(args=[m.ZeroOrMore(), m.Arg(keyword=m.Name("requires_grad"), value=m.Name("True")), m.ZeroOrMore()])
-    return _assigned_name(statement) is not None and m.matches(statement.body[0].value, asks)  # type: ignore[attr-defined]
+    return assigned_name(statement) is not None and m.matches(statement.body[0].value, asks)  # type: ignore[attr-defined]
 
 
 def _state_inplace(module: cst.Module) -> str:

@@ -83,19 +83,12 @@ def _smaller_of(runs: Runs, best: BestSoFar, target: Target, source_repro: str, 
 
 
 def _reduce_source(
-    runs: Runs,
-    text: str,
-    target: Target,
-    settings: RunSettings,
-    best: BestSoFar,
-    deadline: float | None,
-    *,
-    kept: FrozenKernels | GuardedMasks | None = None,
-    passes: list | None = None,
+    runs: Runs, text: str, target: Target, settings: RunSettings, best: BestSoFar, deadline: float | None, *,
+    kept: FrozenKernels | GuardedMasks | None = None, passes: list | None = None, named: str | None = "source",
 ) -> str:
     """The libcst source reducer, run until a whole round of passes changes nothing; ``kept``: what of the kernels
     the failing comparison checks stays as it is (``source.frozen``; by default, all of them); ``passes``: these
-    instead of every source pass."""
+    instead of every source pass; ``named``: how the report's ``reducers`` names it (``None``: the caller does)."""
 
     from minimizer.source.format import parse_module, render_module, source_passes, source_size
     from minimizer.source.passes import FOLLOW_UP
@@ -135,7 +128,7 @@ def _reduce_source(
         reducer = Reducer(
             passes, tester, source_size, best, deadline=deadline, follow_up=FOLLOW_UP, settle=settled
         )
-        best.work.reducers.append("source")
+        best.work.reducers += [named] if named else []
         return render_module(reducer.reduce(parse_module(text)))
     finally:
         tester.close()
@@ -165,14 +158,14 @@ def _reduce_compared_kernels(
         return text
     runs.progress.message("reducing the compared kernels, with the values the script compares held")
     held_target = Target(SAME_COMPARISON, held.signature, target.own_failure)
+    guarded = GuardedMasks.of(text, target.signature)
     try:
-        guarded = GuardedMasks.of(text, target.signature)
-        reduced = _reduce_source(runs, text, held_target, held_settings, best, deadline, kept=guarded)
+        reduced = _reduce_source(runs, text, held_target, held_settings, best, deadline, kept=guarded, named=None)
     except OutOfTime:
-        best.work.reducers[-1:] = ["kernels"]
+        best.work.reducers.append("kernels")
         _repin(runs, best.best_text, target, settings)
         raise
-    best.work.reducers[-1:] = ["kernels"] if reduced != text else []  # the source reducer's, named for this stage
+    best.work.reducers += ["kernels"] if reduced != text else []
     _repin(runs, reduced, target, settings)
     return reduced
 
@@ -193,9 +186,7 @@ def _tensors_as_factories(
     from minimizer.source.passes.recorded import recorded_tensors_to_factories
 
     factories = Pass("recorded_tensors_to_factories", recorded_tensors_to_factories(failed.module_tensors))
-    reduced = _reduce_source(runs, text, target, settings, best, deadline, passes=[factories])
-    best.work.reducers.pop()  # the source reducer's, as before
-    return reduced
+    return _reduce_source(runs, text, target, settings, best, deadline, passes=[factories], named=None)
 
 
 def _repin(runs: Runs, text: str, target: Target, settings: RunSettings) -> None:

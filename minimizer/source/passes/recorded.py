@@ -15,11 +15,10 @@ from typing import Callable, Iterator, Sequence
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates, replace_node
+from minimizer.source.cst_utils import assigned_name, distinct_candidates, replace_node
 
 __all__ = ["recorded_tensors_to_factories"]
 
-_ONE_NAME = m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(target=m.Name())])])
 _TORCH_FACTORY = m.Call(func=m.Attribute(value=m.Name("torch"), attr=m.Name(m.MatchIfTrue(
     lambda name: name in {"randn", "rand", "randint", "ones", "zeros", "empty", "full", "tensor", "arange"}
 ))))
@@ -36,8 +35,8 @@ def _as_factories(module: cst.Module, *, found: dict[str, tuple]) -> Iterator[cs
     """Yield `module` with one module-level assignment of a recorded tensor (assigned once, not by a factory
     already) replaced by a factory of its recorded shape, dtype and device, in source order."""
 
-    lines = [line for line in module.body if m.matches(line, _ONE_NAME)]
-    assigned = [line.body[0].targets[0].target.value for line in lines]  # type: ignore[attr-defined]
+    lines = [line for line in module.body if assigned_name(line) is not None]
+    assigned = [assigned_name(line) for line in lines]
     candidates = []
     for line, name in zip(lines, assigned):
         value = line.body[0].value  # type: ignore[attr-defined]
