@@ -1,0 +1,8 @@
+import torch
+import torch.nn.functional as F
+
+from _planted import plant_miscompile
+
+plant_miscompile()
+x = torch.ones(1)
+assert (torch.compile(F.silu)(x) - F.silu(x)).abs().max().item() < 1e-4
