@@ -18,6 +18,9 @@ For each case it writes tokens, oracle calls and seconds, and the same-bug check
 - ``identity_fails_earlier``: for a compiled call that runs where eager raises, the repro calls eager after it;
   with the identity, the compiled call itself raises, on an earlier line;
 - ``passes_on``: ``out.py`` exits 0 on the release named in ``case.json`` (the fix, or before a regression);
+- ``compares_the_suspect``: for a case whose ``case.json`` says so (the check shapes of issue 46), the failing
+  check of ``out.py`` compares a value of the compiled call or kernel (``minimizer check --oracle script``
+  names the comparison, ``[evidence: ...]`` in its signature), as the program's does;
 - ``passes_fixed``: for a case with no compile and no release to pass on (a hand-written Triton kernel),
   ``case.json``'s ``fix`` ([old, new] text) applied to ``out.py`` makes it exit 0; an output without the
   text no longer holds the buggy code and fails the check.
@@ -70,6 +73,7 @@ def _identity(model=None, **options):
 
 
 torch.compile = _identity
+torch._dynamo.optimize = lambda *args, **kwargs: (lambda fn: fn)
 sys.argv = [{script!r}]
 runpy.run_path({script!r}, run_name="__main__")
 """
@@ -162,6 +166,21 @@ def exits_zero(python: str, folder: Path, script: str, identity: bool = False) -
     return _run(python, folder, script, identity).returncode == 0
 
 
+def compares_the_suspect(python: str, folder: Path, script: str) -> bool:
+    """Whether ``script``'s failing check compares a value of the compiled call or kernel, as the harness recorded
+    it (``oracles.evidence``)."""
+
+    done = subprocess.run(
+        [python, "-m", "minimizer", "check", script, "--oracle", "script", "--json"],
+        cwd=folder, capture_output=True, text=True, timeout=CHECK_TIMEOUT,
+    )
+    try:
+        verdicts = json.loads(done.stdout)["oracles"]
+    except (ValueError, KeyError):
+        return False
+    return any(v["oracle"] == "script" and "[evidence: " in v["signature"] for v in verdicts)
+
+
 def _exits_zero_fixed(python: str, folder: Path, fixed: str) -> bool:
     (folder / "fixed.py").write_text(fixed)
     return exits_zero(python, folder, "fixed.py")
@@ -185,8 +204,10 @@ def _imports(python: str, package: str) -> bool:
     return subprocess.run([python, "-c", f"import {package}"], capture_output=True).returncode == 0
 
 
-def run_case(name: str, pythons: dict[str, str], args: argparse.Namespace) -> CaseResult:
-    case_dir = CASES / name
+def run_case(name: str, pythons: dict[str, str], args: argparse.Namespace, case_dir: Path | None = None) -> CaseResult:
+    """Reduce the case ``name`` (of corpus/cases, or in ``case_dir``) and check its output (see above)."""
+
+    case_dir = case_dir or CASES / name
     meta = json.loads((case_dir / "case.json").read_text())
     program = (case_dir / "program.py").read_text()
     result = CaseResult(
@@ -248,6 +269,8 @@ def run_case(name: str, pythons: dict[str, str], args: argparse.Namespace) -> Ca
             # call itself raises, before the line that fails with the compiler.
             compiled, identity = (failing_line(python, work, "out.py", identity=flag) for flag in (False, True))
             result.checks["identity_fails_earlier"] = None not in (compiled, identity) and identity < compiled
+        if meta.get("compares_the_suspect"):
+            result.checks["compares_the_suspect"] = compares_the_suspect(python, work, "out.py")
         if meta.get("fix"):
             old, new = meta["fix"]
             result.checks["passes_fixed"] = old in output and _exits_zero_fixed(python, work, output.replace(old, new))

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from minimizer.runner.process import Limits, RunResult, RunSettings, run_candidate
 from minimizer.source.statement import COMPARED_BY_AN_ASSERT, stated_message
+from oracles.evidence import shows_evidence
 from oracles.registry import canonical_spec
 
 INTERESTING = 0
@@ -28,8 +29,9 @@ def shows_bug(result: RunResult, oracle: str, signature: str, *, stated: bool) -
     (see ``minimizer.source.statement``) must also fail on its own: ``script`` fires.
 
     The in-place check stated in a script takes over the harness's saved-tensor hooks, so for ``inplace`` the
-    stated assert itself is the evidence. A comparison stated as an assert must fail by it: a statement that
-    raises on its own (``autograd.grad`` of a tensor that needs no gradient) shows nothing.
+    stated assert itself is the evidence. A comparison stated as an assert must fail by it, comparing a value
+    of the suspect (``oracles.evidence.shows_evidence``): a statement that raises on its own (``autograd.grad`` of
+    a tensor that needs no gradient), or compares what no longer comes from the compiled call, shows nothing.
     """
 
     verdict = result.verdict(oracle)
@@ -37,7 +39,9 @@ def shows_bug(result: RunResult, oracle: str, signature: str, *, stated: bool) -
     if not stated:
         return pinned
     standalone = result.verdict("script")
-    if oracle in COMPARED_BY_AN_ASSERT and not standalone.signature.startswith("AssertionError"):
+    if oracle in COMPARED_BY_AN_ASSERT and not (
+        standalone.signature.startswith("AssertionError") and shows_evidence(standalone.signature)
+    ):
         return False
     return standalone.fires and (pinned or (oracle == "inplace" and stated_message(oracle) in standalone.signature))
 

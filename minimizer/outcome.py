@@ -48,6 +48,9 @@ class Outcome:
     cost: dict = field(default_factory=dict)
     # The reducers that made the repro, in order: "graph" (the lift or the graph stage), "source".
     reducers: list[str] = field(default_factory=list)
+    # What the repro's failing check compares, as its confirmation runs recorded it (``oracles.evidence``):
+    # ``allclose: compares the output of the compiled call (float32 [8]) with ...``; "" for a crash.
+    compares: str = ""
 
     def to_json(self) -> dict:
         return {
@@ -55,6 +58,7 @@ class Outcome:
             "output": str(self.output),
             "oracle": self.oracle,
             "signature": self.signature,
+            "compares": self.compares,
             "reducers": self.reducers,
             "oracle_calls": self.oracle_calls,
             "cache_hits": self.cache_hits,

@@ -29,6 +29,7 @@ class ReproInfo:
     seconds: float
     final: bool
     cost: str = ""  # what plain python runs of the repro and the original cost, for people
+    compares: str = ""  # what the repro's failing check compares (oracles.evidence.Comparison.describe)
 
 
 def default_output_path(script: Path) -> Path:
@@ -66,6 +67,7 @@ def render_repro(body: str, info: ReproInfo) -> str:
         f"{_HEADER_MARK} {__version__} from {info.source_name}{status}",
         f"# torch {info.torch_version} on {info.device}; oracle: {info.oracle}",
         f"# signature: {info.signature}",
+        *([f"# compares: {info.compares}"] if info.compares else []),
         f"# size: {info.before.tokens} -> {info.after.tokens} tokens, {info.before.lines} -> {info.after.lines} lines,"
         f" {info.before.torch_ops} -> {info.after.torch_ops} torch ops",
         f"# work: {info.oracle_calls} oracle calls ({info.cache_hits} cache hits), {info.seconds:.0f} s",

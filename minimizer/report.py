@@ -42,6 +42,7 @@ class Header:
     torch: str = ""
     device: str = ""
     source_name: str = ""
+    compares: str = ""
 
 
 def read_header(text: str) -> Header:
@@ -55,6 +56,8 @@ def read_header(text: str) -> Header:
             header.torch, header.device, header.oracle = found.groups()
         elif found := re.match(r"# signature: (.*)", line):
             header.signature = found.group(1).strip()
+        elif found := re.match(r"# compares: (.*)", line):
+            header.compares = found.group(1).strip()
     return header
 
 
@@ -63,7 +66,7 @@ def title_of(header: Header, plain: PlainRun) -> str:
 
     what = header.signature or plain.describe()
     what = re.sub(r"\s*\[(only under|also without) torch\.compile\]", "", what)
-    what = re.sub(r"\s*\[(kernels|compared): [^\]]*\]", "", what)
+    what = re.sub(r"\s*\[(kernels|compared|evidence): [^\]]*\]", "", what)
     kind = re.match(r"(numerical|gradient): (?:(input|parameter) )?(\S+) (\S+)", what)
     if kind:
         side, dtype, how = kind.group(2), kind.group(3), _HOW.get(kind.group(4), kind.group(4))
@@ -164,7 +167,8 @@ def _summary(header: Header) -> str:
     if not header.oracle:
         return "The script below fails under `torch.compile`; it runs without it."
     where = f" on {header.device} (torch {header.torch})" if header.torch else ""
-    return f"Standalone repro{where}. Found by minimizer's `{header.oracle}` oracle: `{header.signature}`."
+    compares = f" Its check {header.compares.split(': ', 1)[-1]}." if header.compares else ""
+    return f"Standalone repro{where}. Found by minimizer's `{header.oracle}` oracle: `{header.signature}`.{compares}"
 
 
 def _error_tail(stderr: str, lines: int = 30) -> str:

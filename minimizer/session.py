@@ -116,7 +116,8 @@ class Session:
         """Write the final repro and report; say where the repro falls short of what it claims."""
 
         fired = sum(best.target.shown_by(r, stated=statement.stated) for r in confirmation.runs)
-        written = best.write(confirmation.text, final=True, cost=_cost_line(cost))
+        compares = confirmation.compares
+        written = best.write(confirmation.text, final=True, cost=_cost_line(cost), compares=compares)
         outcome = self._outcome(
             best,
             statement.settings,
@@ -131,6 +132,7 @@ class Session:
             },
             cost=cost,
         )
+        outcome.compares = compares
         self._write_report(outcome)
         if _costs_more(cost):
             self.progress.message(f"warning: the repro costs more to run than the original ({_cost_line(cost)})")

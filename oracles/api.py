@@ -36,6 +36,11 @@ class ExceptionInfo:
     compared_values: str | None = None
     # For such a comparison, the script's module-level tensors: (name, shape, dtype, device, requires_grad) each.
     module_tensors: tuple = ()
+    # For a failed check of the script (an assert, a raise, an exit, a library check): the comparison of values
+    # from the suspect that failed it (``oracles.evidence.Comparison.signature``, e.g. ``allclose of compiled,
+    # other``), and the same for people (its ``describe()``); ``None`` where no such comparison fails it.
+    evidence: str | None = None
+    evidence_detail: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -48,6 +53,8 @@ class ExceptionInfo:
             "compared": self.compared,
             "compared_values": self.compared_values,
             "module_tensors": [list(t) for t in self.module_tensors],
+            "evidence": self.evidence,
+            "evidence_detail": self.evidence_detail,
         }
 
     @classmethod
@@ -172,8 +179,9 @@ NEEDS_GRADS = "grads"  # gradients of each side of each compiled call
 NEEDS_SAVED_TENSORS = "saved_tensors"  # fingerprints of tensors saved for backward
 NEEDS_EAGER_RERUN = "eager_rerun"  # a second run with torch.compile disabled
 NEEDS_KERNELS = "kernels"  # which of the script's own Triton kernels it launched
+NEEDS_EVIDENCE = "evidence"  # what the script's failing check compared, and where its operands came from
 ALL_NEEDS = frozenset(
-    {NEEDS_CALLS, NEEDS_REFERENCE, NEEDS_GRADS, NEEDS_SAVED_TENSORS, NEEDS_EAGER_RERUN, NEEDS_KERNELS}
+    {NEEDS_CALLS, NEEDS_REFERENCE, NEEDS_GRADS, NEEDS_SAVED_TENSORS, NEEDS_EAGER_RERUN, NEEDS_KERNELS, NEEDS_EVIDENCE}
 )
 
 

@@ -4,32 +4,41 @@ from __future__ import annotations
 
 import ast
 import sys
+from typing import Any
 import traceback
 from pathlib import Path
 from types import FrameType
 
 from oracles.api import ExceptionInfo
 from oracles.compared import KernelWrites, compared_operands, compared_values, innermost_statement
+from oracles.evidence import EvidenceRecorder
 from oracles.stages import stage_of
 
 _TAIL_CHARS = 2000
 
 
 def exception_info(
-    exc: BaseException, script_path: str | None = None, kernel_writes: KernelWrites | None = None
+    exc: BaseException,
+    script_path: str | None = None,
+    kernel_writes: KernelWrites | None = None,
+    evidence: EvidenceRecorder | None = None,
 ) -> ExceptionInfo:
     """Describe ``exc``; for an ``AssertionError`` raised by ``script_path`` itself, include the assert's test,
-    and where the script's kernels wrote tensors (``kernel_writes``), what the failing comparison compares."""
+    and where the script's kernels wrote tensors (``kernel_writes``), what the failing comparison compares. Where
+    ``exc`` is a failed check of the script and ``evidence`` was recorded, the comparison of the suspect's values
+    that failed it (``oracles.evidence``), unless the check fails for a trivial reason (``trivial_check``)."""
 
     cls = type(exc)
     # Named as Python's own traceback names it (the script's classes run as __main__ without a module).
     name = cls.__qualname__ if cls.__module__ in ("builtins", "__main__") else f"{cls.__module__}.{cls.__qualname__}"
     assert_text = operands = compared = values = None
     tensors: tuple = ()
-    if isinstance(exc, AssertionError) and script_path is not None:
+    frame, tree, statement = None, None, None
+    if script_path is not None:
         frame, lineno = _last_frame_in(exc, Path(script_path))
         tree = _parsed(Path(script_path)) if frame is not None else None
         statement = innermost_statement(tree, lineno) if tree is not None else None
+    if isinstance(exc, AssertionError) and frame is not None:
         if isinstance(statement, ast.Assert):
             assert_text, operands = ast.unparse(statement.test), _operands(statement.test, frame)
         if statement is not None and kernel_writes:
@@ -37,11 +46,151 @@ def exception_info(
             compared = compared_operands(tree, statement, frame, kernel_writes, callee)
             if compared is not None:  # what the compared-kernel stages read (minimizer.stages.reduce)
                 values, tensors = compared_values(statement, frame, callee), _module_tensors(frame)
+    comparison = None
+    if evidence is not None and failed_a_check(exc, statement, frame):
+        comparison = evidence.failing_comparison()
+        if comparison is None and tree is not None and frame is not None:
+            comparison = _numbers_compared(evidence, _deciding_test(tree, statement), frame)
+        if comparison is not None and tree is not None and trivial_check(tree, statement, frame) is not None:
+            comparison = None
+    if comparison is not None and comparison.kernels and (compared is None or "kernel " not in compared):
+        # The static reading missed it (a helper's return, `.all()`, a loop): the run knows which kernel's
+        # output the check compared, and the values it compared.
+        compared, values = ", ".join(o.origin for o in comparison.operands), comparison.values
+        tensors = _module_tensors(frame) if frame is not None else ()
     tail = "".join(traceback.format_exception(exc))[-_TAIL_CHARS:]
     return ExceptionInfo(
         type=name, message=str(exc), assert_text=assert_text, stage=stage_of(exc), traceback_tail=tail, operands=operands,
         compared=compared, compared_values=values, module_tensors=tensors,
+        evidence=comparison.signature if comparison is not None else None,
+        evidence_detail=comparison.describe() if comparison is not None else None,
     )
+
+
+# Modules whose functions raise when a check fails: the check is the script's, made through them.
+_CHECKERS = ("torch.testing", "numpy.testing", "unittest")
+
+
+def failed_a_check(exc: BaseException, statement: ast.stmt | None, frame: FrameType | None) -> bool:
+    """Whether ``exc`` is the script's check failing, not something crashing: an exit (``sys.exit(1)``,
+    ``unittest.main()``), an ``assert`` or ``raise`` of the script, or a checker's AssertionError
+    (``assert_close``, ``np.testing``, a ``TestCase`` assertion)."""
+
+    if isinstance(exc, SystemExit):
+        return True
+    innermost = _innermost_frame(exc)
+    if innermost is None:
+        return False
+    if innermost is frame:
+        return isinstance(statement, (ast.Assert, ast.Raise))
+    module = innermost.f_globals.get("__name__", "") or ""
+    return isinstance(exc, AssertionError) and module.startswith(_CHECKERS)
+
+
+def trivial_check(tree: ast.Module, statement: ast.stmt | None, frame: FrameType | None) -> str | None:
+    """Why the check that failed compares nothing (``"a literal"``, ``"None"``, ``"a function that returns no
+    value"``), or ``None``: the test an ``assert`` reads, or that decides the ``raise`` or exit under its
+    ``if``, is a literal, names ``None``, or calls a function of the script that returns nothing but literals."""
+
+    test = _deciding_test(tree, statement)
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    if isinstance(test, ast.Constant):
+        return "a literal"
+    if isinstance(test, ast.Name) and frame is not None:
+        if frame.f_locals.get(test.id, frame.f_globals.get(test.id, _MISSING)) is None:
+            return "None"
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name):
+        function = next(
+            (n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == test.func.id),
+            None,
+        )
+        if function is not None and not _returns_a_value(function):
+            return "a function that returns no value"
+    return None
+
+
+def _deciding_test(tree: ast.Module, statement: ast.stmt | None) -> ast.expr | None:
+    """The test that decides whether ``statement`` fails the check: an ``assert``'s own, or the innermost ``if``
+    around a ``raise`` or an exit (``True`` where none guards it: it fails whatever was compared, unless it
+    re-raises from an ``except``); ``None`` where that cannot be told (``unittest.main()``)."""
+
+    if isinstance(statement, ast.Assert):
+        return statement.test
+    if not isinstance(statement, ast.Raise) and not _exits(statement):
+        return None
+    around = [
+        node for node in ast.walk(tree)
+        if isinstance(node, (ast.If, ast.ExceptHandler)) and node is not statement
+        and any(inner is statement for inner in ast.walk(node))
+    ]
+    innermost = max(around, key=lambda node: node.lineno, default=None)
+    if isinstance(innermost, ast.If):
+        return innermost.test
+    return None if isinstance(innermost, ast.ExceptHandler) else ast.Constant(True)
+
+
+def _numbers_compared(evidence: EvidenceRecorder, test: ast.expr | None, frame: FrameType) -> Any:
+    """The deciding test's comparison, where it compares plain numbers that were read out of the suspect's
+    tensors (``worst = max(worst, float(err))``: ``float()`` cannot return a traced number)."""
+
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1:
+        return None
+    values = [_evaluated_plainly(operand, frame) for operand in (test.left, *test.comparators)]
+    if any(value is _MISSING for value in values):
+        return None
+    return evidence.compared_numbers(_SYMBOLS.get(type(test.ops[0]), "?"), tuple(values))
+
+
+_SYMBOLS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+
+
+def _evaluated_plainly(expr: ast.expr, frame: FrameType) -> Any:
+    """``expr``'s value in ``frame`` where it reads names, items and attributes only (nothing runs)."""
+
+    if any(isinstance(node, (ast.Call, ast.Lambda, ast.NamedExpr)) for node in ast.walk(expr)):
+        return _MISSING
+    try:
+        return eval(compile(ast.Expression(expr), "<test>", "eval"), frame.f_globals, dict(frame.f_locals))  # noqa: S307
+    except Exception:  # noqa: BLE001 - not told
+        return _MISSING
+
+
+def _exits(statement: ast.stmt | None) -> bool:
+    """``sys.exit(1)``, ``exit(1)``, ``os._exit(1)``."""
+
+    if not isinstance(statement, ast.Expr) or not isinstance(statement.value, ast.Call):
+        return False
+    func = statement.value.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name in ("exit", "_exit", "quit")
+
+
+def _returns_a_value(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether ``function`` returns something that is not a literal, in its own body (not nested functions')."""
+
+    pending: list[ast.AST] = list(function.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Return) and node.value is not None and not isinstance(node.value, ast.Constant):
+            return True
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return True
+        pending.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _innermost_frame(exc: BaseException) -> FrameType | None:
+    tb = exc.__traceback__
+    if tb is None:
+        return None
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame
 
 
 _MOST_TENSORS = 64

@@ -174,7 +174,7 @@ def compared_values(statement: ast.stmt, frame: FrameType, callee: FrameType | N
         return None
     digest = hashlib.sha1()
     for value in values:
-        described = _bytes_of(value)
+        described = value_bytes(value)
         if described is None:
             return None
         digest.update(described)
@@ -199,7 +199,7 @@ def _evaluated(operand: ast.expr, frame: FrameType) -> Any:
         return _UNTOLD
 
 
-def _bytes_of(value: Any) -> bytes | None:
+def value_bytes(value: Any) -> bytes | None:
     torch = sys.modules.get("torch")
     if torch is None or not isinstance(value, torch.Tensor):
         return repr(value).encode() if isinstance(value, (int, float, bool, str, list, tuple)) else None

@@ -9,12 +9,14 @@ wrong inside the recording itself is swallowed: that call is simply not recorded
 
 import contextlib
 import functools
+import os
 import time
 from typing import Any, Callable, Iterator
 
-from oracles.api import NEEDS_CALLS, NEEDS_KERNELS, NEEDS_SAVED_TENSORS, CallRecord, SideResult
+from oracles.api import NEEDS_CALLS, NEEDS_EVIDENCE, NEEDS_KERNELS, NEEDS_SAVED_TENSORS, CallRecord, SideResult
 from oracles.capture import exception_info
 from oracles.eager_sides import EagerSides, eager_callable, named_params, rng_devices
+from oracles.evidence import EvidenceRecorder
 from oracles.hang import IN_COMPILED_CALL
 from oracles.kernel_launches import KernelLaunches
 from oracles.saved_tensors import SavedTensorWatch
@@ -67,6 +69,8 @@ class Harness:
         self.inplace_violations = self.saved_tensors.violations if self.saved_tensors else []
         self.kernels = self.launches.kernels
         self.kernel_writes = self.launches.writes
+        folder = os.path.dirname(os.path.abspath(script_path)) if script_path else None
+        self.evidence = EvidenceRecorder(self.kernel_writes, folder) if NEEDS_EVIDENCE in self.needs else None
         self._real_compile: Callable[..., Any] | None = None
         self._eager_only = False
         self._tracing_only = False
@@ -98,10 +102,28 @@ class Harness:
             self.launches.install()
         if self.saved_tensors is not None:
             self.saved_tensors.install()
+        if self.evidence is not None:
+            self.evidence.install()  # last: from here on the script's torch operations are followed
 
     def _compiled(self, model: Any, kwargs: dict) -> Any:
-        """What the patched ``torch.compile(model, **kwargs)`` returns."""
+        """What the patched ``torch.compile(model, **kwargs)`` returns: ``_compiled_call``'s callable, whose
+        outputs are followed as the compiled call's where the evidence is recorded."""
 
+        compiled = self._compiled_call(model, kwargs)
+        if self.evidence is None or compiled is model:
+            return compiled
+        evidence = self.evidence
+
+        def call(run: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+            evidence.note_inputs(args, kwargs)
+            with evidence.outside_the_mode():
+                out = run(*args, **kwargs)
+            evidence.note_output(out)
+            return out
+
+        return _each_call_through(model, compiled, call)
+
+    def _compiled_call(self, model: Any, kwargs: dict) -> Any:
         target = _target_name(model)
         if target not in self.compiled_targets:
             self.compiled_targets.append(target)
@@ -128,6 +150,8 @@ class Harness:
 
         import torch
 
+        if self.evidence is not None:
+            self.evidence.uninstall()
         if self._real_compile is not None:
             torch.compile = self._real_compile  # type: ignore[assignment]
             self._real_compile = None
@@ -148,6 +172,8 @@ class Harness:
         self.calls.clear()
         self.inplace_violations.clear()
         self.launches.clear()
+        if self.evidence is not None:
+            self.evidence.clear()
 
     def stop_fingerprinting(self) -> None:
         """Stop feeding the fingerprint (it keeps what it has): the real run's calls need not be hashed."""

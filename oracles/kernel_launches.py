@@ -15,6 +15,7 @@ import os
 from typing import Any, Callable
 
 from oracles.compared import KernelWrites
+from oracles.evidence import aside
 from oracles.kernel_memory import InterpretedAccesses, note_reach, out_of_bounds, stored_elements
 
 # Launches of one kernel whose tensors are compared before and after, to tell which ones it wrote.
@@ -84,6 +85,12 @@ class KernelLaunches:
         return [f"{kernel} {verb} {', '.join(names)}" for (kernel, verb), names in grouped.items()]
 
     def _launch_and_note(self, fn: Any, launch: Callable[..., Any], interpreted: bool, args: tuple, kwargs: dict) -> Any:
+        with aside():  # the snapshots' comparisons are ours; what the kernel wrote is told by KernelWrites
+            return self._launch_and_note_aside(fn, launch, interpreted, args, kwargs)
+
+    def _launch_and_note_aside(
+        self, fn: Any, launch: Callable[..., Any], interpreted: bool, args: tuple, kwargs: dict
+    ) -> Any:
         values = [*args, *kwargs.values()]
         # A kernel launched in a loop: after a few launches, every tensor argument counts as written rather than
         # each launch being copied and compared.

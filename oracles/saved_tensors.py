@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from oracles.api import InplaceViolation
+from oracles.evidence import aside
 
 # Saved tensors up to this many elements are fingerprinted by a full copy; larger ones by checksums.
 _CLONE_LIMIT = 1 << 14
@@ -77,7 +78,8 @@ class SavedTensorWatch:
 
     def _pack(self, tensor: Any) -> Any:
         try:
-            fingerprint = _Fingerprint.of(tensor)
+            with aside():
+                fingerprint = _Fingerprint.of(tensor)
         except Exception:  # noqa: BLE001
             fingerprint = None
         return (tensor, fingerprint)
@@ -90,7 +92,8 @@ class SavedTensorWatch:
         if tensor._version != fingerprint.version:
             raise RuntimeError(fingerprint.version_error(tensor))
         try:
-            changed = fingerprint.changed(tensor)
+            with aside():
+                changed = fingerprint.changed(tensor)
         except Exception:  # noqa: BLE001
             changed = None
         if changed and len(self.violations) < _MAX_VIOLATIONS:

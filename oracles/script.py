@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from oracles.api import NEEDS_EAGER_RERUN, NEEDS_KERNELS, RecordedRun, Verdict, oracle
+from oracles.api import NEEDS_EAGER_RERUN, NEEDS_EVIDENCE, NEEDS_KERNELS, RecordedRun, Verdict, oracle
+from oracles.evidence import EVIDENCE_MARK
 from oracles.signature import exception_signature, normalize_message
 
 
-@oracle("script", needs={NEEDS_EAGER_RERUN, NEEDS_KERNELS})
+@oracle("script", needs={NEEDS_EAGER_RERUN, NEEDS_KERNELS, NEEDS_EVIDENCE})
 def script(run: RecordedRun) -> Verdict:
     """The script raises (an exception or a failed assert); the signature is its type and normalized message.
 
@@ -43,7 +44,7 @@ def script(run: RecordedRun) -> Verdict:
     return _script_verdict(run, run.kernel_strays)
 
 
-@oracle("oracles.script:same_comparison", needs={NEEDS_EAGER_RERUN, NEEDS_KERNELS})
+@oracle("oracles.script:same_comparison", needs={NEEDS_EAGER_RERUN, NEEDS_KERNELS, NEEDS_EVIDENCE})
 def same_comparison(run: RecordedRun) -> Verdict:
     """``script``, held to the very values its failing comparison of a kernel's output compared
     (``[values: 3f2a...]``, a digest of each operand's dtype, shape and bytes).
@@ -72,6 +73,7 @@ def _script_verdict(run: RecordedRun, strays: list[str]) -> Verdict:
     signature += f" [kernels: {', '.join(sorted(run.kernels))}]" if run.kernels else ""
     signature += f" [out of bounds: {'; '.join(strays)}]" if strays else ""
     signature += f" [compared: {run.exception.compared}]" if run.exception.compared else ""
+    signature += f" {EVIDENCE_MARK}{run.exception.evidence}]" if run.exception.evidence else ""
     signature += f" {only_compiled(run.only_compile)}" if run.only_compile else ""
     message = run.exception.message.strip()
     detail = message.splitlines()[0][:200] if message else ""

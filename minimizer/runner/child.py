@@ -106,7 +106,7 @@ def _record(
     from oracles.capture import exception_info
 
     def info(exc: BaseException | None) -> Any:
-        return None if exc is None else exception_info(exc, script, harness.kernel_writes)
+        return None if exc is None else exception_info(exc, script, harness.kernel_writes, harness.evidence)
 
     key = None
     if eager_precheck:

@@ -104,9 +104,9 @@ class BestSoFar:
             self.write(text, final=False, formatted=False)
         self.progress.accepted(text, size, pass_name)
 
-    def write(self, text: str, *, final: bool, formatted: bool = True, cost: str = "") -> Size:
+    def write(self, text: str, *, final: bool, formatted: bool = True, cost: str = "", compares: str = "") -> Size:
         """Write ``text`` (formatted, unless told otherwise) with its header (``cost``: what plain python runs
-        cost, see ``ReproInfo``); the size of what was written."""
+        cost; ``compares``: what its failing check compares; see ``ReproInfo``); the size of what was written."""
 
         calls, hits = self.work.live_calls
         if formatted:
@@ -124,6 +124,7 @@ class BestSoFar:
             seconds=time.monotonic() - self.started,
             final=final,
             cost=cost,
+            compares=compares,
         )
         write_atomic(self.options.output_path, render_repro(text, info))
         return info.after

@@ -40,6 +40,12 @@ class Confirmation:
         return self.runs[0].failure if self.runs else None
 
     @property
+    def compares(self) -> str:
+        """What the repro's failing check compares, as the first run that told recorded it (``""``: none told)."""
+
+        return next((r.exception.evidence_detail for r in self.runs if r.exception and r.exception.evidence_detail), "")
+
+    @property
     def python_fails(self) -> bool:
         """Every plain run failed with the claimed failure."""
 

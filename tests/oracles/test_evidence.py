@@ -1,0 +1,289 @@
+"""The evidence of a failing check (oracles.evidence): recorded while a script runs, refused where the check
+fails for a trivial reason.
+
+Each script runs in this process under the harness, whose ``torch.compile`` returns a callable that adds 0.5 to
+the function's result: a compiled call that gives wrong numbers, without compiling anything. Each check shape
+is run as a script writes it, then emptied as a reduction would (a helper that returns nothing, a literal
+where a comparison was, a reference that no longer passes through the compiled call): the emptied run must
+record no evidence, or other evidence.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+import torch
+
+from minimizer.runner.child import run_script
+from oracles.api import NEEDS_EAGER_RERUN, NEEDS_EVIDENCE, NEEDS_KERNELS, ExceptionInfo
+from oracles.capture import exception_info
+from oracles.evidence import EvidenceRecorder, TracedFloat, shows_evidence
+from oracles.harness import Harness
+from oracles.script import script as script_oracle
+
+_PRELUDE = """
+import math
+import sys
+import torch
+
+def f(x):
+    return x * 2
+
+g = torch.compile(f)
+x = torch.arange(4.0)
+"""
+
+
+def _recorded(tmp_path, body: str) -> ExceptionInfo | None:
+    path = tmp_path / "check.py"
+    path.write_text(_PRELUDE + textwrap.dedent(body))
+    harness = Harness(frozenset({NEEDS_EVIDENCE, NEEDS_KERNELS, NEEDS_EAGER_RERUN}), script_path=str(path))
+    harness._compiled_call = lambda model, kwargs: (lambda *args, **kw: model(*args, **kw) + 0.5)  # type: ignore[method-assign]
+    harness.install()
+    try:
+        escaped = run_script(str(path), 0)
+        assert escaped is not None, "the check did not fail"
+        return exception_info(escaped, str(path), harness.kernel_writes, harness.evidence)
+    finally:
+        harness.uninstall()
+
+
+# (check as a script writes it, the evidence it records, the check emptied as a reduction would leave it)
+SHAPES = {
+    "helper returning allclose": (
+        """
+        def matches(a, b):
+            return torch.allclose(a, b)
+        assert matches(g(x), f(x)), "differs"
+        """,
+        "allclose of compiled, other",
+        """
+        def matches(a, b):
+            torch.allclose(a, b)
+        assert matches(g(x), f(x)), "differs"
+        """,
+    ),
+    "problems list asserted empty": (
+        """
+        problems = []
+        for name in ["a", "b"]:
+            if not torch.allclose(g(x), f(x)):
+                problems.append(name)
+        assert not problems, problems
+        """,
+        "allclose of compiled, other",
+        """
+        problems = ["a", "b"]
+        assert not problems, problems
+        """,
+    ),
+    "if not ...: raise": (
+        """
+        if not torch.allclose(g(x), f(x)):
+            raise RuntimeError("parity")
+        """,
+        "allclose of compiled, other",
+        """
+        torch.allclose(g(x), f(x))
+        raise RuntimeError("parity")
+        """,
+    ),
+    "sys.exit after an error read with item()": (
+        """
+        err = (g(x) - f(x)).abs().max().item()
+        if err > 1e-5:
+            sys.exit(1)
+        """,
+        "> of compiled, number",
+        """
+        err = (f(x) - f(x) + 1).abs().max().item()
+        if err > 1e-5:
+            sys.exit(1)
+        """,
+    ),
+    "metrics dict": (
+        """
+        metrics = {"max_err": (g(x) - f(x)).abs().max().item(), "n": 4}
+        assert metrics["max_err"] < 1e-4, "drift"
+        """,
+        "< of compiled, number",
+        """
+        metrics = {"max_err": 1.0, "n": 4}
+        assert metrics["max_err"] < 1e-4, "drift"
+        """,
+    ),
+    "maximum error over a loop": (
+        """
+        worst = 0.0
+        for batch in [x, x + 1]:
+            worst = max(worst, float((g(batch) - f(batch)).abs().max()))
+        assert worst < 1e-5
+        """,
+        "< of compiled, number",
+        """
+        worst = 0.0
+        for batch in [x, x + 1]:
+            worst = max(worst, 1.0)
+        assert worst < 1e-5
+        """,
+    ),
+    "unittest": (
+        """
+        import unittest
+        class T(unittest.TestCase):
+            def test_it(self):
+                self.assertTrue(torch.allclose(g(x), f(x)))
+        unittest.main(argv=["t"])
+        """,
+        "allclose of compiled, other",
+        """
+        import unittest
+        class T(unittest.TestCase):
+            def test_it(self):
+                self.assertTrue(None)
+        unittest.main(argv=["t"])
+        """,
+    ),
+    "np.testing on numpy() values": (
+        """
+        import numpy as np
+        np.testing.assert_allclose(g(x).numpy(), f(x).numpy())
+        """,
+        "np.testing.assert_allclose of compiled, other",
+        """
+        import numpy as np
+        np.testing.assert_allclose(f(x).numpy(), (f(x) + 1).numpy())
+        """,
+    ),
+    "math.isclose on item() floats": (
+        """
+        assert math.isclose(g(x).sum().item(), f(x).sum().item())
+        """,
+        "math.isclose of compiled, other",  # the reference's number was computed from a tensor
+        """
+        assert math.isclose(13.0, f(x).sum().item())
+        """,
+    ),
+    "torch.equal under no_grad": (
+        """
+        with torch.no_grad():
+            same = torch.equal(g(x), f(x))
+        assert same
+        """,
+        "equal of compiled, other",
+        """
+        with torch.no_grad():
+            same = torch.equal(f(x) + 1, f(x))
+        assert same
+        """,
+    ),
+    "all() over a lambda": (
+        """
+        close = lambda a, b: torch.allclose(a, b)
+        assert all(close(o, r) for o, r in zip([g(x)], [f(x)]))
+        """,
+        "allclose of compiled, other",
+        """
+        close = lambda a, b: torch.allclose(a, b)
+        assert all(close(o, r) for o, r in zip([f(x) + 1], [f(x)]))
+        """,
+    ),
+    "(a == b).all() against a constant": (
+        """
+        assert (g(x) == f(x)).all()
+        """,
+        "== of compiled, other",
+        """
+        assert (g(x) == 3).all()
+        """,
+    ),
+    "assert_close of gradients": (
+        """
+        w = torch.ones(4, requires_grad=True)
+        g(x * w).sum().backward()
+        ref = torch.ones(4, requires_grad=True)
+        (f(x * ref) * 2).sum().backward()
+        torch.testing.assert_close(w.grad, ref.grad)
+        """,
+        "assert_close of compiled, other",
+        """
+        w = torch.ones(4, requires_grad=True)
+        g(x * w).sum().backward()
+        ref = torch.ones(4, requires_grad=True)
+        (f(x * ref) * 2).sum().backward()
+        torch.testing.assert_close(ref.grad / 2, ref.grad)
+        """,
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_a_check_shape_records_its_comparison_and_refuses_it_emptied(tmp_path, shape):
+    check, evidence, emptied = SHAPES[shape]
+    assert _recorded(tmp_path, check).evidence == evidence
+    assert _recorded(tmp_path, emptied).evidence != evidence
+
+
+def test_the_constant_reference_is_other_evidence(tmp_path):
+    info = _recorded(tmp_path, "assert (g(x) == 3).all()\n")
+    assert info.evidence == "== of compiled, number"
+
+
+def test_the_reference_replaced_by_the_input_is_other_evidence(tmp_path):
+    assert _recorded(tmp_path, "assert torch.allclose(g(x), f(x))\n").evidence == "allclose of compiled, other"
+    assert _recorded(tmp_path, "assert torch.allclose(g(x), x)\n").evidence == "allclose of compiled, input"
+
+
+def test_a_bare_comparison_in_a_helper_that_returns_nothing_is_trivial(tmp_path):
+    # The comparison still runs and fails, but the assert fails on the helper's None.
+    info = _recorded(tmp_path, "def check(a, b):\n    torch.allclose(a, b)\nassert check(g(x), f(x))\n")
+    assert info.evidence is None
+
+
+def test_a_literal_assert_after_a_failing_comparison_is_trivial(tmp_path):
+    info = _recorded(tmp_path, "ok = torch.allclose(g(x), f(x))\nassert False, 'differs'\n")
+    assert info.evidence is None
+
+
+def test_a_crash_is_not_a_check(tmp_path):
+    info = _recorded(tmp_path, "torch.allclose(g(x), f(x))\ng(x).view(3, 3)\n")
+    assert info.type == "RuntimeError" and info.evidence is None
+
+
+def test_the_script_signature_carries_the_evidence_and_the_report_says_what_was_compared(tmp_path):
+    info = _recorded(tmp_path, "assert torch.allclose(g(x), f(x)), 'differs'\n")
+    from oracles.api import RecordedRun
+
+    verdict = script_oracle(RecordedRun(exception=info))
+    assert verdict.fires and shows_evidence(verdict.signature)
+    assert "[evidence: allclose of compiled, other]" in verdict.signature
+    assert info.evidence_detail == (
+        "allclose: compares the output of the compiled call (float32 [4]) with the reference (float32 [4]): "
+        "max abs difference 0.5"
+    )
+
+
+def test_a_requires_grad_read_of_the_compiled_output_is_evidence(tmp_path):
+    info = _recorded(tmp_path, "w = torch.ones(4, requires_grad=True)\nassert not g(w).requires_grad\n")
+    assert info.evidence == "requires_grad of compiled"
+
+
+def test_traced_floats_stay_floats():
+    value = TracedFloat(0.5, frozenset({"compiled"}))
+    assert isinstance(value, float) and value == 0.5 and hash(value) == hash(0.5)
+    assert isinstance(value * 2 + 1, TracedFloat) and (value * 2 + 1).origin == {"compiled"}
+    assert type(__import__("pickle").loads(__import__("pickle").dumps(value))) is float
+
+
+def test_the_recorder_leaves_nothing_behind():
+    import math
+
+    real_isclose, real_assert_close = math.isclose, torch.testing.assert_close
+    recorder = EvidenceRecorder(writes=None, folder=None)
+    recorder.install()
+    recorder.uninstall()
+    assert math.isclose is real_isclose and torch.testing.assert_close is real_assert_close
+    from torch.overrides import _get_current_function_mode
+
+    assert _get_current_function_mode() is None

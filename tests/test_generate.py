@@ -1,0 +1,64 @@
+"""bench/generate.py: programs from a seed are valid Python, the same for the same seed, and cover every option.
+
+Whether each program and hand repro fails, and passes with its fix, is the bench's check (bench/generated.py):
+it runs them, which is too slow for the suite.
+"""
+
+import ast
+import importlib.util
+import sys
+from pathlib import Path
+
+_BENCH = Path(__file__).parent.parent / "bench"
+spec = importlib.util.spec_from_file_location("bench_generate", _BENCH / "generate.py")
+generate = importlib.util.module_from_spec(spec)
+sys.modules[spec.name] = generate
+spec.loader.exec_module(generate)
+
+SEEDS = range(200)
+
+
+def test_every_program_and_hand_repro_parses():
+    for seed in SEEDS:
+        program = generate.generate(seed)
+        for name, text in [*program.files.items(), ("hand.py", program.hand)]:
+            try:
+                ast.parse(text)
+            except SyntaxError as error:  # pragma: no cover - the message says which
+                raise AssertionError(f"seed {seed}: {name} does not parse: {error}") from error
+
+
+def test_a_seed_gives_the_same_program():
+    for seed in (0, 7, 123):
+        first, again = generate.generate(seed), generate.generate(seed)
+        assert first.files == again.files and first.hand == again.hand and first.drawn == again.drawn
+    assert generate.generate(1).files != generate.generate(2).files
+
+
+def test_the_seeds_draw_every_option():
+    drawn = {key: set() for key in generate.OPTIONS}
+    for seed in SEEDS:
+        for key in generate.OPTIONS:
+            drawn[key].add(generate.generate(seed).drawn[key])
+    for key, options in generate.OPTIONS.items():
+        assert set(options) <= drawn[key], f"{key}: never drawn: {set(options) - drawn[key]}"
+
+
+def test_what_a_program_draws_is_in_its_text():
+    for seed in SEEDS:
+        program = generate.generate(seed)
+        text, drawn = program.files["program.py"], program.drawn
+        form = drawn["compile_form"]
+        if form == "module_compile":
+            assert "model.compile(" in text
+        elif form == "dynamo_optimize":
+            assert "torch._dynamo.optimize(" in text
+        elif form == "bound_method":
+            assert "torch.compile(model.forward" in text
+        if drawn["check"] == "unittest":
+            assert "unittest.main(" in text
+        if drawn["bug"] == "backend_in_script":
+            assert "def planted_backend(" in text and "_planted.py" not in program.files
+        if drawn["bug"] == "triton_kernel":
+            old, _ = program.meta["fix"]
+            assert old in text and old in program.hand
