@@ -179,10 +179,18 @@ _TRUTH = frozenset({"__bool__", "item"})  # a bool, not a number: `(a == b).floa
 # `.item()` comes back traced (from the suspect or not: a number computed from tensors is not one the script
 # wrote); `float(t)` cannot (Python turns a subclass back into a float), so its values are kept to be matched.
 _NUMBERS = frozenset({"item"})
-# Factories: their result comes from no operand, whatever the arguments.
+# Factories, and initializers that fill a tensor in place (nn.Linear's weights): their result comes from no
+# operand, whatever the arguments.
 _FACTORIES = frozenset({
+    "uniform_", "normal_", "kaiming_uniform_", "kaiming_normal_", "xavier_uniform_", "xavier_normal_",
+    "trunc_normal_", "orthogonal_", "zero_", "fill_", "random_", "bernoulli_", "exponential_", "manual_seed",
     "zeros", "ones", "empty", "full", "arange", "linspace", "eye", "randn", "rand", "randint",
     "zeros_like", "ones_like", "empty_like", "full_like", "randn_like", "rand_like", "randint_like", "randperm",
+})
+# Operations that move, convert or reshape a tensor: they compute nothing of a reference.
+_LOOKED_THROUGH = frozenset({
+    "cpu", "cuda", "to", "float", "double", "half", "bfloat16", "detach", "clone", "contiguous", "view", "reshape",
+    "flatten", "squeeze", "unsqueeze", "expand", "expand_as", "__getitem__", "numpy", "requires_grad_",
 })
 # Frames of these modules are looked through when asking whether the script itself made a comparison.
 _LIBRARY_FRAMES = ("torch", "numpy", "unittest", "oracles", "minimizer", "functools", "contextlib", "triton")
@@ -207,6 +215,9 @@ class EvidenceRecorder:
         self._grads_from: Any = torch.utils.weak.WeakIdKeyDictionary()  # leaf -> suspects its gradient went through
         self._read_numbers: dict[float, frozenset] = {}  # value -> suspects, of `float(t)` reads
         self._inputs: Any = torch.utils.weak.WeakIdKeyDictionary()  # tensors a compiled call was given
+        # Where the script has Triton kernels: tensor -> the torch operations that computed it from what the
+        # kernels were given (a kernel has no eager twin: its reference is told by how it was computed).
+        self._ops: Any = torch.utils.weak.WeakIdKeyDictionary()
         self.comparisons: list[Comparison] = []
         self._mode: Any = None
         self._aside = 0  # > 0: the harness's own work, or a library check recorded whole
@@ -248,6 +259,7 @@ class EvidenceRecorder:
         self._grads_from.clear()
         self._read_numbers.clear()
         self._inputs.clear()
+        self._ops.clear()
         self.comparisons.clear()
 
     @contextlib.contextmanager
@@ -304,6 +316,9 @@ class EvidenceRecorder:
         operands = tuple(self._operand(v) for v in values)
         if not any(o.suspect for o in operands) or not self._made_by_the_script():
             return
+        if any(o.origin.startswith("kernel ") for o in operands):
+            # A kernel has no eager twin: its reference is told by the operations that computed it.
+            operands = tuple(self._operand(v, operations=True) for v in values)
         with self.aside():
             difference = _largest_difference(values) if held is False else None
             digest = _digest(values) if held is not True else None
@@ -322,7 +337,7 @@ class EvidenceRecorder:
         )
         return Comparison(symbol, operands, None)
 
-    def _operand(self, value: Any) -> Operand:
+    def _operand(self, value: Any, operations: bool = False) -> Operand:
         origin = self.origin_of(value)
         if origin:
             return Operand("+".join(sorted(origin)), _described(value))
@@ -330,6 +345,9 @@ class EvidenceRecorder:
             return Operand(OTHER, _described(value))
         if self._given_to_the_suspect(value):
             return Operand(INPUT, _described(value))
+        computed = self._ops.get(value) if operations and hasattr(value, "untyped_storage") else None
+        if computed:
+            return Operand("+".join(sorted(computed)), _described(value))
         if isinstance(value, (bool, int, float)):
             return Operand(NUMBER, type(value).__name__)
         return Operand(OTHER, _described(value))
@@ -383,6 +401,8 @@ class EvidenceRecorder:
         origin = self._origin_of_arguments(args, kwargs)
         pending = self._pending_of(args) if self._pending else None
         result = func(*args, **kwargs)
+        if "triton" in sys.modules and name not in _FACTORIES:
+            self._note_operations(name, args, kwargs, result)
         if name == "__get__":
             return self._attribute_read(func, args, result)
         if name == "backward" and origin:
@@ -436,6 +456,22 @@ class EvidenceRecorder:
         if origin:
             self._origins[result] = self._origins.get(result, frozenset()) | origin
         return result
+
+    def _note_operations(self, name: str, args: tuple, kwargs: dict, result: Any) -> None:
+        """``result`` computed by ``name`` from the arguments: their operations and this one (``cpu``, ``view``
+        and the like compute nothing; a tensor a kernel was given is where following stops)."""
+
+        tensors = _tensors_in(result)
+        if not tensors:
+            return
+        operation = _operation_name(name)
+        found: frozenset = frozenset({operation}) if operation else frozenset()
+        for value in _shallow(args, kwargs):
+            if hasattr(value, "untyped_storage") and not self._given_to_the_suspect(value):
+                found |= self._ops.get(value, frozenset())
+        if found:
+            for tensor in tensors:
+                self._ops[tensor] = found
 
     def _note_gradients(self, args: tuple, kwargs: dict, origin: frozenset) -> None:
         """A backward of the suspect's value: the leaves of its graph get gradients that went through it."""
@@ -532,6 +568,25 @@ def _top_function_mode(torch: Any) -> Any:
         return _get_current_function_mode()
     except (ImportError, AttributeError):
         return None
+
+
+_DUNDER_OPERATIONS = {
+    "add": "add", "radd": "add", "iadd": "add", "sub": "sub", "rsub": "sub", "isub": "sub", "mul": "mul",
+    "rmul": "mul", "imul": "mul", "truediv": "div", "rtruediv": "div", "itruediv": "div", "neg": "neg",
+    "pow": "pow", "rpow": "pow", "matmul": "matmul", "rmatmul": "matmul", "abs": "abs", "mod": "remainder",
+    "floordiv": "floor_divide", "and": "logical_and", "or": "logical_or", "invert": "logical_not",
+}
+
+
+def _operation_name(name: str) -> str | None:
+    """``mul`` for ``__rmul__``, ``softmax`` for itself; ``None`` for what computes nothing (``cpu``,
+    ``__getitem__``, an attribute read)."""
+
+    if name in _LOOKED_THROUGH:
+        return None
+    if name.startswith("__") and name.endswith("__"):
+        return _DUNDER_OPERATIONS.get(name.strip("_"))
+    return name
 
 
 def del_oldest(kept: dict, most: int = _MOST_KEPT) -> None:

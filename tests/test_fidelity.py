@@ -232,8 +232,12 @@ def test_triton_kernel_under_a_script_set_interpreter_is_reduced_to_the_failure_
     assert data["problem"] is None and data["pinned"] == "script"
     pinned = next(o for o in data["oracles"] if o["oracle"] == "script")
     # No torch.compile here, so no compile marker; the kernel that ran before the assert is part of the bug, and
-    # so is what the assert compares: the kernel's output with the reference's sum.
-    assert pinned["signature"] == python_says + " [kernels: positive_peak_kernel] [compared: kernel positive_peak_kernel, add+clamp+max+sum]"
+    # so is what the assert compares: the kernel's output with the reference's sum, as the text reads and as the
+    # run recorded it.
+    compared = "kernel positive_peak_kernel, add+clamp+max+sum"
+    assert pinned["signature"] == (
+        python_says + f" [kernels: positive_peak_kernel] [compared: {compared}] [evidence: allclose of {compared}]"
+    )
 
     report = tmp_path / "report.json"
     result = invoke("reduce", path, "-q", "-j", "2", "--confirm", "1", "--report", report)

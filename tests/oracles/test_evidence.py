@@ -287,3 +287,28 @@ def test_the_recorder_leaves_nothing_behind():
     from torch.overrides import _get_current_function_mode
 
     assert _get_current_function_mode() is None
+
+
+def test_a_kernels_reference_is_told_by_the_operations_that_computed_it():
+    pytest.importorskip("triton")
+    from oracles.compared import KernelWrites
+
+    writes = KernelWrites()
+    recorder = EvidenceRecorder(writes, folder=None)
+    recorder.install()
+    try:
+        positions = torch.arange(6)
+        out = torch.empty_like(positions)
+        writes.note_passed(positions)
+        writes.note(out, "bucket_kernel")
+        out.copy_(positions.clamp(max=4))
+        assert not bool((out == positions.abs().clamp(max=3)).all())
+        assert not bool((out == positions.abs()).all())
+        assert not bool((out == positions).all())
+    finally:
+        recorder.uninstall()
+    assert [c.signature for c in recorder.comparisons] == [
+        "== of kernel bucket_kernel, abs+clamp",
+        "== of kernel bucket_kernel, abs",
+        "== of kernel bucket_kernel, input",
+    ]
