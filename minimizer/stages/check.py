@@ -198,13 +198,17 @@ def _unsteady(f: OracleFinding, seeds: list[int]) -> str:
 
 def _exits_before_compiling(report: CheckReport) -> bool:
     """Every plain run ended by ``sys.exit`` with an error status (argparse's usage error is ``exit status 2``)
-    and no oracle run reached a compiled call."""
+    and no oracle run reached a compiled call, nor exited because a comparison of a kernel's output failed
+    (``sys.exit(1)`` after a kernel's check: the evidence the run recorded)."""
 
     failure = report.plain_failure
     return (
         failure is not None
         and failure.startswith("exit status")
-        and all(run.compiled_calls == 0 and not run.used_compile for run in report.runs)
+        and all(
+            run.compiled_calls == 0 and not run.used_compile and not (run.exception and run.exception.evidence)
+            for run in report.runs
+        )
     )
 
 
