@@ -31,6 +31,10 @@ def exception_info(
     cls = type(exc)
     # Named as Python's own traceback names it (the script's classes run as __main__ without a module).
     name = cls.__qualname__ if cls.__module__ in ("builtins", "__main__") else f"{cls.__module__}.{cls.__qualname__}"
+    message = str(exc)
+    told = unittest_failure(exc)
+    if told is not None:  # python shows the test's failure, as the exit's cause
+        name, message = told
     assert_text = operands = compared = values = None
     tensors: tuple = ()
     frame, tree, statement = None, None, None
@@ -60,11 +64,33 @@ def exception_info(
         tensors = _module_tensors(frame) if frame is not None else ()
     tail = "".join(traceback.format_exception(exc))[-_TAIL_CHARS:]
     return ExceptionInfo(
-        type=name, message=str(exc), assert_text=assert_text, stage=stage_of(exc), traceback_tail=tail, operands=operands,
+        type=name, message=message, assert_text=assert_text, stage=stage_of(exc), traceback_tail=tail, operands=operands,
         compared=compared, compared_values=values, module_tensors=tensors,
         evidence=comparison.signature if comparison is not None else None,
         evidence_detail=comparison.describe() if comparison is not None else None,
     )
+
+
+def unittest_failure(exc: BaseException) -> tuple[str, str] | None:
+    """For the exit of ``unittest.main()`` after failed tests: the exception type and message of the failure it
+    printed last (what plain python's traceback shows), else ``None``."""
+
+    innermost = _innermost_frame(exc) if isinstance(exc, SystemExit) else None
+    program = innermost.f_locals.get("self") if innermost is not None else None
+    result = getattr(program, "result", None)
+    failures, errors = getattr(result, "failures", None), getattr(result, "errors", None)
+    if not isinstance(failures, list) or not isinstance(errors, list) or not failures + errors:
+        return None
+    printed = (failures or errors)[-1][1]
+    lines = printed.rstrip().splitlines()
+    end = len(lines) - 1
+    while end > 0 and (lines[end].startswith(" ") or not lines[end]):
+        end -= 1
+    start = end
+    while start > 0 and not lines[start - 1].startswith(" ") and not lines[start - 1].startswith("Traceback"):
+        start -= 1
+    head, _, first = lines[start].partition(": ")
+    return head.strip(), "\n".join([first, *lines[start + 1 :]]).strip()
 
 
 # Modules whose functions raise when a check fails: the check is the script's, made through them.

@@ -33,6 +33,8 @@ from oracles.capture import assert_test_at
 from oracles.signature import exception_signature
 
 _TRACEBACK = "Traceback (most recent call last):"
+# The lines unittest prints between one failure and the next, and before its summary.
+UNITTEST_SEPARATORS = ("-" * 70, "=" * 70)
 _TRACEBACK_SEARCH_CHARS = 1 << 20
 _FRAME = re.compile(r'^  File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
@@ -197,7 +199,10 @@ def exception_from_stderr(stderr: str, script: Path) -> ExceptionInfo | None:
     if i >= len(lines):
         return None
     head, _, first = lines[i].partition(": ")
-    message = "\n".join([first, *lines[i + 1 :]]) if first or i + 1 < len(lines) else ""
+    rest = lines[i + 1 :]
+    # unittest.main() prints its summary after the last failure's traceback: not part of the failure.
+    rest = rest[: next((k for k, line in enumerate(rest) if line in UNITTEST_SEPARATORS), len(rest))]
+    message = "\n".join([first, *rest]) if first or rest else ""
     assert_text = None
     if head == "AssertionError" and last_line_in_script is not None:
         assert_text = assert_test_at(script, last_line_in_script)

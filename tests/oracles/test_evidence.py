@@ -312,3 +312,19 @@ def test_a_kernels_reference_is_told_by_the_operations_that_computed_it():
         "== of kernel bucket_kernel, abs",
         "== of kernel bucket_kernel, input",
     ]
+
+
+def test_unittest_main_exits_named_by_the_failure_it_printed(tmp_path):
+    # python's traceback shows the test's AssertionError, and unittest's summary after it; the harness sees the
+    # exit: both must name the same failure.
+    from minimizer.runner.plain import exception_from_stderr
+
+    info = _recorded(tmp_path, SHAPES["unittest"][0])
+    assert (info.type, info.message) == ("AssertionError", "False is not true")
+    printed = (
+        "F\n" + "=" * 70 + "\nFAIL: test_it (__main__.T.test_it)\n" + "-" * 70 + "\nTraceback (most recent call last):\n"
+        '  File "check.py", line 14, in test_it\n    self.assertTrue(x)\nAssertionError: False is not true\n\n'
+        + "-" * 70 + "\nRan 1 test in 0.001s\n\nFAILED (failures=1)\n"
+    )
+    plain = exception_from_stderr(printed, tmp_path / "check.py")
+    assert (plain.type, plain.message) == ("AssertionError", "False is not true")
