@@ -50,6 +50,8 @@ class KernelWrites:
         # (storages only read keep the place they were first given at).
         self._storages: dict[int, tuple[Any, str | None, Any, Any]] = {}
         self._parameters: dict[str, set[str]] = {}  # kernel -> the parameters through which it wrote
+        self.writes_noted = 0  # how many writes were noted so far; with `_last_noted`, which kernels wrote since
+        self._last_noted: dict[str, int] = {}
 
     def note_parameters(self, kernel: str, written: list[str]) -> None:
         """``kernel`` wrote through its parameters named ``written`` in a launch."""
@@ -74,6 +76,13 @@ class KernelWrites:
             # Unchanged by every launch; one launch that told nothing makes it unknown.
             unchanged = None if known[3] is None or unchanged is None else known[3] & unchanged
         self._keep(tensor, kernel, unchanged)
+        self.writes_noted += 1
+        self._last_noted[kernel] = self.writes_noted
+
+    def kernels_since(self, mark: int) -> set[str]:
+        """The kernels that wrote a tensor since ``writes_noted`` was ``mark``."""
+
+        return {kernel for kernel, noted in self._last_noted.items() if noted > mark}
 
     def _entry(self, value: Any) -> tuple[Any, str | None, Any, Any] | None:
         storage = _storage_object(value)
@@ -97,6 +106,7 @@ class KernelWrites:
     def clear(self) -> None:
         self._storages.clear()
         self._parameters.clear()
+        self._last_noted.clear()
 
     def __bool__(self) -> bool:
         return any(entry[1] is not None for entry in self._storages.values())

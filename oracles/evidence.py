@@ -25,81 +25,15 @@ import math
 import os
 import sys
 import weakref
-from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
-COMPILED = "compiled"
+from oracles.comparison import COMPARED, COMPILED, INPUT, NUMBER, OTHER, Comparison, Operand, TracedFloat
+
+__all__ = ["EVIDENCE_MARK", "Comparison", "EvidenceRecorder", "TracedFloat", "aside", "shows_evidence"]
 # How a signature names the comparison of the suspect's values that failed the script's check.
 EVIDENCE_MARK = "[evidence: "
-# An operand that comes from no suspect: a Python number the script wrote, a tensor the suspect was given (the
-# reference replaced by its input is another comparison), or any other value (the reference).
-NUMBER = "number"
-INPUT = "input"
-OTHER = "other"
 _MOST_KEPT = 256
 _MOST_BYTES_DIFFERENCED = 64 * 2**20
-
-
-@dataclass(frozen=True)
-class Operand:
-    """One side of a comparison: its origin (``compiled``, ``kernel k``, both joined by ``+``; ``number``;
-    ``other``) and what it is (``float32 [8, 4]``, ``float``)."""
-
-    origin: str
-    described: str
-
-    @property
-    def suspect(self) -> bool:
-        return self.origin not in (NUMBER, INPUT, OTHER)
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """A comparison the script made with at least one operand from the suspect.
-
-    ``kind``: ``allclose``, ``equal``, ``assert_close``, ``==``, ``<``, ``math.isclose``, ``requires_grad``, ...
-    ``held``: whether it held (close, equal); ``None`` for an ordering (``err < tol``), whose failing side only
-    the script knows. ``difference``: the largest absolute difference of two operands of one shape. ``values``:
-    a digest of the operands' dtypes, shapes and bytes (``None`` where they cannot be told cheaply).
-    """
-
-    kind: str
-    operands: tuple[Operand, ...]
-    held: bool | None
-    difference: float | None = None
-    values: str | None = None
-
-    @property
-    def kernels(self) -> list[str]:
-        """The kernels of the script whose output it compared."""
-
-        return [o.origin.removeprefix("kernel ") for o in self.operands if o.origin.startswith("kernel ")]
-
-    @property
-    def signature(self) -> str:
-        """``allclose of compiled, other``: the kind and each operand's origin, what a smaller script must keep."""
-
-        return f"{self.kind} of {', '.join(o.origin for o in self.operands)}"
-
-    def describe(self) -> str:
-        """``allclose: compares the output of the compiled call (float32 [8, 4]) with the reference (float32
-        [8, 4]): max abs difference 0.21``, for people."""
-
-        def named(operand: Operand) -> str:
-            return f"{_ORIGIN_WORDS.get(operand.origin, 'the output of ' + operand.origin)} ({operand.described})"
-
-        first, *rest = self.operands
-        text = f"{self.kind}: compares {named(first)}"
-        if rest:
-            text += " with " + " and ".join(named(o) for o in rest)
-        if self.difference is not None:
-            text += f": max abs difference {self.difference:.3g}"
-        return text
-
-
-_ORIGIN_WORDS = {
-    COMPILED: "the output of the compiled call", NUMBER: "the number", INPUT: "its input", OTHER: "the reference",
-}
 
 
 def shows_evidence(signature: str) -> bool:
@@ -108,59 +42,6 @@ def shows_evidence(signature: str) -> bool:
     states the bug, and for its confirmation (``minimizer.interestingness.shows_bug``)."""
 
     return EVIDENCE_MARK in signature
-
-
-class TracedFloat(float):
-    """A Python float taken from a tensor of the suspect (``.item()``, ``float()``), carrying its origin through
-    arithmetic and recording its comparisons. It is a float to the script in every other way."""
-
-    origin: frozenset
-
-    def __new__(cls, value: float, origin: frozenset) -> TracedFloat:
-        made = float.__new__(cls, value)
-        made.origin = origin
-        return made
-
-    __hash__ = float.__hash__
-
-    def __reduce__(self) -> tuple:
-        return (float, (float(self),))
-
-
-def _compare(symbol: str, method: str) -> Callable[[TracedFloat, Any], Any]:
-    real = getattr(float, method)
-
-    def compare(self: TracedFloat, other: Any) -> Any:
-        result = real(self, other)
-        if result is not NotImplemented and _ACTIVE is not None:
-            held = bool(result) if symbol == "==" else (not result) if symbol == "!=" else None
-            _ACTIVE.record(symbol, (self, other), held)
-        return result
-
-    return compare
-
-
-def _arithmetic(method: str) -> Callable[..., Any]:
-    real = getattr(float, method)
-
-    def arithmetic(self: TracedFloat, *other: Any) -> Any:
-        result = real(self, *other)
-        if not isinstance(result, float):
-            return result
-        return TracedFloat(result, self.origin | (_origin_of_number(other[0]) if other else frozenset()))
-
-    return arithmetic
-
-
-for _symbol, _method in (("<", "__lt__"), ("<=", "__le__"), (">", "__gt__"), (">=", "__ge__"), ("==", "__eq__"), ("!=", "__ne__")):
-    setattr(TracedFloat, _method, _compare(_symbol, _method))
-for _method in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
-                "__pow__", "__rpow__", "__abs__", "__neg__", "__pos__", "__mod__", "__floordiv__"):
-    setattr(TracedFloat, _method, _arithmetic(_method))
-
-
-def _origin_of_number(value: Any) -> frozenset:
-    return value.origin if isinstance(value, TracedFloat) else frozenset()
 
 
 # The recorder installed in this process, if any (TracedFloat's comparisons report to it).
@@ -174,6 +55,8 @@ _ELEMENTWISE = {
 }
 # Operations that return whether two tensors agree, as a bool.
 _WHOLE = {"allclose": "allclose", "equal": "equal"}
+# Autograd's entry points: the gradients they compute go through whatever ran in the backward.
+_AUTOGRAD = frozenset({"backward", "grad"})
 # Reading a tensor's truth or value: where an element-wise comparison of the suspect becomes the script's bool.
 _TRUTH = frozenset({"__bool__", "item"})  # a bool, not a number: `(a == b).float().mean().item()` is a rate
 # `.item()` comes back traced (from the suspect or not: a number computed from tensors is not one the script
@@ -202,6 +85,9 @@ class EvidenceRecorder:
     ``writes``: the kernel writes of the run (``oracles.compared.KernelWrites``): a tensor a kernel of the script
     wrote is that kernel's output. ``folder``: the script's folder; comparisons made from code elsewhere (a
     library's own) are not the script's check.
+
+    A mode is off the stack inside its own handler, so what runs inside a backward (a saved-tensor hook's
+    comparison) is not followed; what a kernel wrote meanwhile is (``_AUTOGRAD``).
     """
 
     def __init__(self, writes: Any, folder: str | None):
@@ -239,6 +125,7 @@ class EvidenceRecorder:
         self._mode.__enter__()
         self._patch_checks()
         _ACTIVE = self
+        COMPARED[0] = self.record
 
     def uninstall(self) -> None:
         global _ACTIVE
@@ -251,6 +138,7 @@ class EvidenceRecorder:
         self._patched.clear()
         if _ACTIVE is self:
             _ACTIVE = None
+            COMPARED[0] = None
 
     def clear(self) -> None:
         self._origins.clear()
@@ -400,7 +288,12 @@ class EvidenceRecorder:
             return result
         origin = self._origin_of_arguments(args, kwargs)
         pending = self._pending_of(args) if self._pending else None
+        mark = self._writes.writes_noted if self._writes is not None else 0
         result = func(*args, **kwargs)
+        if name in _AUTOGRAD and self._writes is not None and self._writes.writes_noted != mark:
+            # A kernel wrote while autograd ran (a backward kernel, or one writing into a saved tensor): what
+            # autograd computed went through it, though no operation the script called shows it.
+            origin |= {f"kernel {k}" for k in self._writes.kernels_since(mark)}
         if "triton" in sys.modules and name not in _FACTORIES:
             self._note_operations(name, args, kwargs, result)
         if name == "__get__":

@@ -47,12 +47,15 @@ def test_a_repro_that_states_the_inplace_bug_counts_by_its_own_assert():
         return RunResult(seconds=0.0, verdicts={"inplace": inplace, "script": script})
 
     quiet = Verdict(False)
-    stated_assert = Verdict(True, f"AssertionError: {stated_message('inplace')}")
+    stated_assert = Verdict(True, f"AssertionError: {stated_message('inplace')} [evidence: equal of kernel k, other]")
     harness_saw_it = Verdict(True, "inplace: TanhBackward0")
     # The stated hooks take over the harness's: only the assert fires, and that is the bug.
     assert shows_bug(result(quiet, stated_assert), "inplace", "inplace: TanhBackward0", stated=True)
     assert not shows_bug(result(quiet, stated_assert), "inplace", "inplace: TanhBackward0", stated=False)
     assert not shows_bug(result(quiet, Verdict(True, "AssertionError: other")), "inplace", "inplace: TanhBackward0", stated=True)
+    # The saved-tensor check compares inside backward, which the evidence does not follow: its assert is enough.
+    hooks_assert = Verdict(True, f"AssertionError: {stated_message('inplace')}")
+    assert shows_bug(result(quiet, hooks_assert), "inplace", "inplace: TanhBackward0", stated=True)
     # A stated repro must fail on its own.
     assert not shows_bug(result(harness_saw_it, quiet), "inplace", "inplace: TanhBackward0", stated=True)
     assert shows_bug(result(harness_saw_it, quiet), "inplace", "inplace: TanhBackward0", stated=False)
@@ -70,8 +73,11 @@ def test_a_stated_comparison_counts_only_where_its_assert_fails():
     def result(script: Verdict) -> RunResult:
         return RunResult(seconds=0.0, verdicts={"gradient": Verdict(True, "gradient: input float32 value"), "script": script})
 
-    compared = Verdict(True, "AssertionError: Tensor-likes are not close!")
+    compared = Verdict(True, "AssertionError: Tensor-likes are not close! [evidence: assert_close of compiled, other]")
     raised = Verdict(True, "RuntimeError: element N of tensors does not require grad and does not have a grad_fn")
     assert shows_bug(result(compared), "gradient", "gradient: input float32 value", stated=True)
+    # An assert that fails comparing values that no longer come from the compiled call shows nothing.
+    unrelated = Verdict(True, "AssertionError: Tensor-likes are not close!")
+    assert not shows_bug(result(unrelated), "gradient", "gradient: input float32 value", stated=True)
     # autograd.grad of a leaf that needs no gradient raises on its own: the statement showed nothing.
     assert not shows_bug(result(raised), "gradient", "gradient: input float32 value", stated=True)

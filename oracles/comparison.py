@@ -1,0 +1,134 @@
+"""A comparison the script made of the suspect's values, as ``oracles.evidence`` records it, and the numbers it
+follows: what a failing check compared, in a form that travels (its signature, its description for people).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+COMPILED = "compiled"
+# An operand that comes from no suspect: a Python number the script wrote, a tensor the suspect was given (the
+# reference replaced by its input is another comparison), or any other value (the reference).
+NUMBER = "number"
+INPUT = "input"
+OTHER = "other"
+
+
+@dataclass(frozen=True)
+class Operand:
+    """One side of a comparison: its origin (``compiled``, ``kernel k``, both joined by ``+``; ``number``;
+    ``other``) and what it is (``float32 [8, 4]``, ``float``)."""
+
+    origin: str
+    described: str
+
+    @property
+    def suspect(self) -> bool:
+        return self.origin not in (NUMBER, INPUT, OTHER)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A comparison the script made with at least one operand from the suspect.
+
+    ``kind``: ``allclose``, ``equal``, ``assert_close``, ``==``, ``<``, ``math.isclose``, ``requires_grad``, ...
+    ``held``: whether it held (close, equal); ``None`` for an ordering (``err < tol``), whose failing side only
+    the script knows. ``difference``: the largest absolute difference of two operands of one shape. ``values``:
+    a digest of the operands' dtypes, shapes and bytes (``None`` where they cannot be told cheaply).
+    """
+
+    kind: str
+    operands: tuple[Operand, ...]
+    held: bool | None
+    difference: float | None = None
+    values: str | None = None
+
+    @property
+    def kernels(self) -> list[str]:
+        """The kernels of the script whose output it compared."""
+
+        return [o.origin.removeprefix("kernel ") for o in self.operands if o.origin.startswith("kernel ")]
+
+    @property
+    def signature(self) -> str:
+        """``allclose of compiled, other``: the kind and each operand's origin, what a smaller script must keep."""
+
+        return f"{self.kind} of {', '.join(o.origin for o in self.operands)}"
+
+    def describe(self) -> str:
+        """``allclose: compares the output of the compiled call (float32 [8, 4]) with the reference (float32
+        [8, 4]): max abs difference 0.21``, for people."""
+
+        def named(operand: Operand) -> str:
+            return f"{_ORIGIN_WORDS.get(operand.origin, 'the output of ' + operand.origin)} ({operand.described})"
+
+        first, *rest = self.operands
+        text = f"{self.kind}: compares {named(first)}"
+        if rest:
+            text += " with " + " and ".join(named(o) for o in rest)
+        if self.difference is not None:
+            text += f": max abs difference {self.difference:.3g}"
+        return text
+
+
+_ORIGIN_WORDS = {
+    COMPILED: "the output of the compiled call", NUMBER: "the number", INPUT: "its input", OTHER: "the reference",
+}
+
+
+# Where a TracedFloat reports its comparisons: the installed recorder's ``record`` (``None``: nowhere).
+COMPARED: list[Callable[[str, tuple, bool | None], None] | None] = [None]
+
+
+class TracedFloat(float):
+    """A Python float taken from a tensor of the suspect (``.item()``, ``float()``), carrying its origin through
+    arithmetic and recording its comparisons. It is a float to the script in every other way."""
+
+    origin: frozenset
+
+    def __new__(cls, value: float, origin: frozenset) -> TracedFloat:
+        made = float.__new__(cls, value)
+        made.origin = origin
+        return made
+
+    __hash__ = float.__hash__
+
+    def __reduce__(self) -> tuple:
+        return (float, (float(self),))
+
+
+def _compare(symbol: str, method: str) -> Callable[[TracedFloat, Any], Any]:
+    real = getattr(float, method)
+
+    def compare(self: TracedFloat, other: Any) -> Any:
+        result = real(self, other)
+        if result is not NotImplemented and COMPARED[0] is not None:
+            held = bool(result) if symbol == "==" else (not result) if symbol == "!=" else None
+            COMPARED[0](symbol, (self, other), held)
+        return result
+
+    return compare
+
+
+def _arithmetic(method: str) -> Callable[..., Any]:
+    real = getattr(float, method)
+
+    def arithmetic(self: TracedFloat, *other: Any) -> Any:
+        result = real(self, *other)
+        if not isinstance(result, float):
+            return result
+        return TracedFloat(result, self.origin | (_origin_of_number(other[0]) if other else frozenset()))
+
+    return arithmetic
+
+
+for _symbol, _method in (("<", "__lt__"), ("<=", "__le__"), (">", "__gt__"), (">=", "__ge__"), ("==", "__eq__"), ("!=", "__ne__")):
+    setattr(TracedFloat, _method, _compare(_symbol, _method))
+for _method in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
+                "__pow__", "__rpow__", "__abs__", "__neg__", "__pos__", "__mod__", "__floordiv__"):
+    setattr(TracedFloat, _method, _arithmetic(_method))
+
+
+def _origin_of_number(value: Any) -> frozenset:
+    return value.origin if isinstance(value, TracedFloat) else frozenset()
