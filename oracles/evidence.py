@@ -279,7 +279,9 @@ class EvidenceRecorder:
     # -- following values --------------------------------------------------------------------------------
 
     def _follow(self, func: Any, args: tuple, kwargs: dict) -> Any:
-        if self._aside:
+        # Dynamo traces a mode it finds on the stack (a call compiled another way than torch.compile, which runs
+        # outside it): what it traces must be the operation alone.
+        if self._aside or _compiling():
             return func(*args, **kwargs)
         name = getattr(func, "__name__", "")
         if name in _WHOLE:
@@ -446,6 +448,11 @@ class EvidenceRecorder:
         check.__doc__ = getattr(real, "__doc__", None)
         self._patched.append((owner, name, real))
         setattr(owner, name, check)
+
+
+def _compiling() -> bool:
+    compiler = getattr(sys.modules["torch"], "compiler", None)
+    return bool(compiler is not None and compiler.is_compiling())
 
 
 def aside() -> Any:
