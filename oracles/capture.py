@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import ast
+import re
 import sys
-from typing import Any
 import traceback
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 from oracles.api import ExceptionInfo
 from oracles.compared import KernelWrites, compared_operands, compared_values, innermost_statement
@@ -52,10 +53,11 @@ def exception_info(
                 values, tensors = compared_values(statement, frame, callee), _module_tensors(frame)
     comparison = None
     if evidence is not None and failed_a_check(exc, statement, frame):
+        test = _unnegated(_deciding_test(tree, statement)) if tree is not None else None
         comparison = evidence.failing_comparison()
-        if comparison is None and tree is not None and frame is not None:
-            comparison = _numbers_compared(evidence, _deciding_test(tree, statement), frame)
-        if comparison is not None and tree is not None and trivial_check(tree, statement, frame) is not None:
+        if comparison is None and frame is not None:
+            comparison = _numbers_compared(evidence, test, frame)
+        if comparison is not None and tree is not None and trivial_check(tree, test, frame) is not None:
             comparison = None
     if comparison is not None and comparison.kernels and (compared is None or "kernel " not in compared):
         # The static reading missed it (a helper's return, `.all()`, a loop): the run knows which kernel's
@@ -81,16 +83,39 @@ def unittest_failure(exc: BaseException) -> tuple[str, str] | None:
     failures, errors = getattr(result, "failures", None), getattr(result, "errors", None)
     if not isinstance(failures, list) or not isinstance(errors, list) or not failures + errors:
         return None
-    printed = (failures or errors)[-1][1]
-    lines = printed.rstrip().splitlines()
-    end = len(lines) - 1
-    while end > 0 and (lines[end].startswith(" ") or not lines[end]):
-        end -= 1
-    start = end
-    while start > 0 and not lines[start - 1].startswith(" ") and not lines[start - 1].startswith("Traceback"):
-        start -= 1
-    head, _, first = lines[start].partition(": ")
-    return head.strip(), "\n".join([first, *lines[start + 1 :]]).strip()
+    printed = printed_exception((failures or errors)[-1][1])
+    return printed[:2] if printed is not None else None
+
+
+_TRACEBACK = "Traceback (most recent call last):"
+_FRAME = re.compile(r'^  File "(?P<file>[^"]+)", line (?P<line>\d+)')
+# The lines unittest prints between one failure and the next, and before its summary.
+_UNITTEST_SEPARATORS = ("-" * 70, "=" * 70)
+
+
+def printed_exception(text: str, script_name: str | None = None) -> tuple[str, str, int | None] | None:
+    """The exception a printed traceback (the last one in ``text``) ends with: its type, its message, and the
+    last line of the file named ``script_name`` among its frames; ``None`` if ``text`` holds no traceback."""
+
+    lines = text.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith(_TRACEBACK)]
+    if not starts:
+        return None
+    last_line_in_script = None
+    i = starts[-1] + 1
+    while i < len(lines) and (lines[i].startswith(" ") or not lines[i]):
+        frame = _FRAME.match(lines[i])
+        if frame and script_name is not None and Path(frame["file"]).name == script_name:
+            last_line_in_script = int(frame["line"])
+        i += 1
+    if i >= len(lines):
+        return None
+    head, _, first = lines[i].partition(": ")
+    rest = lines[i + 1 :]
+    # unittest.main() prints its summary after the last failure's traceback: not part of the failure.
+    rest = rest[: next((k for k, line in enumerate(rest) if line in _UNITTEST_SEPARATORS), len(rest))]
+    message = "\n".join([first, *rest]) if first or rest else ""
+    return head.strip(), message.strip(), last_line_in_script
 
 
 # Modules whose functions raise when a check fails: the check is the script's, made through them.
@@ -113,14 +138,12 @@ def failed_a_check(exc: BaseException, statement: ast.stmt | None, frame: FrameT
     return isinstance(exc, AssertionError) and module.startswith(_CHECKERS)
 
 
-def trivial_check(tree: ast.Module, statement: ast.stmt | None, frame: FrameType | None) -> str | None:
+def trivial_check(tree: ast.Module, test: ast.expr | None, frame: FrameType | None) -> str | None:
     """Why the check that failed compares nothing (``"a literal"``, ``"None"``, ``"a function that returns no
-    value"``), or ``None``: the test an ``assert`` reads, or that decides the ``raise`` or exit under its
-    ``if``, is a literal, names ``None``, or calls a function of the script that returns nothing but literals."""
+    value"``), or ``None``: its deciding ``test`` (``_deciding_test``, ``not`` taken off), the test an
+    ``assert`` reads or that decides the ``raise`` or exit under its ``if``, is a literal, names ``None``, or
+    calls a function of the script that returns nothing but literals."""
 
-    test = _deciding_test(tree, statement)
-    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        test = test.operand
     if isinstance(test, ast.Constant):
         return "a literal"
     if isinstance(test, ast.Name) and frame is not None:
@@ -156,12 +179,16 @@ def _deciding_test(tree: ast.Module, statement: ast.stmt | None) -> ast.expr | N
     return None if isinstance(innermost, ast.ExceptHandler) else ast.Constant(True)
 
 
-def _numbers_compared(evidence: EvidenceRecorder, test: ast.expr | None, frame: FrameType) -> Any:
-    """The deciding test's comparison, where it compares plain numbers that were read out of the suspect's
-    tensors (``worst = max(worst, float(err))``: ``float()`` cannot return a traced number)."""
-
+def _unnegated(test: ast.expr | None) -> ast.expr | None:
     while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         test = test.operand
+    return test
+
+
+def _numbers_compared(evidence: EvidenceRecorder, test: ast.expr | None, frame: FrameType) -> Any:
+    """The deciding test's comparison (``not`` taken off), where it compares plain numbers that were read out of
+    the suspect's tensors (``worst = max(worst, float(err))``: ``float()`` cannot return a traced number)."""
+
     if not isinstance(test, ast.Compare) or len(test.ops) != 1:
         return None
     values = [_evaluated_plainly(operand, frame) for operand in (test.left, *test.comparators)]

@@ -182,6 +182,12 @@ def compared_values(statement: ast.stmt, frame: FrameType, callee: FrameType | N
         values = [_evaluated(operand, frame) for operand in operands]
     if not values or any(value is _UNTOLD for value in values):
         return None
+    return digest_of(values)
+
+
+def digest_of(values: list | tuple) -> str | None:
+    """A digest of ``values``' dtypes, shapes and bytes (``None`` where one cannot be told cheaply)."""
+
     digest = hashlib.sha1()
     for value in values:
         described = value_bytes(value)

@@ -20,13 +20,13 @@ did not hold, which ``oracles.capture`` reads when the script's check fails.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import math
 import os
 import sys
 import weakref
 from typing import Any, Iterator
 
+from oracles.compared import digest_of
 from oracles.comparison import COMPARED, COMPILED, INPUT, NUMBER, OTHER, Comparison, Operand, TracedFloat
 
 __all__ = ["EVIDENCE_MARK", "Comparison", "EvidenceRecorder", "TracedFloat", "aside", "shows_evidence"]
@@ -84,16 +84,19 @@ class EvidenceRecorder:
 
     ``writes``: the kernel writes of the run (``oracles.compared.KernelWrites``): a tensor a kernel of the script
     wrote is that kernel's output. ``folder``: the script's folder; comparisons made from code elsewhere (a
-    library's own) are not the script's check.
+    library's own) are not the script's check. ``kernels_defined``: the script's folder defines Triton kernels.
 
     A mode is off the stack inside its own handler, so what runs inside a backward (a saved-tensor hook's
     comparison) is not followed; what a kernel wrote meanwhile is (``_AUTOGRAD``).
     """
 
-    def __init__(self, writes: Any, folder: str | None):
+    def __init__(self, writes: Any, folder: str | None, kernels_defined: bool = False):
         import torch.utils.weak
 
         self._writes = writes
+        # Whether the script (or a module beside it) defines Triton kernels: only then are the operations that
+        # computed each tensor followed (``_ops``), every operation's cost.
+        self._kernels_defined = kernels_defined
         self._folder = os.path.abspath(folder) + os.sep if folder else None
         self._origins: Any = torch.utils.weak.WeakIdKeyDictionary()  # tensor -> frozenset of suspects
         self._pending: Any = torch.utils.weak.WeakIdKeyDictionary()  # tensor -> (symbol, operands) not yet read
@@ -209,7 +212,7 @@ class EvidenceRecorder:
             operands = tuple(self._operand(v, operations=True) for v in values)
         with self.aside():
             difference = _largest_difference(values) if held is False else None
-            digest = _digest(values) if held is not True else None
+            digest = digest_of(values) if held is not True else None
         self.comparisons.append(Comparison(kind, operands, held, difference, digest))
         del self.comparisons[:-_MOST_KEPT]
 
@@ -296,7 +299,7 @@ class EvidenceRecorder:
             # A kernel wrote while autograd ran (a backward kernel, or one writing into a saved tensor): what
             # autograd computed went through it, though no operation the script called shows it.
             origin |= {f"kernel {k}" for k in self._writes.kernels_since(mark)}
-        if "triton" in sys.modules and name not in _FACTORIES:
+        if self._kernels_defined and name not in _FACTORIES:
             self._note_operations(name, args, kwargs, result)
         if name == "__get__":
             return self._attribute_read(func, args, result)
@@ -311,7 +314,7 @@ class EvidenceRecorder:
             return result
         if name == "__float__" and isinstance(result, float):
             self._read_numbers[result] = origin
-            del_oldest(self._read_numbers)
+            _drop_oldest(self._read_numbers)
         if name == "numpy":
             self._arrays[id(result)] = (weakref.ref(result), origin)
             return result
@@ -489,7 +492,7 @@ def _operation_name(name: str) -> str | None:
     return name
 
 
-def del_oldest(kept: dict, most: int = _MOST_KEPT) -> None:
+def _drop_oldest(kept: dict, most: int = _MOST_KEPT) -> None:
     while len(kept) > most:
         del kept[next(iter(kept))]
 
@@ -546,20 +549,6 @@ def _largest_difference(values: tuple) -> float | None:
         return float((left.double() - right.double().to(left.device)).abs().max())
     except Exception:  # noqa: BLE001 - not two numeric arrays alike: nothing to tell
         return None
-
-
-def _digest(values: tuple) -> str | None:
-    """A digest of the operands' dtypes, shapes and bytes (see ``oracles.script.same_comparison``)."""
-
-    from oracles.compared import value_bytes
-
-    digest = hashlib.sha1()
-    for value in values:
-        described = value_bytes(float(value) if isinstance(value, TracedFloat) else value)
-        if described is None:
-            return None
-        digest.update(described)
-    return digest.hexdigest()[:12]
 
 
 def _library_frame(frame: Any) -> bool:

@@ -70,7 +70,10 @@ class Harness:
         self.kernels = self.launches.kernels
         self.kernel_writes = self.launches.writes
         folder = os.path.dirname(os.path.abspath(script_path)) if script_path else None
-        self.evidence = EvidenceRecorder(self.kernel_writes, folder) if NEEDS_EVIDENCE in self.needs else None
+        self.evidence = (
+            EvidenceRecorder(self.kernel_writes, folder, kernels_defined=_defines_kernels(folder))
+            if NEEDS_EVIDENCE in self.needs else None
+        )
         self._real_compile: Callable[..., Any] | None = None
         self._eager_only = False
         self._tracing_only = False
@@ -291,6 +294,27 @@ class Harness:
 
 
 # -- compiled targets and their outputs --------------------------------------------------------------
+
+
+def _defines_kernels(folder: str | None) -> bool:
+    """Whether a Python file of ``folder`` (the script's) may define a Triton kernel (it names triton), as
+    ``KernelLaunches`` counts the script's own kernels: those defined there."""
+
+    if folder is None:
+        return False
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".py"))[:_MOST_FILES_READ]
+    except OSError:
+        return False
+    for name in names:
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            with open(os.path.join(folder, name)) as f:
+                if "triton" in f.read():
+                    return True
+    return False
+
+
+_MOST_FILES_READ = 64
 
 
 def _backend_name(backend: Any) -> str:

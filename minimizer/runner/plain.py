@@ -8,7 +8,6 @@ the way the oracles name an exception (``oracles.signature.exception_signature``
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 import tempfile
@@ -29,14 +28,10 @@ from minimizer.runner.process import (
 )
 from minimizer.runner.workspace import populate
 from oracles.api import ExceptionInfo
-from oracles.capture import assert_test_at
+from oracles.capture import assert_test_at, printed_exception
 from oracles.signature import exception_signature
 
-_TRACEBACK = "Traceback (most recent call last):"
-# The lines unittest prints between one failure and the next, and before its summary.
-UNITTEST_SEPARATORS = ("-" * 70, "=" * 70)
 _TRACEBACK_SEARCH_CHARS = 1 << 20
-_FRAME = re.compile(r'^  File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
 
 @dataclass
@@ -185,26 +180,12 @@ def exception_from_stderr(stderr: str, script: Path) -> ExceptionInfo | None:
     """The exception that ended a Python process, from the traceback it printed (the last one), with the
     assert's test when it is a failed assert in ``script``; ``None`` if there is no traceback."""
 
-    lines = stderr.splitlines()
-    starts = [i for i, line in enumerate(lines) if line.startswith(_TRACEBACK)]
-    if not starts:
+    printed = printed_exception(stderr, script.name)
+    if printed is None:
         return None
-    last_line_in_script = None
-    i = starts[-1] + 1
-    while i < len(lines) and (lines[i].startswith(" ") or not lines[i]):
-        frame = _FRAME.match(lines[i])
-        if frame and Path(frame["file"]).name == script.name:
-            last_line_in_script = int(frame["line"])
-        i += 1
-    if i >= len(lines):
-        return None
-    head, _, first = lines[i].partition(": ")
-    rest = lines[i + 1 :]
-    # unittest.main() prints its summary after the last failure's traceback: not part of the failure.
-    rest = rest[: next((k for k, line in enumerate(rest) if line in UNITTEST_SEPARATORS), len(rest))]
-    message = "\n".join([first, *rest]) if first or rest else ""
+    head, message, last_line_in_script = printed
     assert_text = None
     if head == "AssertionError" and last_line_in_script is not None:
         assert_text = assert_test_at(script, last_line_in_script)
-    return ExceptionInfo(type=head.strip(), message=message.strip(), assert_text=assert_text)
+    return ExceptionInfo(type=head, message=message, assert_text=assert_text)
 
