@@ -8,7 +8,6 @@ the GPUs, the compile cache, the log of candidates' runs); the stages only ask i
 from __future__ import annotations
 
 import dataclasses
-import os
 import tempfile
 import threading
 import time
@@ -20,7 +19,7 @@ from minimizer.candidate_log import CandidateLog
 from minimizer.options import CANDIDATE_TIMEOUT_FACTOR, MIN_CANDIDATE_TIMEOUT, Options
 from minimizer.progress import Progress
 from minimizer.reduce.keys import candidate_key, short_key
-from minimizer.runner.gpus import GpuPool, default_jobs, visible_gpus
+from minimizer.runner.gpus import GpuPool, default_jobs, usable_cores, visible_gpus
 from minimizer.runner.plain import PlainRun, run_plain
 from minimizer.runner.process import (
     CompileCacheStats,
@@ -64,7 +63,7 @@ class Runs:
             and (options.resident == "always" or (options.resident == "auto" and bool(self.gpus.gpus)))
         )
         if options.jobs is None:
-            jobs = self.ray.slots if self.ray else default_jobs(os.cpu_count(), len(self.gpus.gpus))
+            jobs = self.ray.slots if self.ray else default_jobs(usable_cores(), len(self.gpus.gpus))
             options = dataclasses.replace(options, jobs=jobs)
         self.options = options
         self._compile_cache_dir = tempfile.TemporaryDirectory(prefix="minimizer-compile-cache-")

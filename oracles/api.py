@@ -124,6 +124,9 @@ class RecordedRun:
     # What those kernels read or wrote outside every tensor a launch gave them, seen under Triton's interpreter:
     # ``rms_norm_kernel reads 1 past weight_ptr, 1 past x_ptr`` (see ``oracles.kernel_memory``).
     kernel_strays: list[str] = field(default_factory=list)
+    # Where the run replayed the original's first launch of a compared kernel (``oracles.kernel_replay``), how
+    # the candidate's kernel wrote otherwise: ``row_kernel writes other values into out_ptr than ...``.
+    kernel_replays: list[str] = field(default_factory=list)
     # The one compiled target the run compiled (every other ran eagerly), when the run was asked to (see
     # ``oracles.harness.Harness.only_compile``).
     only_compile: str | None = None

@@ -46,9 +46,9 @@ class KernelWrites:
 
     def __init__(self) -> None:
         # id(storage) -> (weak ref to the storage, kernel that last wrote it or None, weak ref to the tensor
-        # written or given, flat mask of its elements no launch changed or None), in the order of the last write
-        # (storages only read keep the place they were first given at).
-        self._storages: dict[int, tuple[Any, str | None, Any, Any]] = {}
+        # written or given, flat mask of its elements no launch changed or None, the numbers that launch was
+        # given), in the order of the last write (storages only read keep the place they were first given at).
+        self._storages: dict[int, tuple[Any, str | None, Any, Any, str]] = {}
         self._parameters: dict[str, set[str]] = {}  # kernel -> the parameters through which it wrote
         self.writes_noted = 0  # how many writes were noted so far; with `_last_noted`, which kernels wrote since
         self._last_noted: dict[str, int] = {}
@@ -67,15 +67,16 @@ class KernelWrites:
         if self._entry(tensor) is None:
             self._keep(tensor, None, None)
 
-    def note(self, tensor: Any, kernel: str, unchanged: Any = None) -> None:
+    def note(self, tensor: Any, kernel: str, unchanged: Any = None, settings: str = "") -> None:
         """``tensor`` was written by ``kernel``; ``unchanged``: a flat boolean mask of the elements this launch
-        left as they were (``None``: not known)."""
+        left as they were (``None``: not known); ``settings``: the numbers the launch was given
+        (``oracles.settings.launch_settings``)."""
 
         known = self._entry(tensor)
         if known is not None and known[1] is not None and known[2]() is tensor:
             # Unchanged by every launch; one launch that told nothing makes it unknown.
             unchanged = None if known[3] is None or unchanged is None else known[3] & unchanged
-        self._keep(tensor, kernel, unchanged)
+        self._keep(tensor, kernel, unchanged, settings)
         self.writes_noted += 1
         self._last_noted[kernel] = self.writes_noted
 
@@ -84,17 +85,17 @@ class KernelWrites:
 
         return {kernel for kernel, noted in self._last_noted.items() if noted > mark}
 
-    def _entry(self, value: Any) -> tuple[Any, str | None, Any, Any] | None:
+    def _entry(self, value: Any) -> tuple[Any, str | None, Any, Any, str] | None:
         storage = _storage_object(value)
         known = self._storages.get(id(storage)) if storage is not None else None
         return known if known is not None and known[0]() is storage else None
 
-    def _keep(self, tensor: Any, kernel: str | None, unchanged: Any) -> None:
+    def _keep(self, tensor: Any, kernel: str | None, unchanged: Any, settings: str = "") -> None:
         storage = _storage_object(tensor)
         if storage is None:
             return
         try:
-            entry = (weakref.ref(storage), kernel, weakref.ref(tensor), unchanged)
+            entry = (weakref.ref(storage), kernel, weakref.ref(tensor), unchanged, settings)
         except TypeError:
             return
         self._storages.pop(id(storage), None)
@@ -116,6 +117,12 @@ class KernelWrites:
 
         known = self._entry(value)
         return known[1] if known is not None else None
+
+    def settings_of(self, value: Any) -> str:
+        """The numbers given to the launch that last wrote into ``value``'s storage (``max_bucket=6``)."""
+
+        known = self._entry(value)
+        return known[4] if known is not None else ""
 
     def was_passed(self, value: Any) -> bool:
         """Whether ``value``'s storage is that of a tensor a launch was given, while that storage lives."""

@@ -4,6 +4,7 @@ follows: what a failing check compared, in a form that travels (its signature, i
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -48,7 +49,7 @@ class Comparison:
     def kernels(self) -> list[str]:
         """The kernels of the script whose output it compared."""
 
-        return [o.origin.removeprefix("kernel ") for o in self.operands if o.origin.startswith("kernel ")]
+        return [name for o in self.operands for name in re.findall(r"\bkernel (\w+)", o.origin)]
 
     @property
     def signature(self) -> str:

@@ -27,12 +27,15 @@ import weakref
 from typing import Any, Iterator
 
 from oracles.compared import digest_of
+from oracles.settings import operation_settings
 from oracles.comparison import COMPARED, COMPILED, INPUT, NUMBER, OTHER, Comparison, Operand, TracedFloat
 
 __all__ = ["EVIDENCE_MARK", "Comparison", "EvidenceRecorder", "TracedFloat", "aside", "shows_evidence"]
 # How a signature names the comparison of the suspect's values that failed the script's check.
 EVIDENCE_MARK = "[evidence: "
 _MOST_KEPT = 256
+# How an origin set names an operation a suspect's value was combined with (see _references_among).
+_AGAINST = "against "
 _MOST_BYTES_DIFFERENCED = 64 * 2**20
 
 
@@ -224,14 +227,14 @@ class EvidenceRecorder:
         if not any(origins):
             return None
         operands = tuple(
-            Operand("+".join(sorted(o)), _described(v)) if o else self._operand(v) for v, o in zip(values, origins)
+            Operand(_origin_text(o), _described(v)) if o else self._operand(v) for v, o in zip(values, origins)
         )
         return Comparison(symbol, operands, None)
 
     def _operand(self, value: Any, operations: bool = False) -> Operand:
         origin = self.origin_of(value)
         if origin:
-            return Operand("+".join(sorted(origin)), _described(value))
+            return Operand(_origin_text(origin), _described(value))
         if isinstance(value, TracedFloat):
             return Operand(OTHER, _described(value))
         if self._given_to_the_suspect(value):
@@ -252,7 +255,12 @@ class EvidenceRecorder:
         if isinstance(value, torch.Tensor):
             found = self._origins.get(value, frozenset())
             kernel = self._writes.writer_of(value) if self._writes else None
-            return found | {f"kernel {kernel}"} if kernel is not None else found
+            if kernel is None:
+                return found
+            # What the launch was given is part of what it computed: a repro that launches it with another
+            # `max_bucket` compares other numbers (see oracles.settings).
+            settings = self._writes.settings_of(value)
+            return found | {f"kernel {kernel}({settings})" if settings else f"kernel {kernel}"}
         known = self._arrays.get(id(value))
         if known is not None and known[0]() is value:
             return known[1]
@@ -292,6 +300,8 @@ class EvidenceRecorder:
             self.record(_WHOLE[name], args[:2], bool(result))
             return result
         origin = self._origin_of_arguments(args, kwargs)
+        if origin and self._kernels_defined:
+            origin |= self._references_among(args, kwargs)
         pending = self._pending_of(args) if self._pending else None
         mark = self._writes.writes_noted if self._writes is not None else 0
         result = func(*args, **kwargs)
@@ -300,7 +310,7 @@ class EvidenceRecorder:
             # autograd computed went through it, though no operation the script called shows it.
             origin |= {f"kernel {k}" for k in self._writes.kernels_since(mark)}
         if self._kernels_defined and name not in _FACTORIES:
-            self._note_operations(name, args, kwargs, result)
+            self._note_operations(name, func, args, kwargs, result)
         if name == "__get__":
             return self._attribute_read(func, args, result)
         if name == "backward" and origin:
@@ -355,14 +365,17 @@ class EvidenceRecorder:
             self._origins[result] = self._origins.get(result, frozenset()) | origin
         return result
 
-    def _note_operations(self, name: str, args: tuple, kwargs: dict, result: Any) -> None:
-        """``result`` computed by ``name`` from the arguments: their operations and this one (``cpu``, ``view``
-        and the like compute nothing; a tensor a kernel was given is where following stops)."""
+    def _note_operations(self, name: str, func: Any, args: tuple, kwargs: dict, result: Any) -> None:
+        """``result`` computed by ``name`` from the arguments: their operations and this one, with what it was
+        told (``clamp(max=5)``; ``cpu``, ``view`` and the like compute nothing; a tensor a kernel was given is where
+        following stops)."""
 
         tensors = _tensors_in(result)
         if not tensors:
             return
         operation = _operation_name(name)
+        settings = operation_settings(func, args, kwargs) if operation else ""
+        operation = f"{operation}({settings})" if settings else operation
         found: frozenset = frozenset({operation}) if operation else frozenset()
         for value in _shallow(args, kwargs):
             if hasattr(value, "untyped_storage") and not self._given_to_the_suspect(value):
@@ -401,6 +414,19 @@ class EvidenceRecorder:
             elif hasattr(value, "untyped_storage"):
                 found |= self.origin_of(value)
         return found
+
+    def _references_among(self, args: tuple, kwargs: dict) -> frozenset:
+        """``{"against leaky_relu(negative_slope=0.1)"}``: the operations that computed the arguments that come from
+        no suspect, combined here with one that does (``ours - reference``). A value reduced from a kernel's output
+        and its reference to one number (``(ours - ref).abs().max() < tol``) is compared with a plain number; what
+        it was measured against is then part of what the check compares (a reference that lost its slope, or
+        went, is another check)."""
+
+        found: set[str] = set()
+        for value in _shallow(args, kwargs):
+            if hasattr(value, "untyped_storage") and not self.origin_of(value) and not self._given_to_the_suspect(value):
+                found |= {f"{_AGAINST}{operation}" for operation in self._ops.get(value, ())}
+        return frozenset(found)
 
     def _pending_of(self, args: tuple) -> Any:
         for value in args:
@@ -490,6 +516,14 @@ def _operation_name(name: str) -> str | None:
     if name.startswith("__") and name.endswith("__"):
         return _DUNDER_OPERATIONS.get(name.strip("_"))
     return name
+
+
+def _origin_text(origin: frozenset) -> str:
+    """``kernel k against leaky_relu(negative_slope=0.1)+sub``: the suspects, then what they were measured against."""
+
+    suspects = sorted(o for o in origin if not o.startswith(_AGAINST))
+    against = sorted(o.removeprefix(_AGAINST) for o in origin if o.startswith(_AGAINST))
+    return "+".join(suspects) + (f" against {'+'.join(against)}" if against else "")
 
 
 def _drop_oldest(kept: dict, most: int = _MOST_KEPT) -> None:

@@ -169,6 +169,13 @@ class Harness:
 
         return self.launches.strays()
 
+    def replay_differences(self) -> list[str]:
+        """How the candidate's compared kernels wrote otherwise than the original's on its first launch, where
+        the run was asked to replay it (``oracles.kernel_replay``)."""
+
+        replayed = self.launches.first_launches
+        return list(replayed.differences) if replayed is not None else []
+
     def clear(self) -> None:
         """Forget what was recorded so far (after the eager pre-check, before the real run)."""
 

@@ -16,7 +16,9 @@ from typing import Any, Callable
 
 from oracles.compared import KernelWrites
 from oracles.evidence import aside
+from oracles.kernel_replay import FirstLaunches
 from oracles.kernel_memory import InterpretedAccesses, note_reach, out_of_bounds, stored_elements
+from oracles.settings import launch_settings
 
 # Launches of one kernel whose tensors are compared before and after, to tell which ones it wrote.
 _LAUNCHES_COMPARED = 8
@@ -35,6 +37,8 @@ class KernelLaunches:
         self.reaches: dict[tuple[str, str, str], tuple[int, int]] = {}
         self._accesses = InterpretedAccesses()
         self._launches: collections.Counter[str] = collections.Counter()
+        # The first launches the reducer's stage for compared kernels records or replays (oracles.kernel_replay).
+        self.first_launches = FirstLaunches.requested()
         self._real_getitem: Any = None
 
     def install(self) -> None:
@@ -55,7 +59,7 @@ class KernelLaunches:
             ours = code is not None and tracker.folder and os.path.dirname(os.path.abspath(code.co_filename)) == tracker.folder
             if not ours:
                 return launch
-            return lambda *args, **kwargs: tracker._launch_and_note(fn, launch, interpreted, args, kwargs)
+            return lambda *args, **kwargs: tracker._launch_and_note(fn, launch, interpreted, args, kwargs, kernel)
 
         self._real_getitem = real
         KernelInterface.__getitem__ = getitem
@@ -84,8 +88,16 @@ class KernelLaunches:
             grouped[kernel, verb].append(f"{' and '.join(r for r in reach if r)} {name}")
         return [f"{kernel} {verb} {', '.join(names)}" for (kernel, verb), names in grouped.items()]
 
-    def _launch_and_note(self, fn: Any, launch: Callable[..., Any], interpreted: bool, args: tuple, kwargs: dict) -> Any:
+    def _launch_and_note(
+        self, fn: Any, launch: Callable[..., Any], interpreted: bool, args: tuple, kwargs: dict, kernel: Any
+    ) -> Any:
         with aside():  # the snapshots' comparisons are ours; what the kernel wrote is told by KernelWrites
+            if self.first_launches is not None:
+                options = {k: v for k, v in kwargs.items() if k not in _bound(fn, args, kwargs)}
+                self.first_launches.on_launch(
+                    fn.__name__, _bound(fn, args, kwargs),
+                    lambda grid: lambda **given: self._real_getitem(kernel, grid)(**given, **options),
+                )
             return self._launch_and_note_aside(fn, launch, interpreted, args, kwargs)
 
     def _launch_and_note_aside(
@@ -109,14 +121,15 @@ class KernelLaunches:
             ]
             # Which parameters a kernel writes through is told by the launches compared, not by the later ones,
             # where every tensor counts as written.
-            parameters = _tensor_parameters(fn, args, kwargs)
+            parameters = _tensor_parameters(_bound(fn, args, kwargs))
             self.writes.note_parameters(fn.__name__, [name for name, t in parameters.items() if any(t is w for w, _ in written)])
             for (verb, name), reach in out_of_bounds(accesses, parameters).items():
                 note_reach(self.reaches, (fn.__name__, verb, name), reach)
         for tensor in tensors:
             self.writes.note_passed(tensor)
+        settings = launch_settings(_bound(fn, args, kwargs), _constexprs(fn))
         for tensor, unchanged in written:
-            self.writes.note(tensor, fn.__name__, unchanged)
+            self.writes.note(tensor, fn.__name__, unchanged, settings)
         if written and fn.__name__ not in self.kernels:
             self.kernels.append(fn.__name__)
         return result
@@ -157,14 +170,26 @@ def _unchanged(tensor: Any, before: Any, stored: Any = None) -> Any:
     return unchanged if stored is None else unchanged & ~stored
 
 
-def _tensor_parameters(fn: Any, args: tuple, kwargs: dict) -> dict[str, Any]:
-    """The launch's tensor arguments by the kernel's parameter names (``{}`` if they do not bind)."""
-
-    import torch
+def _bound(fn: Any, args: tuple, kwargs: dict) -> dict[str, Any]:
+    """The launch's arguments by the kernel's parameter names (``{}`` if they do not bind); launch options
+    (``num_warps=4``) are not the kernel's parameters."""
 
     try:
-        bound = inspect.signature(fn).bind_partial(*args, **kwargs).arguments
+        signature = inspect.signature(fn)
+        given = {k: v for k, v in kwargs.items() if k in signature.parameters}
+        return dict(signature.bind_partial(*args, **given).arguments)
     except (TypeError, ValueError):
         return {}
+
+
+def _tensor_parameters(bound: dict[str, Any]) -> dict[str, Any]:
+    import torch
+
     return {name: value for name, value in bound.items() if isinstance(value, torch.Tensor)}
 
+
+def _constexprs(fn: Any) -> set[str]:
+    """The names of a kernel function's ``tl.constexpr`` parameters (block sizes, flags), as annotated."""
+
+    annotations = getattr(fn, "__annotations__", {}) or {}
+    return {name for name, annotation in annotations.items() if "constexpr" in str(annotation)}

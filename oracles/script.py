@@ -59,6 +59,10 @@ def same_comparison(run: RecordedRun) -> Verdict:
     values = run.exception.compared_values if run.exception is not None else None
     if values is None:
         return Verdict(False, detail="no comparison of a kernel's output whose values could be told")
+    if run.kernel_replays:
+        # Held values on shrunk inputs are not enough: the kernel must compute what the original's did on its
+        # first launch (oracles.kernel_replay).
+        return Verdict(False, detail=run.kernel_replays[0])
     strays = list(dict.fromkeys(" ".join(stray.split()[:2]) for stray in run.kernel_strays))
     verdict = _script_verdict(run, strays)
     return dataclasses.replace(verdict, signature=f"{verdict.signature} [values: {values}]") if verdict.fires else verdict

@@ -124,6 +124,7 @@ def _record(
         inplace_violations=harness.inplace_violations,
         kernels=list(harness.kernels),
         kernel_strays=harness.strays(),
+        kernel_replays=harness.replay_differences(),
         only_compile=harness.only_compile,
     )
     if eager_precheck:
@@ -153,6 +154,7 @@ def _eager_precheck(
             inplace_violations=harness.inplace_violations,
             kernels=list(harness.kernels),
             kernel_strays=harness.strays(),
+            kernel_replays=harness.replay_differences(),
             only_compile=harness.only_compile,
         )
         return run, None

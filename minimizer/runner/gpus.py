@@ -53,6 +53,15 @@ def visible_gpus(
     return tuple(gpus)
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (``taskset``, a container's CPU set), not every core of the host."""
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def default_jobs(cpu_count: int | None, gpu_count: int) -> int:
     """Candidates evaluated at once by default: half the cores (compiles are CPU work), at most
     ``MAX_DEFAULT_JOBS``, but one per GPU where a host has more GPUs than that (and the cores to feed them)."""

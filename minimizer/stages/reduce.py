@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import tempfile
 import time
 from typing import TYPE_CHECKING, Callable
 
@@ -16,6 +17,7 @@ from minimizer.metrics import count_tokens, measure
 from minimizer.reduce.keys import candidate_key
 from minimizer.reduce.scheduler import OutOfTime, Reducer
 from minimizer.reduce.tester import Tester, speculation_for
+from minimizer.runner.gpus import usable_cores
 from minimizer.runner.process import RunSettings
 from minimizer.source.frozen import FrozenKernels, GuardedMasks, compared_kernels
 from minimizer.source.statement import StatementPlace
@@ -23,6 +25,7 @@ from minimizer.stages.best_so_far import BestSoFar
 from minimizer.stages.lift import is_buried, lives_elsewhere, recorded_graphs
 from minimizer.stages.pin import Pinned, Target
 from oracles.api import NEEDS_CALLS
+from oracles.kernel_replay import asking
 from oracles.registry import load_oracle
 from oracles.script import SAME_COMPARISON
 
@@ -106,7 +109,7 @@ def _reduce_source(
     jobs = runs.jobs
     # With several workers and cores to spare, helper processes screen candidates: the parent's CPU limits
     # throughput there. On a host with no spare cores they would only take CPU from the candidates.
-    spare_cores = (os.cpu_count() or 1) - jobs
+    spare_cores = usable_cores() - jobs
     offloaded = OffloadedScreen(screen, workers=2) if jobs > 1 and spare_cores >= 4 else None
     # A verdict taken from another candidate says nothing of how this one's script ended (see _Target).
     share = target.own_failure is None
@@ -149,7 +152,28 @@ def _reduce_compared_kernels(
 
     if target.spec != "script" or not compared_kernels(target.signature):
         return text
-    held_settings = dataclasses.replace(settings, oracles=(SAME_COMPARISON,))
+    with tempfile.TemporaryDirectory(prefix="minimizer-launches-") as folder:
+        replayed = _first_launches_recorded(runs, target, settings, os.path.join(folder, "launches.pt"))
+        return _reduce_held_kernels(runs, text, target, settings, replayed, best, deadline)
+
+
+def _first_launches_recorded(runs: Runs, target: Target, settings: RunSettings, path: str) -> RunSettings:
+    """The settings of the stage for compared kernels: the values compared held, and each candidate's kernels
+    replaying the original program's first launch of theirs (``oracles.kernel_replay``), recorded into ``path``
+    by one run of the original now."""
+
+    kernels = compared_kernels(target.signature)
+    held = dataclasses.replace(settings, oracles=(SAME_COMPARISON,))
+    runs.run(runs.source, dataclasses.replace(held, env=(*settings.env, asking("record", path, kernels))))
+    if not os.path.exists(path):
+        runs.progress.message("the original's first kernel launches are too large to replay: holding the values compared alone")
+    return dataclasses.replace(held, env=(*settings.env, asking("replay", path, kernels)))
+
+
+def _reduce_held_kernels(
+    runs: Runs, text: str, target: Target, settings: RunSettings, held_settings: RunSettings, best: BestSoFar,
+    deadline: float | None,
+) -> str:
     # Twice: a kernel whose values vary from run to run (atomics) holds nothing.
     held, again = (r.verdict(SAME_COMPARISON) for r in runs.call_all([lambda: runs.run(text, held_settings)] * 2))
     if not held.fires or held.signature != again.signature:
@@ -160,7 +184,9 @@ def _reduce_compared_kernels(
     held_target = Target(SAME_COMPARISON, held.signature, target.own_failure)
     guarded = GuardedMasks.of(text, target.signature)
     try:
-        reduced = _reduce_source(runs, text, held_target, held_settings, best, deadline, kept=guarded, named=None)
+        reduced = _reduce_source(
+            runs, text, held_target, held_settings, best, deadline, kept=guarded, named=None, passes=_kernel_passes()
+        )
     except OutOfTime:
         best.work.reducers.append("kernels")
         _repin(runs, best.best_text, target, settings)
@@ -168,6 +194,17 @@ def _reduce_compared_kernels(
     best.work.reducers += ["kernels"] if reduced != text else []
     _repin(runs, reduced, target, settings)
     return reduced
+
+
+# A compared kernel's lines stay lines: an assignment merged into the next (`out = res + alpha * x; out = out + res`
+# read as one expression) computes the same, but the line its author must mend is then no longer a line of it.
+_MERGING_PASSES = frozenset({"inline_single_use_variables"})
+
+
+def _kernel_passes() -> list:
+    from minimizer.source.format import source_passes
+
+    return [p for p in source_passes() if p.name not in _MERGING_PASSES]
 
 
 def _tensors_as_factories(

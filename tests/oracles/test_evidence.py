@@ -300,18 +300,23 @@ def test_a_kernels_reference_is_told_by_the_operations_that_computed_it():
         positions = torch.arange(6)
         out = torch.empty_like(positions)
         writes.note_passed(positions)
-        writes.note(out, "bucket_kernel")
         out.copy_(positions.clamp(max=4))
+        writes.note(out, "bucket_kernel", settings="max_bucket=4")
         assert not bool((out == positions.abs().clamp(max=3)).all())
+        assert not bool((out == positions.abs().clamp(max=1)).all())
         assert not bool((out == positions.abs()).all())
         assert not bool((out == positions).all())
     finally:
         recorder.uninstall()
+    # What the reference's operations were told is part of it: clamp(max=1) is another reference than
+    # clamp(max=3), which the kernel's fix would not mend; so is the launch's max_bucket.
     assert [c.signature for c in recorder.comparisons] == [
-        "== of kernel bucket_kernel, abs+clamp",
-        "== of kernel bucket_kernel, abs",
-        "== of kernel bucket_kernel, input",
+        "== of kernel bucket_kernel(max_bucket=4), abs+clamp(max=3)",
+        "== of kernel bucket_kernel(max_bucket=4), abs+clamp(max=1)",
+        "== of kernel bucket_kernel(max_bucket=4), abs",
+        "== of kernel bucket_kernel(max_bucket=4), input",
     ]
+    assert recorder.comparisons[0].kernels == ["bucket_kernel"]
 
 
 def test_unittest_main_exits_named_by_the_failure_it_printed(tmp_path):
@@ -328,3 +333,32 @@ def test_unittest_main_exits_named_by_the_failure_it_printed(tmp_path):
     )
     plain = exception_from_stderr(printed, tmp_path / "check.py")
     assert (plain.type, plain.message) == ("AssertionError", "False is not true")
+
+
+def test_an_error_measured_against_a_reference_carries_the_reference():
+    # `(ours - ref).abs().max() < tol` compares a number: what the kernel's output was measured against is part of
+    # the check (a reference that lost its slope, or went, is another check).
+    pytest.importorskip("triton")
+    import torch.nn.functional as F
+
+    from oracles.compared import KernelWrites
+
+    writes = KernelWrites()
+    recorder = EvidenceRecorder(writes, folder=None, kernels_defined=True)
+    recorder.install()
+    try:
+        x = -torch.ones(3)
+        out = torch.empty_like(x)
+        writes.note_passed(x)
+        out.copy_(x)
+        writes.note(out, "leaky_kernel", settings="slope=0.1")
+        assert not (out - F.leaky_relu(x, 0.1)).abs().max().item() < 1e-5
+        assert not (out - F.leaky_relu(x)).abs().max().item() < 1e-5
+        assert not out.abs().max().item() < 0.5
+    finally:
+        recorder.uninstall()
+    assert [c.signature for c in recorder.comparisons] == [
+        "< of kernel leaky_kernel(slope=0.1) against leaky_relu(negative_slope=0.1), number",
+        "< of kernel leaky_kernel(slope=0.1) against leaky_relu(negative_slope=0.01), number",
+        "< of kernel leaky_kernel(slope=0.1), number",
+    ]
