@@ -14,6 +14,11 @@ COMPILED = "compiled"
 NUMBER = "number"
 INPUT = "input"
 OTHER = "other"
+# How an origin set names an operation a suspect's value was combined with (``ours - reference``), and a
+# suspect's value broadcast over more elements than it has (see ``oracles.evidence``).
+AGAINST = "against "
+SPREAD = "spread"
+MOST_BYTES_DIFFERENCED = 64 * 2**20
 
 
 @dataclass(frozen=True)
@@ -133,3 +138,36 @@ for _method in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul
 
 def _origin_of_number(value: Any) -> frozenset:
     return value.origin if isinstance(value, TracedFloat) else frozenset()
+
+
+def origin_text(origin: frozenset) -> str:
+    """``kernel k against leaky_relu(negative_slope=0.1)+sub``: the suspects, then what they were measured against."""
+
+    suspects = sorted(o for o in origin if not o.startswith(AGAINST) and o != SPREAD)
+    against = sorted(o.removeprefix(AGAINST) for o in origin if o.startswith(AGAINST))
+    spread = " spread by broadcasting" if SPREAD in origin else ""
+    return "+".join(suspects) + spread + (f" against {'+'.join(against)}" if against else "")
+
+
+def largest_difference(values: tuple) -> float | None:
+    """The largest absolute difference of two numbers, or of two arrays of one shape; ``None`` otherwise."""
+
+    if len(values) != 2:
+        return None
+    a, b = values
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        return abs(float(a) - float(b))
+    torch = _torch()
+    try:
+        left, right = (torch.as_tensor(v).detach() for v in (a, b))
+        if left.shape != right.shape or not left.numel() or left.numel() * 8 > MOST_BYTES_DIFFERENCED:
+            return None
+        return float((left.double() - right.double().to(left.device)).abs().max())
+    except Exception:  # noqa: BLE001 - not two numeric arrays alike: nothing to tell
+        return None
+
+
+def _torch() -> Any:
+    import torch
+
+    return torch

@@ -28,15 +28,16 @@ from typing import Any, Iterator
 
 from oracles.compared import digest_of
 from oracles.settings import operation_settings
-from oracles.comparison import COMPARED, COMPILED, INPUT, NUMBER, OTHER, Comparison, Operand, TracedFloat
+from oracles.comparison import (
+    AGAINST, COMPARED, COMPILED, INPUT, NUMBER, OTHER, SPREAD, Comparison, Operand, TracedFloat, largest_difference,
+    origin_text,
+)
 
 __all__ = ["EVIDENCE_MARK", "Comparison", "EvidenceRecorder", "TracedFloat", "aside", "shows_evidence"]
 # How a signature names the comparison of the suspect's values that failed the script's check.
 EVIDENCE_MARK = "[evidence: "
 _MOST_KEPT = 256
-# How an origin set names an operation a suspect's value was combined with (see _references_among).
-_AGAINST = "against "
-_MOST_BYTES_DIFFERENCED = 64 * 2**20
+_ELEMENT_WISE = frozenset({"add", "sub", "mul", "div", "pow", "remainder", "maximum", "minimum", "where"})
 
 
 def shows_evidence(signature: str) -> bool:
@@ -214,7 +215,7 @@ class EvidenceRecorder:
             # A kernel has no eager twin: its reference is told by the operations that computed it.
             operands = tuple(self._operand(v, operations=True) for v in values)
         with self.aside():
-            difference = _largest_difference(values) if held is False else None
+            difference = largest_difference(values) if held is False else None
             digest = digest_of(values) if held is not True else None
         self.comparisons.append(Comparison(kind, operands, held, difference, digest))
         del self.comparisons[:-_MOST_KEPT]
@@ -227,14 +228,14 @@ class EvidenceRecorder:
         if not any(origins):
             return None
         operands = tuple(
-            Operand(_origin_text(o), _described(v)) if o else self._operand(v) for v, o in zip(values, origins)
+            Operand(origin_text(o), _described(v)) if o else self._operand(v) for v, o in zip(values, origins)
         )
         return Comparison(symbol, operands, None)
 
     def _operand(self, value: Any, operations: bool = False) -> Operand:
         origin = self.origin_of(value)
         if origin:
-            return Operand(_origin_text(origin), _described(value))
+            return Operand(origin_text(origin), _described(value))
         if isinstance(value, TracedFloat):
             return Operand(OTHER, _described(value))
         if self._given_to_the_suspect(value):
@@ -309,6 +310,8 @@ class EvidenceRecorder:
             # A kernel wrote while autograd ran (a backward kernel, or one writing into a saved tensor): what
             # autograd computed went through it, though no operation the script called shows it.
             origin |= {f"kernel {k}" for k in self._writes.kernels_since(mark)}
+        if origin and self._kernels_defined and _spreads_a_suspect(name, args, result, self.origin_of):
+            origin |= {SPREAD}
         if self._kernels_defined and name not in _FACTORIES:
             self._note_operations(name, func, args, kwargs, result)
         if name == "__get__":
@@ -425,7 +428,7 @@ class EvidenceRecorder:
         found: set[str] = set()
         for value in _shallow(args, kwargs):
             if hasattr(value, "untyped_storage") and not self.origin_of(value) and not self._given_to_the_suspect(value):
-                found |= {f"{_AGAINST}{operation}" for operation in self._ops.get(value, ())}
+                found |= {f"{AGAINST}{operation}" for operation in self._ops.get(value, ())}
         return frozenset(found)
 
     def _pending_of(self, args: tuple) -> Any:
@@ -518,12 +521,15 @@ def _operation_name(name: str) -> str | None:
     return name
 
 
-def _origin_text(origin: frozenset) -> str:
-    """``kernel k against leaky_relu(negative_slope=0.1)+sub``: the suspects, then what they were measured against."""
+def _spreads_a_suspect(name: str, args: tuple, result: Any, origin_of: Any) -> bool:
+    """Whether an element-wise operation broadcast a suspect's value over more elements than it has (a kernel's
+    one-column output added to two columns): the comparison then measures the broadcast, not the kernel."""
 
-    suspects = sorted(o for o in origin if not o.startswith(_AGAINST))
-    against = sorted(o.removeprefix(_AGAINST) for o in origin if o.startswith(_AGAINST))
-    return "+".join(suspects) + (f" against {'+'.join(against)}" if against else "")
+    if _operation_name(name) not in _ELEMENT_WISE or not hasattr(result, "numel"):
+        return False
+    return any(
+        hasattr(a, "untyped_storage") and 0 < a.numel() < result.numel() and origin_of(a) for a in args[:2]
+    )
 
 
 def _drop_oldest(kept: dict, most: int = _MOST_KEPT) -> None:
@@ -567,22 +573,6 @@ def _described(value: Any) -> str:
     if shape is not None and dtype is not None:
         return f"{str(dtype).removeprefix('torch.')} {list(shape)}"
     return type(value).__name__
-
-
-def _largest_difference(values: tuple) -> float | None:
-    if len(values) != 2:
-        return None
-    a, b = values
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
-        return abs(float(a) - float(b))
-    torch = sys.modules["torch"]
-    try:
-        left, right = (torch.as_tensor(v).detach() for v in (a, b))
-        if left.shape != right.shape or not left.numel() or left.numel() * 8 > _MOST_BYTES_DIFFERENCED:
-            return None
-        return float((left.double() - right.double().to(left.device)).abs().max())
-    except Exception:  # noqa: BLE001 - not two numeric arrays alike: nothing to tell
-        return None
 
 
 def _library_frame(frame: Any) -> bool:

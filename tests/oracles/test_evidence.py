@@ -362,3 +362,26 @@ def test_an_error_measured_against_a_reference_carries_the_reference():
         "< of kernel leaky_kernel(slope=0.1) against leaky_relu(negative_slope=0.01), number",
         "< of kernel leaky_kernel(slope=0.1), number",
     ]
+
+
+def test_a_kernels_output_broadcast_over_more_elements_is_another_comparison():
+    # One column of the kernel's output added to two columns: the difference is the broadcast's, not the kernel's.
+    pytest.importorskip("triton")
+    from oracles.compared import KernelWrites
+
+    writes = KernelWrites()
+    recorder = EvidenceRecorder(writes, folder=None, kernels_defined=True)
+    recorder.install()
+    try:
+        x = torch.ones(1, 2)
+        out = torch.empty(1, 1)
+        writes.note(out, "scale_kernel")
+        out.fill_(0.5)
+        assert not bool(((x + out) == torch.ones(1, 2) * 2).all())
+        assert not bool(((x[:, :1] + out) == torch.ones(1, 1) * 2).all())
+    finally:
+        recorder.uninstall()
+    assert [c.signature for c in recorder.comparisons] == [
+        "== of kernel scale_kernel spread by broadcasting, mul(other=2)",
+        "== of kernel scale_kernel, mul(other=2)",
+    ]
