@@ -233,10 +233,11 @@ def test_triton_kernel_under_a_script_set_interpreter_is_reduced_to_the_failure_
     pinned = next(o for o in data["oracles"] if o["oracle"] == "script")
     # No torch.compile here, so no compile marker; the kernel that ran before the assert is part of the bug, and
     # so is what the assert compares: the kernel's output with the reference's sum, as the text reads and as the
-    # run recorded it.
+    # run recorded it, with what the reference's operations were told (clamp's min).
     compared = "kernel positive_peak_kernel, add+clamp+max+sum"
+    recorded = "kernel positive_peak_kernel, add+clamp(min=0)+max+sum"
     assert pinned["signature"] == (
-        python_says + f" [kernels: positive_peak_kernel] [compared: {compared}] [evidence: allclose of {compared}]"
+        python_says + f" [kernels: positive_peak_kernel] [compared: {compared}] [evidence: allclose of {recorded}]"
     )
 
     report = tmp_path / "report.json"
@@ -246,9 +247,11 @@ def test_triton_kernel_under_a_script_set_interpreter_is_reduced_to_the_failure_
     assert 'os.environ["TRITON_INTERPRET"] = "1"' in repro.read_text()
     assert "log(" not in repro.read_text() and "scale" not in repro.read_text()
     assert "positive_peak_kernel[" in repro.read_text()
-    # With the values compared held, the kernel shrank too, around its planted line and its mask.
-    assert "peak =" not in repro.read_text() and "tl.where(x > 0, x, 1.0)" in repro.read_text()
-    assert "mask=offsets < n, other=-1.0" in repro.read_text()
+    # With the values compared held, the kernel shrank too, around its planted line and its mask; `peak` stays:
+    # it is 0 only on the shrunk inputs, and an edit must compute what the kernel computed on the original's
+    # launch (oracles.kernel_replay).
+    assert "tl.where(x > 0, x, 1.0)" in repro.read_text() and "peak = tl.max(x" in repro.read_text()
+    assert "mask = offsets < n" in repro.read_text() and "mask=mask, other=-1.0" in repro.read_text()  # lines stay lines
     assert fails_in_a_fresh_folder(repro, [], tmp_path) == python_says
     assert json.loads(report.read_text())["python"]["fails_as_claimed"]
 
