@@ -212,8 +212,9 @@ class EvidenceRecorder:
         if not any(o.suspect for o in operands) or not self._made_by_the_script():
             return
         if any(o.origin.startswith("kernel ") for o in operands):
-            # A kernel has no eager twin: its reference is told by the operations that computed it.
-            operands = tuple(self._operand(v, operations=True) for v in values)
+            # A kernel has no eager twin: its reference is told by the operations that computed it, and its
+            # output spread over a larger reference by the comparison itself measures the broadcast.
+            operands = _spread_where_broadcast(tuple(self._operand(v, operations=True) for v in values), values)
         with self.aside():
             difference = largest_difference(values) if held is False else None
             digest = digest_of(values) if held is not True else None
@@ -519,6 +520,19 @@ def _operation_name(name: str) -> str | None:
     if name.startswith("__") and name.endswith("__"):
         return _DUNDER_OPERATIONS.get(name.strip("_"))
     return name
+
+
+def _spread_where_broadcast(operands: tuple, values: tuple) -> tuple:
+    """The operands, a suspect's marked where it has fewer elements than another tensor compared with it."""
+
+    sizes = [v.numel() for v in values if hasattr(v, "untyped_storage")]
+    most = max(sizes, default=0)
+    return tuple(
+        Operand(f"{o.origin} spread by broadcasting", o.described)
+        if o.suspect and hasattr(v, "untyped_storage") and 0 < v.numel() < most and "spread by" not in o.origin
+        else o
+        for o, v in zip(operands, values)
+    )
 
 
 def _spreads_a_suspect(name: str, args: tuple, result: Any, origin_of: Any) -> bool:

@@ -379,9 +379,11 @@ def test_a_kernels_output_broadcast_over_more_elements_is_another_comparison():
         out.fill_(0.5)
         assert not bool(((x + out) == torch.ones(1, 2) * 2).all())
         assert not bool(((x[:, :1] + out) == torch.ones(1, 1) * 2).all())
+        assert not torch.allclose(out, torch.ones(1, 2) * 2)  # the comparison itself broadcasts the kernel's output
     finally:
         recorder.uninstall()
     assert [c.signature for c in recorder.comparisons] == [
         "== of kernel scale_kernel spread by broadcasting, mul(other=2)",
         "== of kernel scale_kernel, mul(other=2)",
+        "allclose of kernel scale_kernel spread by broadcasting, mul(other=2)",
     ]
