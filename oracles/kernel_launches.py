@@ -92,16 +92,17 @@ class KernelLaunches:
         self, fn: Any, launch: Callable[..., Any], interpreted: bool, args: tuple, kwargs: dict, kernel: Any
     ) -> Any:
         with aside():  # the snapshots' comparisons are ours; what the kernel wrote is told by KernelWrites
+            bound = _bound(fn, args, kwargs)
             if self.first_launches is not None:
-                options = {k: v for k, v in kwargs.items() if k not in _bound(fn, args, kwargs)}
+                options = {k: v for k, v in kwargs.items() if k not in bound}
                 self.first_launches.on_launch(
-                    fn.__name__, _bound(fn, args, kwargs),
+                    fn.__name__, bound,
                     lambda grid: lambda **given: self._real_getitem(kernel, grid)(**given, **options),
                 )
-            return self._launch_and_note_aside(fn, launch, interpreted, args, kwargs)
+            return self._launch_and_note_aside(fn, launch, interpreted, args, kwargs, bound)
 
     def _launch_and_note_aside(
-        self, fn: Any, launch: Callable[..., Any], interpreted: bool, args: tuple, kwargs: dict
+        self, fn: Any, launch: Callable[..., Any], interpreted: bool, args: tuple, kwargs: dict, bound: dict[str, Any]
     ) -> Any:
         values = [*args, *kwargs.values()]
         # A kernel launched in a loop: after a few launches, every tensor argument counts as written rather than
@@ -121,13 +122,13 @@ class KernelLaunches:
             ]
             # Which parameters a kernel writes through is told by the launches compared, not by the later ones,
             # where every tensor counts as written.
-            parameters = _tensor_parameters(_bound(fn, args, kwargs))
+            parameters = _tensor_parameters(bound)
             self.writes.note_parameters(fn.__name__, [name for name, t in parameters.items() if any(t is w for w, _ in written)])
             for (verb, name), reach in out_of_bounds(accesses, parameters).items():
                 note_reach(self.reaches, (fn.__name__, verb, name), reach)
         for tensor in tensors:
             self.writes.note_passed(tensor)
-        settings = launch_settings(_bound(fn, args, kwargs), _constexprs(fn))
+        settings = launch_settings(bound, _constexprs(fn))
         for tensor, unchanged in written:
             self.writes.note(tensor, fn.__name__, unchanged, settings)
         if written and fn.__name__ not in self.kernels:
