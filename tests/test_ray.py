@@ -18,15 +18,9 @@ def planted_backend(gm, example_inputs):
     return lambda *args: [t + 1 for t in gm(*args)]
 
 
-def model(x, w):
-    h = torch.relu(x @ w)
-    return h * 2 + 1
-
-
-x = torch.ones(4, 4)
-w = torch.ones(4, 4)
+x = torch.ones(2)
 unused = torch.zeros(3) + 5
-print(torch.compile(model, backend=planted_backend)(x, w).sum())
+print(torch.compile(torch.relu, backend=planted_backend)(x * 2).sum())
 '''
 
 
