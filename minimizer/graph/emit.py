@@ -14,7 +14,7 @@ import keyword
 import math
 import operator
 from functools import lru_cache
-from typing import Any
+from typing import Any, Iterable
 
 import torch
 import torch.fx as fx
@@ -22,6 +22,9 @@ import torch.fx as fx
 from minimizer.graph.case import GraphCase, InputSpec
 from minimizer.syntax import parse_python
 
+# The module name a script runs under (``runpy.run_path(..., run_name="__main__")``): a backend it defines is
+# recorded as ``__main__:name``.
+SCRIPT_MODULE = "__main__"
 # Literal values are written out up to this many elements; larger exact tensors fall back to random ones.
 MAX_LITERAL_ELEMENTS = 64
 
@@ -229,6 +232,8 @@ class _Emitter:
             module, sep, qualname = call.backend.partition(":")
             if sep and _imports_by_name(self.case.prelude, module, qualname):
                 parts.append(f"backend={qualname}")  # as the script imported it: `from serve_backend import serve`
+            elif module == SCRIPT_MODULE and qualname in _prelude_names(self.case.prelude):
+                parts.append(f"backend={qualname}")  # the script's own, carried in the prelude
             elif sep:
                 self.imports.add(module)
                 parts.append(f"backend={module}.{qualname}")
@@ -449,6 +454,8 @@ def _prelude_names(prelude: str) -> set[str]:
                 names.add((alias.asname or alias.name).split(".")[0])
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
     return names
 
 
@@ -458,13 +465,15 @@ _CONFIG_WORDS = ("config", "backends", "set_float32_matmul_precision", "use_dete
                  "set_default_dtype", "set_default_device", "set_flush_denormal", "set_grad_enabled")  # fmt: skip
 
 
-def prelude_from_script(source: str) -> str:
-    """The original script's top-level imports and compiler configuration, as source text.
+def prelude_from_script(source: str, carried: Iterable[str] = ()) -> str:
+    """The original script's top-level imports and compiler configuration, as source text, then the script's own
+    definitions of the names ``carried`` (a backend the script defines, compiled by that name).
 
     Kept: ``import`` statements; assignments to attributes of imported modules that configure torch
     (``torch._inductor.config.x = ...``, ``torch.backends.cudnn.allow_tf32 = ...``); calls of functions that
     were imported by name (``plant_miscompile()``) and configuration calls of torch. These stand for the
-    compiler's state; the source reducer removes the ones the bug does not need.
+    compiler's state; the source reducer removes the ones the bug does not need. A carried name comes with the
+    top-level definitions it reads, and theirs (``definitions_read_by``).
     """
 
     try:
@@ -498,7 +507,34 @@ def prelude_from_script(source: str) -> str:
                 root in module_aliases | imported_names and any(word in dotted for word in _CONFIG_WORDS)
             ):
                 kept.append(ast.get_source_segment(source, statement) or ast.unparse(statement))
+    kept += [ast.get_source_segment(source, statement) or ast.unparse(statement) for statement in definitions_read_by(tree, carried)]
     return "\n".join(kept) + ("\n" if kept else "")
+
+
+def definitions_read_by(tree: ast.Module, names: Iterable[str]) -> list[ast.stmt]:
+    """The top-level ``def``, ``class`` and plain assignments that bind ``names``, and those their code reads,
+    transitively, in the script's order (imports are not among them: the prelude has them all)."""
+
+    binders: dict[str, list[ast.stmt]] = {}
+    for statement in tree.body:
+        for bound in _bound_by(statement):
+            binders.setdefault(bound, []).append(statement)
+    wanted, chosen = list(names), set()
+    while wanted:
+        for statement in binders.get(wanted.pop(), []):
+            if id(statement) not in chosen:
+                chosen.add(id(statement))
+                wanted += [n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+    return [statement for statement in tree.body if id(statement) in chosen]
+
+
+def _bound_by(statement: ast.stmt) -> list[str]:
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [statement.name]
+    if isinstance(statement, (ast.Assign, ast.AnnAssign)):
+        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+        return [t.id for t in targets if isinstance(t, ast.Name)]
+    return []
 
 
 def _is_config_target(target: ast.expr, roots: set[str]) -> bool:

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from minimizer.graph.capture import CaptureFailed, CapturedGraph, capture_graphs, case_from_capture
 from minimizer.graph.case import GraphCase, case_size, operator_count, with_recorded_values
-from minimizer.graph.emit import emit_script, prelude_from_script
+from minimizer.graph.emit import SCRIPT_MODULE, emit_script, prelude_from_script
 from minimizer.graph.passes import graph_passes
 from minimizer.metrics import count_tokens
 from minimizer.reduce.scheduler import OutOfTime, Reducer
@@ -83,7 +83,10 @@ def reduce_graph(
         return GraphOutcome(None, "the script compiled no graph", seconds=time.monotonic() - started)
     check = "requires_grad" if oracle_spec == "requires-grad" else "allclose"
     pinned = _Pin(oracle_spec, signature)
-    start = _first_failing_graph(captured, prelude_from_script(script_source), check, pinned, settings, oracle_spec, report, run)
+    # A backend the script defines comes along with what it reads: the emitted program compiles with it.
+    own_backends = {g.compile.backend.partition(":")[2] for g in captured if g.compile.backend.startswith(f"{SCRIPT_MODULE}:")}
+    prelude = prelude_from_script(script_source, own_backends)
+    start = _first_failing_graph(captured, prelude, check, pinned, settings, oracle_spec, report, run)
     if start is None:
         return GraphOutcome(
             None,

@@ -141,6 +141,51 @@ def test_a_callable_backend_is_named_as_the_script_imported_it(block_case):
     assert "compiled = torch.compile(model, backend=serve_backend.serve)" in text
 
 
+BACKEND_IN_THE_SCRIPT = '''
+import torch
+
+SWAPS = {torch.relu: torch.sigmoid}
+
+
+def swapped(target):
+    return SWAPS.get(target, target)
+
+
+def planted_backend(gm, example_inputs):
+    for node in gm.graph.nodes:
+        node.target = swapped(node.target)
+    gm.recompile()
+    return gm.forward
+
+
+class Unrelated:
+    pass
+
+
+model = Unrelated()
+print(torch.compile(torch.relu, backend=planted_backend)(torch.ones(2)))
+'''
+
+
+def test_a_backend_the_script_defines_comes_with_what_it_reads_and_nothing_else():
+    prelude = prelude_from_script(BACKEND_IN_THE_SCRIPT, ["planted_backend"])
+    assert "SWAPS = {" in prelude and "def swapped(" in prelude and "def planted_backend(" in prelude
+    assert "Unrelated" not in prelude and "print(" not in prelude
+    assert prelude.index("SWAPS") < prelude.index("def swapped") < prelude.index("def planted_backend")
+    assert "planted_backend" not in prelude_from_script(BACKEND_IN_THE_SCRIPT)
+
+
+def test_a_backend_the_script_defines_is_compiled_by_its_name(block_case):
+    import dataclasses
+
+    from minimizer.graph.case import CompileCall
+
+    prelude = prelude_from_script(BACKEND_IN_THE_SCRIPT, ["planted_backend"])
+    case = dataclasses.replace(block_case, compile=CompileCall(backend="__main__:planted_backend"), prelude=prelude)
+    text = emit_script(case)
+    assert "compiled = torch.compile(model, backend=planted_backend)" in text and "import __main__" not in text
+
+
 def test_inputs_recorded_with_a_small_spread_are_drawn_with_it():
     """Weights initialised at std 0.02 drawn at unit variance blow a deep graph's activations up."""
 

@@ -12,6 +12,7 @@ from minimizer.source.passes.arguments import delete_arguments, keywords_to_posi
 from minimizer.source.passes.autograd_functions import autograd_functions_to_functions
 from minimizer.source.passes.arithmetic import operators_to_arithmetic
 from minimizer.source.passes.bypass import bypass_attributes, bypass_operators, remove_layers
+from minimizer.source.passes.conditions import shorten_conditions
 from minimizer.source.passes.comprehensions import collapse_single_item_comprehensions, loops_over_one_item
 from minimizer.source.passes.configs import inline_argument_defaults, inline_config_defaults
 from minimizer.source.passes.constants import (
@@ -70,6 +71,7 @@ SOURCE_PASSES = [
     keep_effects_of_unused_assignments,
     bypass_wrapper_functions,
     bypass_operators,
+    shorten_conditions,
     bypass_attributes,
     layers_to_leaves,
     operators_to_arithmetic,
