@@ -2,7 +2,8 @@
 # Generated programs (bench/generate.py) reduced on the GPU machine's CPUs as on 2-core machines: GROUPS groups of
 # seeds at once, each group pinned to two cores of its own (taskset), CUDA hidden, seeds one after another within
 # a group (device tool: run from the repository root; results land in $OUT, one log per group and json.tar).
-# Usage: bash bench/generated_gpu.sh GROUPS SEED...
+# Usage: [SEED_TIMEOUT=S] bash bench/generated_gpu.sh GROUPS SEED...  (S: seconds a seed may take, whole; a seed
+# stopped there prints no line, and the others' results still come back)
 set -uo pipefail
 GROUPS_AT_ONCE=$1; shift
 SEEDS=("$@")
@@ -16,7 +17,7 @@ for ((g = 0; g < GROUPS_AT_ONCE; g++)); do
   (
     for ((i = g; i < ${#SEEDS[@]}; i += GROUPS_AT_ONCE)); do
       seed=${SEEDS[$i]}
-      taskset -c $((2 * g)),$((2 * g + 1)) python3 bench/generated.py --seeds "$seed" --venv "2.13.0=$(command -v python3)" \
+      timeout "${SEED_TIMEOUT:-0}" taskset -c $((2 * g)),$((2 * g + 1)) python3 bench/generated.py --seeds "$seed" --venv "2.13.0=$(command -v python3)" \
         -j 2 --json "$OUT/json/seed-$seed.json" 2>&1 | grep -v "^\[" >> "$OUT/group-$g.log"
     done
   ) &

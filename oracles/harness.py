@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterator
 
 from oracles.api import NEEDS_CALLS, NEEDS_EVIDENCE, NEEDS_KERNELS, NEEDS_SAVED_TENSORS, CallRecord, SideResult
 from oracles.capture import exception_info
+from oracles.dynamo_optimize import OptimizeThroughCompile
 from oracles.eager_sides import EagerSides, eager_callable, named_params, rng_devices
 from oracles.evidence import EvidenceRecorder
 from oracles.hang import IN_COMPILED_CALL
@@ -75,13 +76,14 @@ class Harness:
             if NEEDS_EVIDENCE in self.needs else None
         )
         self._real_compile: Callable[..., Any] | None = None
+        self._optimize = OptimizeThroughCompile()
         self._eager_only = False
         self._tracing_only = False
 
     # -- installation -------------------------------------------------------------------------------------
 
     def install(self) -> None:
-        """Patch ``torch.compile`` (and push saved-tensor hooks when ``saved_tensors`` is needed)."""
+        """Patch ``torch.compile``, and ``torch._dynamo.optimize`` through it (and push saved-tensor hooks when ``saved_tensors`` is needed)."""
 
         import torch
 
@@ -100,6 +102,7 @@ class Harness:
         compile.__doc__ = torch.compile.__doc__
         compile.__wrapped__ = self._real_compile  # type: ignore[attr-defined]
         torch.compile = compile  # type: ignore[assignment]
+        self._optimize.install_through(compile)
 
         if NEEDS_KERNELS in self.needs:
             self.launches.install()
@@ -158,6 +161,7 @@ class Harness:
         if self._real_compile is not None:
             torch.compile = self._real_compile  # type: ignore[assignment]
             self._real_compile = None
+        self._optimize.uninstall()
         if self.saved_tensors is not None:
             self.saved_tensors.uninstall()
         if self.fingerprint is not None:

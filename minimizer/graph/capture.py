@@ -29,6 +29,7 @@ import torch.fx as fx
 from minimizer.graph.case import INPUT_SPEC, CompileCall, GraphCase, InputSpec, propagate_shapes
 from minimizer.runner.process import Job, RunSettings, SubprocessLauncher, supervise
 from minimizer.runner.run_folder import job_env, prepare_run_folder
+from oracles.dynamo_optimize import OptimizeThroughCompile
 
 # Exact contents are recorded for integer and boolean tensors up to this size (indices must stay in range).
 MAX_RECORDED_VALUES = 4096
@@ -203,6 +204,7 @@ def install_capture(sink: Callable[[CapturedGraph], None]) -> None:
 
     compile.__doc__ = real_compile.__doc__
     torch.compile = compile  # type: ignore[assignment]
+    OptimizeThroughCompile().install_through(compile)  # the script's `torch._dynamo.optimize(backend)(f)` too
 
 
 # -- parent side -----------------------------------------------------------------------------------------

@@ -128,8 +128,12 @@ def state_bug(source: str, oracle: str, signature: str = "") -> list[str]:
 
 
 def _state_compiled_call(module: cst.Module, located: tuple, oracle: str, signature: str = "") -> list[str]:
-    index, model, args, kwargs = located
-    body = list(module.body)
+    index, model, args, kwargs, eager_edits = located
+    # The compiled callable made eager where the script compiled it in place (a decorator, `model.compile()`):
+    # the statement compiles it itself and compares with it as it is.
+    body = [eager_edits.get(i, statement) for i, statement in enumerate(module.body)]
+    body = [statement for statement in body if not isinstance(statement, cst.RemovalSentinel)]
+    index -= sum(1 for i in eager_edits if i < index and isinstance(eager_edits[i], cst.RemovalSentinel))
     hoisted: list[str] = []
     code = module.code_for_node
 
@@ -141,7 +145,7 @@ def _state_compiled_call(module: cst.Module, located: tuple, oracle: str, signat
 
     model_name = name_for(model, "model")
     arg_names = [name_for(arg.value, f"arg{i}") for i, arg in enumerate(args)]
-    kwarg_text = "".join(f", {code(k)}" for k in kwargs)
+    kwarg_text = "".join(f", {code(k.with_changes(comma=cst.MaybeSentinel.DEFAULT))}" for k in kwargs)
     call_args = ", ".join(arg_names)
     compiled = f"torch.compile({model_name}{kwarg_text})({call_args})"
     comparisons = [_comparison(oracle, compiled, model_name, call_args, arg_names)]
@@ -208,24 +212,32 @@ def _gradient_of(leaves: str, compiled: str, model: str, call_args: str) -> list
 
 def _locate_compiled_call(
     module: cst.Module,
-) -> tuple[int, cst.BaseExpression, list[cst.Arg], list[cst.Arg]] | None:
-    """The top-level statement index of the compiled call, the compiled callable, its args and compile kwargs.
+) -> tuple[int, cst.BaseExpression, list[cst.Arg], list[cst.Arg], dict[int, cst.CSTNode]] | None:
+    """The top-level statement index of the compiled call, the compiled callable, its args and compile kwargs,
+    and the edits (by statement index) that make the callable's name eager.
 
     The call is the statement's value (``torch.compile(m)(x)``, ``out = c(x)``) or lies inside it (``expected,
-    actual = x, torch.compile(m)(x)``): the stated comparison then takes the whole statement's place.
+    actual = x, torch.compile(m)(x)``, an ``assert``'s test): the stated comparison then takes the whole
+    statement's place. The callable is compiled in any of the forms ``_compile_form`` reads.
     """
 
     compiled_names: dict[str, cst.Call] = {}
+    eager_edits: dict[str, tuple[int, cst.CSTNode]] = {}
     for index, statement in enumerate(module.body):
+        in_place = _compiled_in_place(statement)
+        if in_place is not None:
+            name, compile_call, eager = in_place
+            compiled_names[name], eager_edits[name] = compile_call, (index, eager)
+            continue
         if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
             continue
         small = statement.body[0]
-        value = small.value if isinstance(small, (cst.Assign, cst.Expr)) else None
+        value = small.value if isinstance(small, (cst.Assign, cst.Expr)) else getattr(small, "test", None)
         if value is None:
             continue
         if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
-            # `c = torch.compile(m)`, or an alias of such a name (`fn = c`).
-            compiled = value if m.matches(value, TORCH_COMPILE_CALL) else compiled_names.get(getattr(value, "value", None))
+            # `c = torch.compile(m)` (or `torch._dynamo.optimize(b)(m)`), or an alias of such a name (`fn = c`).
+            compiled = _compile_form(value) or compiled_names.get(getattr(value, "value", None))
             if isinstance(compiled, cst.Call):
                 compiled_names[small.targets[0].target.value] = compiled
                 continue
@@ -234,8 +246,74 @@ def _locate_compiled_call(
         for call in _outside_scopes_of_their_own(value, calls):
             located = _compiled_call_parts(call, compiled_names)  # type: ignore[arg-type]
             if located is not None:
-                return (index, *located)
+                name = getattr(located[0], "value", None)
+                edits = dict([eager_edits[name]]) if name in eager_edits else {}
+                return (index, *located, edits)
     return None
+
+
+_OPTIMIZE = m.Attribute(value=m.Attribute(value=m.Name("torch"), attr=m.Name("_dynamo")), attr=m.Name("optimize"))
+# `torch._dynamo.optimize`'s keywords as `torch.compile` spells them.
+_AS_COMPILE_KEYWORDS = {"backend": "backend", "nopython": "fullgraph", "dynamic": "dynamic"}
+
+
+def _compile_form(expr: cst.BaseExpression) -> cst.Call | None:
+    """``expr`` as the ``torch.compile(f, ...)`` call it spells: itself, or ``torch._dynamo.optimize(b, ...)(f)``
+    as ``torch.compile(f, backend=b, ...)``; ``None`` for anything else."""
+
+    if m.matches(expr, TORCH_COMPILE_CALL):
+        return expr  # type: ignore[return-value]
+    if not m.matches(expr, m.Call(func=m.Call(func=_OPTIMIZE), args=[m.Arg(keyword=None, star="")])):
+        return None
+    keywords = _compile_keywords(expr.func)  # type: ignore[attr-defined]
+    return None if keywords is None else cst.Call(func=_TORCH_COMPILE, args=[expr.args[0], *keywords])  # type: ignore[attr-defined]
+
+
+_TORCH_COMPILE = cst.Attribute(value=cst.Name("torch"), attr=cst.Name("compile"))
+
+
+def _compile_keywords(decorator: cst.BaseExpression) -> list[cst.Arg] | None:
+    """The keywords of ``torch.compile`` a decorator (``@torch.compile``, ``@torch.compile(...)``,
+    ``@torch._dynamo.optimize(...)``) compiles with; ``None`` for another decorator."""
+
+    if m.matches(decorator, m.Attribute(value=m.Name("torch"), attr=m.Name("compile"))):
+        return []
+    if m.matches(decorator, TORCH_COMPILE_CALL) and all(arg.keyword is not None for arg in decorator.args):  # type: ignore[attr-defined]
+        return list(decorator.args)  # type: ignore[attr-defined]
+    if not m.matches(decorator, m.Call(func=_OPTIMIZE)):
+        return None
+    keywords = []
+    for position, arg in enumerate(decorator.args):  # type: ignore[attr-defined]
+        name = arg.keyword.value if arg.keyword is not None else ("backend" if position == 0 and not arg.star else None)
+        if name not in _AS_COMPILE_KEYWORDS:
+            return None
+        keywords.append(cst.Arg(value=arg.value, keyword=cst.Name(_AS_COMPILE_KEYWORDS[name]), equal=_EQUAL))
+    return keywords
+
+
+_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+
+
+def _compiled_in_place(statement: cst.CSTNode) -> tuple[str, cst.Call, cst.CSTNode] | None:
+    """For a function the script compiles where it defines it (a compile decorator) or a module compiled in
+    place (``model.compile(...)``, keywords only): its name, the ``torch.compile`` call that compiles it, and
+    the statement without the compiling (the ``def`` undecorated; nothing, for ``model.compile()``)."""
+
+    if isinstance(statement, cst.FunctionDef) and len(statement.decorators) == 1:
+        keywords = _compile_keywords(statement.decorators[0].decorator)
+        if keywords is None:
+            return None
+        name = statement.name.value
+        call = cst.Call(func=_TORCH_COMPILE, args=[cst.Arg(cst.Name(name)), *keywords])
+        return name, call, statement.with_changes(decorators=())
+    in_place = m.SimpleStatementLine(body=[m.Expr(value=m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("compile"))))])
+    if not m.matches(statement, in_place):
+        return None
+    call = statement.body[0].value  # type: ignore[attr-defined]
+    if any(arg.keyword is None for arg in call.args):
+        return None  # `re.compile(pattern)`: not a module compiled in place
+    name = call.func.value.value
+    return name, cst.Call(func=_TORCH_COMPILE, args=[cst.Arg(cst.Name(name)), *call.args]), cst.RemovalSentinel.REMOVE
 
 
 def _outside_scopes_of_their_own(value: cst.BaseExpression, calls: list[cst.Call]) -> list[cst.Call]:
@@ -252,11 +330,9 @@ def _compiled_call_parts(
     """For a call of a compiled callable: the callable given to ``torch.compile``, the call's args and the
     compile kwargs; else ``None``."""
 
-    compile_call = None
-    if m.matches(call.func, TORCH_COMPILE_CALL):
-        compile_call = call.func
-    elif isinstance(call.func, cst.Name) and call.func.value in compiled_names:
-        compile_call = compiled_names[call.func.value]
+    compile_call = _compile_form(call.func)
+    if compile_call is None and isinstance(call.func, cst.Name):
+        compile_call = compiled_names.get(call.func.value)
     if compile_call is None or not compile_call.args or compile_call.args[0].keyword is not None:  # type: ignore[union-attr]
         return None
     args = _expand_literal_stars(call.args)

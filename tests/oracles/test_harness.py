@@ -269,3 +269,27 @@ def test_one_output_from_the_compiled_call_the_rest_from_its_eager_twin():
     assert mixed["focal"].item() == 10.0 and mixed["kl"][0].item() == 2.0 and mixed["kl"][1] == 3
     assert _one_leaf_from(compiled, eager, "['dice']")["focal"].item() == 10.0
     assert _one_leaf_from((torch.tensor(1.0),), eager, "[0]") is eager  # another shape of output: all eager
+
+
+def test_dynamo_optimize_is_recorded_as_the_compile_it_spells(harness):
+    optimized = torch._dynamo.optimize(off_by_a_bit)(f)
+    optimized(*inputs())
+
+    @torch._dynamo.optimize("eager", nopython=True)
+    def g(x):
+        return x * 2
+
+    g(torch.randn(2))
+    assert [c.target for c in harness.calls] == ["f", "g"]
+    assert numerical(recorded(harness)).fires
+    torch.compile(torch.sin, backend="eager")(torch.randn(2))  # torch.compile's own call of `optimize` gets the real one
+    assert len(harness.calls) == 3
+
+
+def test_dynamo_optimize_is_torchs_own_again_once_the_harness_is_gone():
+    real = torch._dynamo.optimize
+    h = Harness(frozenset({NEEDS_CALLS}), seed=0)
+    h.install()
+    assert torch._dynamo.optimize is not real
+    h.uninstall()
+    assert torch._dynamo.optimize is real

@@ -197,3 +197,46 @@ def test_a_lost_requires_grad_is_stated_by_the_compiled_call_alone_where_the_sig
     gained = state_bug(NAMED, "requires-grad", "requires-grad: eager=False compiled=True")[0]
     assert gained.strip().splitlines()[-1] == f"assert not torch.compile(f)(x).requires_grad, {message}"
     assert len(state_bug(NAMED, "requires-grad", "requires-grad: grad_fn eager=True compiled=False")) == 1
+
+
+@pytest.mark.parametrize(
+    "compiled, call, stated",
+    [
+        ("@torch.compile\ndef f(x):\n    return x.sin()\n", "f(x)", "torch.compile(f)(x)"),
+        (
+            "@torch.compile(backend=planted, fullgraph=True)\ndef f(x):\n    return x.sin()\n",
+            "f(x)",
+            "torch.compile(f, backend=planted, fullgraph=True)(x)",
+        ),
+        (
+            "@torch._dynamo.optimize(planted, nopython=True)\ndef f(x):\n    return x.sin()\n",
+            "f(x)",
+            "torch.compile(f, backend=planted, fullgraph=True)(x)",
+        ),
+        ("f = torch.nn.SiLU()\nc = torch._dynamo.optimize(planted)(f)\n", "c(x)", "torch.compile(f, backend=planted)(x)"),
+        ("f = torch.nn.SiLU()\n", "torch._dynamo.optimize(planted)(f)(x)", "torch.compile(f, backend=planted)(x)"),
+        ("f = torch.nn.SiLU()\nf.compile(backend=planted)\n", "f(x)", "torch.compile(f, backend=planted)(x)"),
+        ("f = torch.nn.SiLU()\nc = torch.compile(f, backend=planted, dynamic=False)\n", "c(x)", "torch.compile(f, backend=planted, dynamic=False)(x)"),
+    ],
+    ids=["decorator", "decorator-with-options", "dynamo-optimize-decorator", "dynamo-optimize", "dynamo-optimize-inline", "module-compile", "call-with-options"],
+)
+def test_every_compile_form_is_stated_with_the_callable_made_eager(compiled, call, stated):
+    source = f"import torch\nplanted = 'eager'\nx = torch.randn(2)\n{compiled}out = {call}\nprint(out)\n"
+    assert has_place(source)
+    text = state_bug(source, "numerical")[0]
+    assert text.strip().splitlines()[-1] == f"torch.testing.assert_close({stated}, f(x))"
+    assert "@torch" not in text and ".compile(backend" not in text and "print(out)" not in text
+    exec(compile(text, "<stated>", "exec"), {})  # runs as written (the backend here is a correct one)
+
+
+def test_a_compiled_call_in_an_assert_has_a_place():
+    source = "import torch\nx = torch.randn(2)\nc = torch.compile(torch.sin)\nassert torch.allclose(c(x), x.sin())\n"
+    assert state_bug(source, "numerical")[0].strip().splitlines()[-2:] == [
+        "model = torch.sin",
+        "torch.testing.assert_close(torch.compile(model)(x), model(x))",
+    ]
+
+
+def test_a_method_named_compile_that_takes_arguments_is_not_a_module_compiled_in_place():
+    source = "import re\nimport torch\nre.compile('a+')\nf = torch.sin\nout = f(torch.ones(1))\n"
+    assert not has_place(source)
