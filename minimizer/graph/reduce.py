@@ -83,10 +83,7 @@ def reduce_graph(
         return GraphOutcome(None, "the script compiled no graph", seconds=time.monotonic() - started)
     check = "requires_grad" if oracle_spec == "requires-grad" else "allclose"
     pinned = _Pin(oracle_spec, signature)
-    # A backend the script defines comes along with what it reads: the emitted program compiles with it.
-    own_backends = {g.compile.backend.partition(":")[2] for g in captured if g.compile.backend.startswith(f"{SCRIPT_MODULE}:")}
-    prelude = prelude_from_script(script_source, own_backends)
-    start = _first_failing_graph(captured, prelude, check, pinned, settings, oracle_spec, report, run)
+    start = _first_failing_graph(captured, _prelude(script_source, captured), check, pinned, settings, oracle_spec, report, run)
     if start is None:
         return GraphOutcome(
             None,
@@ -148,6 +145,14 @@ def _shrink(
         return best.case, tester, passes, True
     finally:
         tester.close()
+
+
+def _prelude(script_source: str, captured: list) -> str:
+    """What every emitted program starts with: the script's imports and configuration, and the definition of a
+    backend the script defines, with what it reads (the emitted program compiles with it by name)."""
+
+    own = f"{SCRIPT_MODULE}:"
+    return prelude_from_script(script_source, {g.compile.backend[len(own):] for g in captured if g.compile.backend.startswith(own)})
 
 
 def _first_failing_graph(
