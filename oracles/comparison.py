@@ -140,13 +140,28 @@ def _origin_of_number(value: Any) -> frozenset:
     return value.origin if isinstance(value, TracedFloat) else frozenset()
 
 
-def origin_text(origin: frozenset) -> str:
-    """``kernel k against leaky_relu(negative_slope=0.1)+sub``: the suspects, then what they were measured against."""
+def origin_text(origin: frozenset, then: frozenset | None = None) -> str:
+    """``kernel k then add+mul against leaky_relu(negative_slope=0.1)+sub``: the suspects, the operations that
+    computed the value from a kernel's output (``then``, where it is not that output), then what they were
+    measured against."""
 
     suspects = sorted(o for o in origin if not o.startswith(AGAINST) and o != SPREAD)
     against = sorted(o.removeprefix(AGAINST) for o in origin if o.startswith(AGAINST))
     spread = " spread by broadcasting" if SPREAD in origin else ""
-    return "+".join(suspects) + spread + (f" against {'+'.join(against)}" if against else "")
+    after = f" then {'+'.join(sorted(then))}" if then and any(o.startswith("kernel ") for o in suspects) else ""
+    return "+".join(suspects) + after + spread + (f" against {'+'.join(against)}" if against else "")
+
+
+def described(value: Any) -> str:
+    """``float32 [2]``, ``float 0.25``: what an operand was."""
+
+    if isinstance(value, (bool, int, float)):
+        return f"{type(value).__name__ if not isinstance(value, TracedFloat) else 'float'} {value:.4g}"
+    shape = getattr(value, "shape", None)
+    dtype = getattr(value, "dtype", None)
+    if shape is not None and dtype is not None:
+        return f"{str(dtype).removeprefix('torch.')} {list(shape)}"
+    return type(value).__name__
 
 
 def largest_difference(values: tuple) -> float | None:

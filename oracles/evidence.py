@@ -29,8 +29,8 @@ from typing import Any, Iterator
 from oracles.compared import digest_of
 from oracles.settings import operation_settings
 from oracles.comparison import (
-    AGAINST, COMPARED, COMPILED, INPUT, NUMBER, OTHER, SPREAD, Comparison, Operand, TracedFloat, largest_difference,
-    origin_text,
+    AGAINST, COMPARED, COMPILED, INPUT, NUMBER, OTHER, SPREAD, Comparison, Operand, TracedFloat, described,
+    largest_difference, origin_text,
 )
 
 __all__ = ["EVIDENCE_MARK", "Comparison", "EvidenceRecorder", "TracedFloat", "aside", "shows_evidence"]
@@ -229,24 +229,26 @@ class EvidenceRecorder:
         if not any(origins):
             return None
         operands = tuple(
-            Operand(origin_text(o), _described(v)) if o else self._operand(v) for v, o in zip(values, origins)
+            Operand(origin_text(o), described(v)) if o else self._operand(v) for v, o in zip(values, origins)
         )
         return Comparison(symbol, operands, None)
 
     def _operand(self, value: Any, operations: bool = False) -> Operand:
         origin = self.origin_of(value)
         if origin:
-            return Operand(origin_text(origin), _described(value))
+            # A value a kernel's output went on to compute is not that output: what computed it is named after it.
+            derived = operations and self._writes is not None and self._writes.writer_of(value) is None
+            return Operand(origin_text(origin, self._ops.get(value) if derived else None), described(value))
         if isinstance(value, TracedFloat):
-            return Operand(OTHER, _described(value))
+            return Operand(OTHER, described(value))
         if self._given_to_the_suspect(value):
-            return Operand(INPUT, _described(value))
+            return Operand(INPUT, described(value))
         computed = self._ops.get(value) if operations and hasattr(value, "untyped_storage") else None
         if computed:
-            return Operand("+".join(sorted(computed)), _described(value))
+            return Operand("+".join(sorted(computed)), described(value))
         if isinstance(value, (bool, int, float)):
             return Operand(NUMBER, type(value).__name__)
-        return Operand(OTHER, _described(value))
+        return Operand(OTHER, described(value))
 
     def origin_of(self, value: Any) -> frozenset:
         """The suspects ``value`` comes from (empty for none)."""
@@ -577,16 +579,6 @@ def _tensors_in(value: Any) -> list[Any]:
         if isinstance(inner, torch.Tensor):
             found.append(inner)
     return found
-
-
-def _described(value: Any) -> str:
-    if isinstance(value, (bool, int, float)):
-        return f"{type(value).__name__ if not isinstance(value, TracedFloat) else 'float'} {value:.4g}"
-    shape = getattr(value, "shape", None)
-    dtype = getattr(value, "dtype", None)
-    if shape is not None and dtype is not None:
-        return f"{str(dtype).removeprefix('torch.')} {list(shape)}"
-    return type(value).__name__
 
 
 def _library_frame(frame: Any) -> bool:

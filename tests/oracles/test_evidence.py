@@ -383,7 +383,31 @@ def test_a_kernels_output_broadcast_over_more_elements_is_another_comparison():
     finally:
         recorder.uninstall()
     assert [c.signature for c in recorder.comparisons] == [
-        "== of kernel scale_kernel spread by broadcasting, mul(other=2)",
-        "== of kernel scale_kernel, mul(other=2)",
+        "== of kernel scale_kernel then add spread by broadcasting, mul(other=2)",
+        "== of kernel scale_kernel then add, mul(other=2)",
         "allclose of kernel scale_kernel spread by broadcasting, mul(other=2)",
+    ]
+
+
+def test_a_value_computed_from_a_kernels_output_is_not_that_output():
+    # Generated seed 142: the reducer let the kernel write into its own input and the script then scale and shift
+    # what it wrote a second time; the check failed, on a value the kernel's bug no longer decides.
+    pytest.importorskip("triton")
+    from oracles.compared import KernelWrites
+
+    writes = KernelWrites()
+    recorder = EvidenceRecorder(writes, folder=None, kernels_defined=True)
+    recorder.install()
+    try:
+        h, scale = torch.ones(2), torch.full((2,), 2.0)
+        reference = h * scale + 1
+        writes.note(h, "scale_shift_kernel")
+        h.fill_(0.5)
+        assert not torch.allclose(h, reference)
+        assert not torch.allclose(h * scale + 1, reference)
+    finally:
+        recorder.uninstall()
+    assert [c.signature for c in recorder.comparisons] == [
+        "allclose of kernel scale_shift_kernel, add(other=1)+mul",
+        "allclose of kernel scale_shift_kernel then add(other=1)+mul, add(other=1)+mul",
     ]
