@@ -48,6 +48,22 @@ class CapturedGraph:
     # Grad mode when the graph was compiled: a graph compiled under no_grad is an inference graph, which
     # Inductor lowers differently (no joint graph), so a repro must compile it the same way.
     grad_enabled: bool = True
+    # Autocast as it was when the graph was compiled (``cpu:bfloat16``): a graph traced under an autocast the
+    # script entered outside the compiled call runs in the lower precision only under that autocast.
+    autocast: list[str] = dataclasses.field(default_factory=list)
+
+
+def autocast_now() -> list[str]:
+    """``device:dtype`` for each device type autocast is on for here (``cpu:bfloat16``)."""
+
+    on = []
+    for device in ("cpu", "cuda"):
+        try:
+            if torch.is_autocast_enabled(device):
+                on.append(f"{device}:{str(torch.get_autocast_dtype(device)).removeprefix('torch.')}")
+        except (RuntimeError, TypeError):  # a release without the per-device API: as if off
+            continue
+    return on
 
 
 class CaptureFailed(Exception):
@@ -166,7 +182,8 @@ class _CapturingBackend:
             buffer = io.BytesIO()
             torch.save(gm, buffer)
             specs = input_specs(gm, example_inputs)
-            self._sink(CapturedGraph(self._counter[0], buffer.getvalue(), specs, self._call, torch.is_grad_enabled()))
+            graph = CapturedGraph(self._counter[0], buffer.getvalue(), specs, self._call, torch.is_grad_enabled(), autocast_now())
+            self._sink(graph)
         except Exception as exc:  # capturing must never change what the script does
             print(f"minimizer: could not capture graph {self._counter[0]}: {exc}", file=sys.stderr)
         self._counter[0] += 1
@@ -265,7 +282,7 @@ def case_from_capture(captured: CapturedGraph, *, prelude: str = "", check: str 
     if gm is None:
         return None
     case = case_from_graph_module(gm, captured.inputs, captured.compile, prelude=prelude, check=check)
-    return None if case is None else dataclasses.replace(case, grad_enabled=captured.grad_enabled)
+    return None if case is None else dataclasses.replace(case, grad_enabled=captured.grad_enabled, autocast=tuple(captured.autocast))
 
 
 def _loaded_graph(data: bytes, prelude: str) -> fx.GraphModule | None:

@@ -93,6 +93,7 @@ class GraphCase:
     prelude: str = ""
     check: str = "allclose"
     grad_enabled: bool = True  # grad mode the graph was compiled under (see CapturedGraph)
+    autocast: tuple[str, ...] = ()  # ``cpu:bfloat16`` where autocast was on when it was compiled
 
     @property
     def placeholders(self) -> list[fx.Node]:

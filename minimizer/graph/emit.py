@@ -218,6 +218,10 @@ class _Emitter:
             lines.append(prelude)
         if not self.case.grad_enabled:
             lines.append("torch.set_grad_enabled(False)")
+        for device, dtype in (entry.split(":") for entry in self.case.autocast):
+            lines.append(f"torch.set_autocast_enabled({device!r}, True)")
+            if str(torch.get_autocast_dtype(device)) != f"torch.{dtype}":
+                lines.append(f"torch.set_autocast_dtype({device!r}, torch.{dtype})")
         lines.append("")
         if self.uses_device:
             lines.append('device = "cuda" if torch.cuda.is_available() else "cpu"')
@@ -462,7 +466,7 @@ def _prelude_names(prelude: str) -> set[str]:
 # -- the prelude -----------------------------------------------------------------------------------------
 
 _CONFIG_WORDS = ("config", "backends", "set_float32_matmul_precision", "use_deterministic_algorithms",
-                 "set_default_dtype", "set_default_device", "set_flush_denormal", "set_grad_enabled")  # fmt: skip
+                 "set_default_dtype", "set_default_device", "set_flush_denormal", "set_grad_enabled", "set_autocast")  # fmt: skip
 
 
 def prelude_from_script(source: str, carried: Iterable[str] = ()) -> str:

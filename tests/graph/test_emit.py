@@ -197,3 +197,31 @@ def test_inputs_recorded_with_a_small_spread_are_drawn_with_it():
     graded = emit_script(capture_case(lambda x, w: x @ w, leaf, (weight * 1).requires_grad_()))
     assert "(torch.randn(64, 64) * 0.02).requires_grad_()" in graded
     exec(compile(graded, "<repro>", "exec"), {"__name__": "__main__"})
+
+
+def test_a_graph_compiled_under_autocast_is_emitted_under_it():
+    # Generated seed 141: a model called under `torch.autocast("cpu")` compiles a bfloat16 graph; emitted without
+    # the autocast, it ran in float32 and showed "a different failure".
+    import dataclasses
+
+    from minimizer.graph.capture import autocast_now
+
+    seen = []
+
+    def record(gm, example_inputs):
+        seen.append(autocast_now())
+        return gm.forward
+
+    torch._dynamo.reset()
+    with torch.autocast("cpu"):
+        torch.compile(lambda x: x @ x, backend=record)(torch.randn(2, 2))
+    assert seen == [["cpu:bfloat16"]]
+    case = dataclasses.replace(capture_case(lambda x: x @ x, torch.randn(2, 2)), autocast=("cpu:bfloat16",))
+    text = emit_script(case)
+    assert "torch.set_autocast_enabled('cpu', True)\n" in text and "set_autocast_dtype" not in text
+    namespace = {"__name__": "__main__"}
+    try:
+        exec(compile(text, "<repro>", "exec"), namespace)
+    finally:
+        torch.set_autocast_enabled("cpu", False)
+    assert namespace["out"].dtype == torch.bfloat16
