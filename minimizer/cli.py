@@ -194,6 +194,7 @@ def check(
         problem = diagnose(report, explicit_oracle=oracle != "auto")
         # What `reduce` would hold the reduction to (a generic assert over several compiled targets).
         held = session.hold_to_one_compiled_target(report.pinned, report) if problem is None else None
+        culprit = session.culprit(held, report) if held is not None else None
     except MinimizerError as exc:
         _fail(exc, verbose=verbose)
     except KeyboardInterrupt:
@@ -204,7 +205,8 @@ def check(
             session.close()
     held_to = session.only_compile if held is not None and held is not report.pinned else None
     if as_json:
-        print(json.dumps({**report.to_json(), "problem": problem, "held_to": held_to}, indent=2))
+        print(json.dumps({**report.to_json(), "problem": problem, "held_to": held_to,
+                          "culprit": culprit.to_json() if culprit else None}, indent=2))
         return
     table = Table(title=f"{script} on {report.device}, torch {report.torch_version}")
     for column in ("oracle", "fires", "signature", "detail"):
@@ -222,6 +224,8 @@ def check(
             highlight=False,
             markup=False,
         )
+    if culprit is not None:
+        console.print(f"culprit: {culprit.describe()}", highlight=False, markup=False)
     if problem is not None:
         console.print(f"not reducible as it is: {problem}", highlight=False, markup=False)
 

@@ -51,6 +51,8 @@ class Outcome:
     # What the repro's failing check compares, as its confirmation runs recorded it (``oracles.evidence``):
     # ``allclose: compares the output of the compiled call (float32 [8]) with ...``; "" for a crash.
     compares: str = ""
+    # The compiler layer the bug lives in (``minimizer.stages.culprit.Culprit.to_json``); {} before it is named.
+    culprit: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return {
@@ -59,6 +61,7 @@ class Outcome:
             "oracle": self.oracle,
             "signature": self.signature,
             "compares": self.compares,
+            "culprit": self.culprit,
             "reducers": self.reducers,
             "oracle_calls": self.oracle_calls,
             "cache_hits": self.cache_hits,

@@ -30,6 +30,7 @@ class ReproInfo:
     final: bool
     cost: str = ""  # what plain python runs of the repro and the original cost, for people
     compares: str = ""  # what the repro's failing check compares (oracles.evidence.Comparison.describe)
+    culprit: str = ""  # the compiler layer the bug lives in (minimizer.stages.culprit.Culprit.describe)
 
 
 def default_output_path(script: Path) -> Path:
@@ -68,6 +69,7 @@ def render_repro(body: str, info: ReproInfo) -> str:
         f"# torch {info.torch_version} on {info.device}; oracle: {info.oracle}",
         f"# signature: {info.signature}",
         *([f"# compares: {info.compares}"] if info.compares else []),
+        *([f"# culprit: {info.culprit}"] if info.culprit else []),
         f"# size: {info.before.tokens} -> {info.after.tokens} tokens, {info.before.lines} -> {info.after.lines} lines,"
         f" {info.before.torch_ops} -> {info.after.torch_ops} torch ops",
         f"# work: {info.oracle_calls} oracle calls ({info.cache_hits} cache hits), {info.seconds:.0f} s",

@@ -27,7 +27,8 @@ from minimizer.stages.best_so_far import BestSoFar
 from minimizer.stages.check import CheckReport, OracleFinding, check_original
 from minimizer.stages.confirm import Confirmation, confirm_repro
 from minimizer.stages.cost import plain_costs
-from minimizer.stages.pin import hold_to_one_compiled_target, pin
+from minimizer.stages.culprit import Culprit, name_the_culprit
+from minimizer.stages.pin import Target, candidate_timeout, hold_to_one_compiled_target, pin
 from minimizer.stages.reduce import reduce_script
 from minimizer.stages.state import Statement, state_repro
 from minimizer.time_budget import reduction_deadline, seconds_for_the_end
@@ -63,6 +64,13 @@ class Session:
         """What ``reduce`` would hold a generic assert to (``minimizer check``); see ``stages.pin``."""
 
         return hold_to_one_compiled_target(self.runs, pinned, report)
+
+    def culprit(self, finding: OracleFinding, report: CheckReport) -> Culprit:
+        """The compiler layer the original's bug lives in (``minimizer check``; see ``stages.culprit``)."""
+
+        settings = self.runs.settings((finding.spec,), candidate_timeout(self.options, report))
+        compiles = any(run.used_compile for run in report.runs)
+        return name_the_culprit(self.runs, self.source, Target(finding.spec, finding.signature), settings, compiles=compiles)
 
     def reduce(self) -> Outcome:
         """Check, pin, reduce, state, confirm; the repro and the report are written as they go."""
@@ -117,7 +125,12 @@ class Session:
 
         fired = sum(best.target.shown_by(r, stated=statement.stated) for r in confirmation.runs)
         compares = confirmation.compares
-        written = best.write(confirmation.text, final=True, cost=_cost_line(cost), compares=compares)
+        compiles = any(run.used_compile for run in confirmation.runs)
+        culprit = name_the_culprit(self.runs, confirmation.text, best.target, statement.settings, compiles=compiles)
+        self.progress.message(f"culprit: {culprit.describe()}")
+        written = best.write(
+            confirmation.text, final=True, cost=_cost_line(cost), compares=compares, culprit=culprit.describe()
+        )
         outcome = self._outcome(
             best,
             statement.settings,
@@ -132,7 +145,7 @@ class Session:
             },
             cost=cost,
         )
-        outcome.compares = compares
+        outcome.compares, outcome.culprit = compares, culprit.to_json()
         self._write_report(outcome)
         if _costs_more(cost):
             self.progress.message(f"warning: the repro costs more to run than the original ({_cost_line(cost)})")

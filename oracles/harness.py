@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterator
 from oracles.api import NEEDS_CALLS, NEEDS_EVIDENCE, NEEDS_KERNELS, NEEDS_SAVED_TENSORS, CallRecord, SideResult
 from oracles.capture import exception_info
 from oracles.dynamo_optimize import OptimizeThroughCompile
+from oracles.forced_backend import with_forced_backend
 from oracles.eager_sides import EagerSides, eager_callable, named_params, rng_devices
 from oracles.evidence import EvidenceRecorder
 from oracles.hang import IN_COMPILED_CALL
@@ -130,6 +131,7 @@ class Harness:
         return _each_call_through(model, compiled, call)
 
     def _compiled_call(self, model: Any, kwargs: dict) -> Any:
+        kwargs = with_forced_backend(kwargs)
         target = _target_name(model)
         if target not in self.compiled_targets:
             self.compiled_targets.append(target)

@@ -104,9 +104,12 @@ class BestSoFar:
             self.write(text, final=False, formatted=False)
         self.progress.accepted(text, size, pass_name)
 
-    def write(self, text: str, *, final: bool, formatted: bool = True, cost: str = "", compares: str = "") -> Size:
+    def write(
+        self, text: str, *, final: bool, formatted: bool = True, cost: str = "", compares: str = "", culprit: str = ""
+    ) -> Size:
         """Write ``text`` (formatted, unless told otherwise) with its header (``cost``: what plain python runs
-        cost; ``compares``: what its failing check compares; see ``ReproInfo``); the size of what was written."""
+        cost; ``compares``: what its failing check compares; ``culprit``: the layer the bug lives in; see
+        ``ReproInfo``); the size of what was written."""
 
         calls, hits = self.work.live_calls
         if formatted:
@@ -125,6 +128,7 @@ class BestSoFar:
             final=final,
             cost=cost,
             compares=compares,
+            culprit=culprit,
         )
         write_atomic(self.options.output_path, render_repro(text, info))
         return info.after

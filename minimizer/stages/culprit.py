@@ -1,0 +1,77 @@
+"""Which layer of the compiler the bug lives in: the repro run with every call compiled by one backend of a ladder,
+cheapest first.
+
+A maintainer who receives a repro asks first whether it fails with ``backend="eager"`` (Dynamo alone), with
+``"aot_eager"`` (AOTAutograd's graphs, run eagerly), with ``"aot_eager_decomp_partition"`` (its decompositions and
+partitioner too), or only with Inductor. The first backend whose run shows the same bug names the layer; where
+none does, the bug needs the script's own backend or its compile options. A script that compiles nothing (its
+own Triton kernel) has no layer to name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from oracles.forced_backend import BACKEND_VARIABLE
+
+if TYPE_CHECKING:
+    from minimizer.runner.process import RunSettings
+    from minimizer.runs import Runs
+    from minimizer.stages.pin import Target
+
+# (backend, the layer a bug first shown by it lives in), cheapest first.
+LADDER = (
+    ("eager", "Dynamo"),
+    ("aot_eager", "AOTAutograd"),
+    ("aot_eager_decomp_partition", "decompositions and partitioner"),
+    ("inductor", "Inductor"),
+)
+THE_SCRIPTS_BACKEND = "the script's backend or compile options"
+NOT_TOLD = "not told"
+
+
+@dataclass
+class Culprit:
+    """The layer named, the backend that named it ("" where none did), and each rung's answer in order."""
+
+    layer: str
+    backend: str = ""
+    ladder: list[tuple[str, bool]] = field(default_factory=list)
+    detail: str = ""
+
+    def to_json(self) -> dict:
+        return {
+            "layer": self.layer,
+            "backend": self.backend,
+            "detail": self.detail,
+            "ladder": [{"backend": backend, "shows_the_bug": shown} for backend, shown in self.ladder],
+        }
+
+    def describe(self) -> str:
+        """``AOTAutograd: aot_eager shows the same bug, eager does not``."""
+
+        if self.layer == NOT_TOLD:
+            return f"{NOT_TOLD}: {self.detail}"
+        cleared = [backend for backend, shown in self.ladder if not shown]
+        if not self.backend:
+            return f"{self.layer}: none of {', '.join(cleared)} shows the same bug"
+        return f"{self.layer}: {self.backend} shows the same bug" + (
+            f", {', '.join(cleared)} {'does' if len(cleared) == 1 else 'do'} not" if cleared else ""
+        )
+
+
+def name_the_culprit(runs: Runs, text: str, target: Target, settings: RunSettings, *, compiles: bool) -> Culprit:
+    """The layer ``text``'s bug lives in, from its runs under each backend of ``LADDER`` (at once, then read in
+    order); ``compiles``: whether the script calls ``torch.compile`` at all."""
+
+    if not compiles:
+        return Culprit(NOT_TOLD, detail="the script compiles nothing: the bug is in its own code or kernel")
+    asks = [dataclasses.replace(settings, env=(*settings.env, (BACKEND_VARIABLE, backend))) for backend, _ in LADDER]
+    results = runs.call_all([lambda s=s: runs.run(text, s) for s in asks])
+    ladder = [(backend, target.shown_by(result)) for (backend, _), result in zip(LADDER, results)]
+    for (backend, layer), (_, shown) in zip(LADDER, ladder):
+        if shown:
+            return Culprit(layer, backend, ladder[: ladder.index((backend, True)) + 1])
+    return Culprit(THE_SCRIPTS_BACKEND, "", ladder)

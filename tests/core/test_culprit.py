@@ -1,0 +1,75 @@
+"""The backend ladder on fake runs: which backend shows the bug names the layer."""
+
+import os
+
+import pytest
+
+from minimizer.runner.process import RunSettings
+from minimizer.stages.culprit import LADDER, NOT_TOLD, THE_SCRIPTS_BACKEND, name_the_culprit
+from oracles.forced_backend import BACKEND_VARIABLE, with_forced_backend
+
+
+class _Runs:
+    """Answers each run with the backend it was asked to compile with."""
+
+    def __init__(self):
+        self.asked = []
+
+    def call_all(self, calls):
+        return [call() for call in calls]
+
+    def run(self, text, settings):
+        assert dict(settings.env)["KEEP"] == "1"  # the run's own environment stays
+        backend = dict(settings.env)[BACKEND_VARIABLE]
+        self.asked.append(backend)
+        return backend
+
+
+class _Target:
+    def __init__(self, *showing):
+        self.showing = showing
+
+    def shown_by(self, result):
+        return result in self.showing
+
+
+SETTINGS = RunSettings(filename="bug.py", origin_dir=".", oracles=("numerical",), env=(("KEEP", "1"),))
+
+
+@pytest.mark.parametrize(
+    "showing, layer, described",
+    [
+        (("eager", "aot_eager", "inductor"), "Dynamo", "Dynamo: eager shows the same bug"),
+        (("aot_eager", "aot_eager_decomp_partition", "inductor"), "AOTAutograd", "AOTAutograd: aot_eager shows the same bug, eager does not"),
+        (("aot_eager_decomp_partition", "inductor"), "decompositions and partitioner", None),
+        (("inductor",), "Inductor", "Inductor: inductor shows the same bug, eager, aot_eager, aot_eager_decomp_partition do not"),
+        ((), THE_SCRIPTS_BACKEND, f"{THE_SCRIPTS_BACKEND}: none of eager, aot_eager, aot_eager_decomp_partition, inductor shows the same bug"),
+    ],
+)
+def test_the_first_backend_that_shows_the_bug_names_the_layer(showing, layer, described):
+    runs = _Runs()
+    culprit = name_the_culprit(runs, "text", _Target(*showing), SETTINGS, compiles=True)
+    assert runs.asked == [backend for backend, _ in LADDER]
+    assert culprit.layer == layer
+    assert culprit.backend == (showing[0] if showing else "")
+    if described:
+        assert culprit.describe() == described
+    assert culprit.to_json()["ladder"][-1]["shows_the_bug"] == bool(showing)
+
+
+def test_a_script_that_compiles_nothing_has_no_layer_and_runs_nothing():
+    runs = _Runs()
+    culprit = name_the_culprit(runs, "text", _Target("eager"), SETTINGS, compiles=False)
+    assert culprit.layer == NOT_TOLD and runs.asked == []
+    assert culprit.describe().startswith("not told: the script compiles nothing")
+
+
+def test_the_forced_backend_replaces_the_scripts_and_drops_what_only_inductor_reads(monkeypatch):
+    kwargs = {"backend": "inductor", "mode": "max-autotune", "fullgraph": True, "options": {"x": 1}}
+    monkeypatch.delenv(BACKEND_VARIABLE, raising=False)
+    assert with_forced_backend(kwargs) is kwargs
+    monkeypatch.setenv(BACKEND_VARIABLE, "aot_eager")
+    assert with_forced_backend(kwargs) == {"backend": "aot_eager", "fullgraph": True}
+    monkeypatch.setenv(BACKEND_VARIABLE, "inductor")
+    assert with_forced_backend({"backend": print, "mode": "reduce-overhead"}) == {"backend": "inductor", "mode": "reduce-overhead"}
+    assert os.environ[BACKEND_VARIABLE] == "inductor"
