@@ -25,6 +25,9 @@ For each case it writes tokens, oracle calls and seconds, and the same-bug check
   ``case.json``'s ``fix`` ([old, new] text) applied to ``out.py`` makes it exit 0; an output without the
   text no longer holds the buggy code and fails the check.
 
+Apart from those, ``layer_named``: where ``case.json`` knows the compiler layer of the bug (``layer``: where it
+was planted), whether the report's ``culprit`` names it (``minimizer.stages.culprit``).
+
 A case whose ``case.json`` ``needs`` a package its interpreter lacks (``transformers``, ``diffusers``: the
 ``[models]`` extra) is skipped, saying so. A case on an older torch pins the library release of its time
 (``libraries``: ``["transformers==4.46.3"]``); ``--create-venvs`` installs the pins with torch pinned beside them.
@@ -102,6 +105,14 @@ class CaseResult:
     passes: list = field(default_factory=list)  # per pass: proposed, accepted, size removed, per proposal
     libraries: dict = field(default_factory=dict)  # the release of each library the case needs, as installed
     max_time: float | None = None  # the --max-time it was reduced under (0: none)
+    # The compiler layer the repro's report names and the one the case says the bug lives in (``layer`` in
+    # case.json, where it is known); not a same-bug check: a wrong name is the culprit's error, not the repro's.
+    culprit: dict = field(default_factory=dict)
+    layer_known: str | None = None
+
+    @property
+    def layer_named(self) -> bool | None:
+        return None if self.layer_known is None else self.culprit.get("layer") == self.layer_known
 
     @property
     def same_bug(self) -> bool:
@@ -257,6 +268,7 @@ def run_case(name: str, pythons: dict[str, str], args: argparse.Namespace, case_
         result.oracle, result.signature = data["oracle"], data["signature"]
         result.oracle_calls, result.passes = data["oracle_calls"], data.get("passes", [])
         result.reducers, result.cost = data.get("reducers", []), data.get("cost", {})
+        result.culprit, result.layer_known = data.get("culprit", {}), meta.get("layer")
         output = (scratch / "out.py").read_text()
         result.output, result.output_tokens = output, measure(output).tokens
         result.ratio = round(result.output_tokens / result.hand_tokens, 2)
@@ -333,6 +345,7 @@ def main() -> None:
             f"{result.original_tokens} -> {result.output_tokens} tokens (hand {result.hand_tokens}, "
             f"{result.ratio}x), {result.oracle_calls} calls, {result.seconds} s, oracle {result.oracle}, "
             f"checks {result.checks}"
+            + (f", layer {'named' if result.layer_named else 'NOT named'} ({result.culprit.get('layer')})" if result.layer_known else "")
         )
         print(f"{name}: {status}", flush=True)
         write_results(out, results, pythons, args)  # after each case: a long run stopped keeps what is done
@@ -355,7 +368,7 @@ def write_results(out: Path, results: list[CaseResult], pythons: dict[str, str],
         "options": {"jobs": args.jobs, "max_time": args.max_time if args.max_time is not None else "per case"},
         "pythons": pythons,
         "summary": summary,
-        "results": [asdict(r) | {"same_bug": r.same_bug} for r in results],
+        "results": [asdict(r) | {"same_bug": r.same_bug, "layer_named": r.layer_named} for r in results],
     }
     partial = out.with_suffix(".part")
     partial.write_text(json.dumps(payload, indent=2) + "\n")

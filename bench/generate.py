@@ -103,12 +103,22 @@ def generate(seed: int) -> Program:
         "identity_passes": drawn["bug"] != "triton_kernel",
         "max_time": 600 if drawn["model"] == "bert" else 300,
         "compares_the_suspect": True,
+        # Where it was planted (minimizer.stages.culprit's names).
+        "layer": _LAYERS[drawn["bug"]],
     }
     if drawn["model"] == "bert":
         meta["needs"] = ["transformers"]
     if drawn["bug"] == "triton_kernel":
         meta["fix"] = list(_KERNEL_FIX)
     return Program(seed, files, parts.hand(), meta, drawn)
+
+
+_LAYERS = {
+    "backend_beside": "the script's backend or compile options",
+    "backend_in_script": "the script's backend or compile options",
+    "inductor_pass": "Inductor",
+    "triton_kernel": "not told",
+}
 
 
 # -- the bug ---------------------------------------------------------------------------------------------------

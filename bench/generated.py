@@ -97,10 +97,11 @@ def main() -> None:
             print(f"seed {seed}: generator error: {unsound} ({folder})", flush=True)
         else:
             result = run_case(f"seed-{seed}", {"2.13.0": python}, args, case_dir=folder)
-            row |= asdict(result)
+            row |= asdict(result) | {"layer_named": result.layer_named}
             status = result.error or (
                 f"{result.original_tokens} -> {result.output_tokens} tokens (hand {result.hand_tokens}, {result.ratio}x), "
-                f"{result.oracle_calls} calls, {result.seconds} s, same bug {result.same_bug} {result.checks}"
+                f"{result.oracle_calls} calls, {result.seconds} s, same bug {result.same_bug} {result.checks}, "
+                f"layer named {result.layer_named}"
             )
             print(f"seed {seed}: {status}  [{program.meta['family'].split(': ', 1)[1]}]", flush=True)
         rows.append(row)
@@ -108,7 +109,10 @@ def main() -> None:
             shutil.rmtree(folder.parent, ignore_errors=True)
         _write(out, rows, drawn_counts, args)
     summary = _summary(rows)
-    print(f"median={summary['median_ratio']} worst={summary['worst_ratio']} same_bug={summary['same_bug']}/{summary['programs']}")
+    print(
+        f"median={summary['median_ratio']} worst={summary['worst_ratio']} same_bug={summary['same_bug']}/{summary['programs']}"
+        f" layer_named={summary['layer_named']}/{summary['programs']}"
+    )
     print(f"wrote {out}")
 
 
@@ -119,6 +123,7 @@ def _summary(rows: list[dict]) -> dict:
         "programs": len(rows),
         "generator_errors": sum(1 for r in rows if "generator_error" in r),
         "same_bug": same,
+        "layer_named": sum(1 for r in rows if r.get("layer_named")),
         "median_ratio": round(statistics.median(ratios), 2) if ratios else None,
         "worst_ratio": max(ratios) if ratios else None,
     }
