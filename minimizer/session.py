@@ -1,6 +1,6 @@
 """One minimization, start to end: the stages in order, and the report of what they did.
 
-    check ─► pin ─► reduce ─► state ─► confirm      (minimizer/stages/, one module each)
+    check ─► pin ─► reduce ─► state ─► confirm ─► culprit      (minimizer/stages/, one module each)
 
 ``Session`` sequences the stages and owns what they share (``Runs``: workers, GPUs, caches, the log of runs);
 each stage's behaviour lives in its module, testable alone. The CLI only parses options and prints.

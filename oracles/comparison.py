@@ -17,6 +17,7 @@ OTHER = "other"
 # How an origin set names an operation a suspect's value was combined with (``ours - reference``), and a
 # suspect's value broadcast over more elements than it has (see ``oracles.evidence``).
 AGAINST = "against "
+THEN = "then "
 SPREAD = "spread"
 MOST_BYTES_DIFFERENCED = 64 * 2**20
 
@@ -140,15 +141,15 @@ def _origin_of_number(value: Any) -> frozenset:
     return value.origin if isinstance(value, TracedFloat) else frozenset()
 
 
-def origin_text(origin: frozenset, then: frozenset | None = None) -> str:
-    """``kernel k then add+mul against leaky_relu(negative_slope=0.1)+sub``: the suspects, the operations that
-    computed the value from a kernel's output (``then``, where it is not that output), then what they were
-    measured against."""
+def origin_text(origin: frozenset) -> str:
+    """``kernel k then add+mul against leaky_relu(negative_slope=0.1)+sub``: the suspects, the operations a
+    kernel's output went through (``THEN``), then what they were measured against."""
 
-    suspects = sorted(o for o in origin if not o.startswith(AGAINST) and o != SPREAD)
+    suspects = sorted(o for o in origin if not o.startswith((AGAINST, THEN)) and o != SPREAD)
+    then = sorted(o.removeprefix(THEN) for o in origin if o.startswith(THEN))
     against = sorted(o.removeprefix(AGAINST) for o in origin if o.startswith(AGAINST))
     spread = " spread by broadcasting" if SPREAD in origin else ""
-    after = f" then {'+'.join(sorted(then))}" if then and any(o.startswith("kernel ") for o in suspects) else ""
+    after = f" then {'+'.join(then)}" if then else ""
     return "+".join(suspects) + after + spread + (f" against {'+'.join(against)}" if against else "")
 
 

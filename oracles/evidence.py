@@ -29,7 +29,7 @@ from typing import Any, Iterator
 from oracles.compared import digest_of
 from oracles.settings import operation_settings
 from oracles.comparison import (
-    AGAINST, COMPARED, COMPILED, INPUT, NUMBER, OTHER, SPREAD, Comparison, Operand, TracedFloat, described,
+    AGAINST, COMPARED, COMPILED, INPUT, NUMBER, OTHER, SPREAD, THEN, Comparison, Operand, TracedFloat, described,
     largest_difference, origin_text,
 )
 
@@ -236,9 +236,7 @@ class EvidenceRecorder:
     def _operand(self, value: Any, operations: bool = False) -> Operand:
         origin = self.origin_of(value)
         if origin:
-            # A value a kernel's output went on to compute is not that output: what computed it is named after it.
-            derived = operations and self._writes is not None and self._writes.writer_of(value) is None
-            return Operand(origin_text(origin, self._ops.get(value) if derived else None), described(value))
+            return Operand(origin_text(origin), described(value))
         if isinstance(value, TracedFloat):
             return Operand(OTHER, described(value))
         if self._given_to_the_suspect(value):
@@ -305,7 +303,7 @@ class EvidenceRecorder:
             return result
         origin = self._origin_of_arguments(args, kwargs)
         if origin and self._kernels_defined:
-            origin |= self._references_among(args, kwargs)
+            origin |= self._references_among(args, kwargs) | _then(name, func, args, kwargs, origin)
         pending = self._pending_of(args) if self._pending else None
         mark = self._writes.writes_noted if self._writes is not None else 0
         result = func(*args, **kwargs)
@@ -511,6 +509,18 @@ _DUNDER_OPERATIONS = {
     "pow": "pow", "rpow": "pow", "matmul": "matmul", "rmatmul": "matmul", "abs": "abs", "mod": "remainder",
     "floordiv": "floor_divide", "and": "logical_and", "or": "logical_or", "invert": "logical_not",
 }
+
+
+def _then(name: str, func: Any, args: tuple, kwargs: dict, origin: frozenset) -> frozenset:
+    """``then mul``: a kernel's output went into an operation that computes something. A value computed from
+    it is not that output (a repro once scaled and shifted a kernel's output a second time: the same origin
+    otherwise, a bug the kernel's fix no longer mends)."""
+
+    operation = None if name in _NUMBERS else _operation_name(name)
+    if operation is None or not any(o.startswith("kernel ") for o in origin):
+        return frozenset()
+    settings = operation_settings(func, args, kwargs)
+    return frozenset({THEN + (f"{operation}({settings})" if settings else operation)})
 
 
 def _operation_name(name: str) -> str | None:

@@ -358,9 +358,9 @@ def test_an_error_measured_against_a_reference_carries_the_reference():
     finally:
         recorder.uninstall()
     assert [c.signature for c in recorder.comparisons] == [
-        "< of kernel leaky_kernel(slope=0.1) against leaky_relu(negative_slope=0.1), number",
-        "< of kernel leaky_kernel(slope=0.1) against leaky_relu(negative_slope=0.01), number",
-        "< of kernel leaky_kernel(slope=0.1), number",
+        "< of kernel leaky_kernel(slope=0.1) then abs+max+sub against leaky_relu(negative_slope=0.1), number",
+        "< of kernel leaky_kernel(slope=0.1) then abs+max+sub against leaky_relu(negative_slope=0.01), number",
+        "< of kernel leaky_kernel(slope=0.1) then abs+max, number",
     ]
 
 
@@ -411,3 +411,28 @@ def test_a_value_computed_from_a_kernels_output_is_not_that_output():
         "allclose of kernel scale_shift_kernel, add(other=1)+mul",
         "allclose of kernel scale_shift_kernel then add(other=1)+mul, add(other=1)+mul",
     ]
+
+
+def test_an_error_taken_as_a_number_names_what_the_kernels_output_went_through():
+    # Generated seed 151: the error was `(out - ref).max().item()`, and a reduction let the script scale and shift
+    # the kernel's output a second time before it; the number's origin must tell the two apart.
+    pytest.importorskip("triton")
+    from oracles.compared import KernelWrites
+
+    def error_of(twice):
+        writes = KernelWrites()
+        recorder = EvidenceRecorder(writes, folder=None, kernels_defined=True)
+        recorder.install()
+        try:
+            h, scale = torch.ones(2), torch.full((2,), 2.0)
+            reference = h * scale + 1
+            writes.note(h, "scale_shift_kernel")
+            h.fill_(0.5)
+            out = h * scale + 1 if twice else h
+            assert not (out - reference).abs().max().item() < 1e-4
+        finally:
+            recorder.uninstall()
+        return [c.signature for c in recorder.comparisons]
+
+    assert error_of(twice=False) == ["< of kernel scale_shift_kernel then abs+max+sub against add(other=1)+mul, number"]
+    assert error_of(twice=True) != error_of(twice=False)
