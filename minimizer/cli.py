@@ -86,17 +86,14 @@ def reduce(
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress output."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="With an error, also what lies behind it (a plug-in oracle's traceback)."),
     cold: bool = typer.Option(False, "--cold", help="Start a fresh interpreter per candidate (no warm workers)."),
-    resident: Resident = typer.Option(
-        Resident.auto,
-        "--resident",
-        help="auto, always or never: workers that start CUDA once and run candidate after candidate (auto: where a GPU is visible).",
-    ),
+    resident: Resident = typer.Option(Resident.auto, "--resident", help="auto, always or never: workers that start CUDA once and run candidate after candidate (auto: where a GPU is visible)."),
     share_verdicts: bool = typer.Option(
         True,
         "--share-verdicts/--no-share-verdicts",
         help="Candidates whose compiled calls will be the same (same graphs, inputs, settings) share one verdict.",
     ),
     reducer: Reducer = typer.Option(Reducer.auto, "--reducer", help="source, graph, or auto (source, then graph when the model lives outside the script)."),
+    culprit: bool = typer.Option(True, "--culprit/--no-culprit", help="Name the compiler layer of the repro's bug: four more runs of the repro, one per backend."),
     issue: Optional[Path] = typer.Option(None, "--issue", help="Also write an issue body for the PyTorch tracker here (Markdown)."),
     ray: Optional[str] = typer.Option(
         None, "--ray", envvar="MINIMIZER_RAY", help="Run candidates as Ray tasks: 'local' starts a Ray cluster here, else an address (or 'auto': RAY_ADDRESS)."
@@ -119,6 +116,7 @@ def reduce(
         resident=resident.value,
         reducer=reducer.value,
         share_verdicts=share_verdicts,
+        culprit=culprit,
         ray=ray,
         script_args=tuple(script_args or ()),
     )
@@ -179,9 +177,10 @@ def check(
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds for the script to run."),
     confirm: int = typer.Option(1, "--confirm", help="How many runs."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    culprit: bool = typer.Option(True, "--culprit/--no-culprit", help="Name the compiler layer of the bug: four more runs, one per backend."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="With an error, also what lies behind it (a plug-in oracle's traceback)."),
 ) -> None:
-    """Run SCRIPT under the oracles and show which fire, with their signatures."""
+    """Run SCRIPT under the oracles and show which fire, with their signatures, and the compiler layer of the bug."""
 
     options = Options(
         script=script, oracle=oracle, timeout=timeout, confirm=confirm, cold=True, script_args=tuple(script_args or ())
@@ -194,7 +193,7 @@ def check(
         problem = diagnose(report, explicit_oracle=oracle != "auto")
         # What `reduce` would hold the reduction to (a generic assert over several compiled targets).
         held = session.hold_to_one_compiled_target(report.pinned, report) if problem is None else None
-        culprit = session.culprit(held, report) if held is not None else None
+        layer = session.culprit(held, report) if held is not None and culprit else None
     except MinimizerError as exc:
         _fail(exc, verbose=verbose)
     except KeyboardInterrupt:
@@ -206,7 +205,7 @@ def check(
     held_to = session.only_compile if held is not None and held is not report.pinned else None
     if as_json:
         print(json.dumps({**report.to_json(), "problem": problem, "held_to": held_to,
-                          "culprit": culprit.to_json() if culprit else None}, indent=2))
+                          "culprit": layer.to_json() if layer else None}, indent=2))
         return
     table = Table(title=f"{script} on {report.device}, torch {report.torch_version}")
     for column in ("oracle", "fires", "signature", "detail"):
@@ -224,8 +223,8 @@ def check(
             highlight=False,
             markup=False,
         )
-    if culprit is not None:
-        console.print(f"culprit: {culprit.describe()}", highlight=False, markup=False)
+    if layer is not None:
+        console.print(f"culprit: {layer.describe()}", highlight=False, markup=False)
     if problem is not None:
         console.print(f"not reducible as it is: {problem}", highlight=False, markup=False)
 
@@ -266,7 +265,8 @@ def triage_command(
             _fail(exc)
         jobs = max(jobs, backend.slots)
     arguments = tuple(script_args or ())
-    each = Options(script=folder, jobs=jobs, confirm=confirm, timeout=timeout, ray=ray, script_args=arguments)
+    # Each bug's repro without its culprit: a folder's bugs cost four runs more each; `minimizer check` names it.
+    each = Options(script=folder, jobs=jobs, confirm=confirm, timeout=timeout, ray=ray, script_args=arguments, culprit=False)
     _interrupt_on_termination()
     try:
         triage = Triage(folder, out, jobs=jobs, timeout=timeout, confirm=confirm, say=say, ray=backend, script_args=arguments)

@@ -31,6 +31,7 @@ class Options:
     resident: str = "auto"
     reducer: str = "auto"  # "source", "graph", or "auto": source, then graph where the model lives elsewhere
     share_verdicts: bool = True  # candidates whose compiled calls will be the same share a verdict
+    culprit: bool = True  # name the compiler layer of the repro's bug (minimizer.stages.culprit): four more runs
     ray: str | None = None  # run candidates as Ray tasks: "local", an address, or "auto" (RAY_ADDRESS)
     script_args: tuple[str, ...] = ()  # the script's own command line: ``python SCRIPT ARGS...``
 

@@ -125,11 +125,10 @@ class Session:
 
         fired = sum(best.target.shown_by(r, stated=statement.stated) for r in confirmation.runs)
         compares = confirmation.compares
-        compiles = any(run.used_compile for run in confirmation.runs)
-        culprit = name_the_culprit(self.runs, confirmation.text, best.target, statement.settings, compiles=compiles)
-        self.progress.message(f"culprit: {culprit.describe()}")
+        culprit = self._culprit(confirmation, best, statement)
         written = best.write(
-            confirmation.text, final=True, cost=_cost_line(cost), compares=compares, culprit=culprit.describe()
+            confirmation.text, final=True, cost=_cost_line(cost), compares=compares,
+            culprit=culprit.describe() if culprit else "",
         )
         outcome = self._outcome(
             best,
@@ -145,7 +144,7 @@ class Session:
             },
             cost=cost,
         )
-        outcome.compares, outcome.culprit = compares, culprit.to_json()
+        outcome.compares, outcome.culprit = compares, culprit.to_json() if culprit else {}
         self._write_report(outcome)
         if _costs_more(cost):
             self.progress.message(f"warning: the repro costs more to run than the original ({_cost_line(cost)})")
@@ -159,6 +158,16 @@ class Session:
                 f"(expected {claimed}; python: {seen})"
             )
         return outcome
+
+    def _culprit(self, confirmation: Confirmation, best: BestSoFar, statement: Statement) -> Culprit | None:
+        """The layer the repro's bug lives in, unless the user asked not to (``--no-culprit``)."""
+
+        if not self.options.culprit:
+            return None
+        compiles = any(run.used_compile for run in confirmation.runs)
+        culprit = name_the_culprit(self.runs, confirmation.text, best.target, statement.settings, compiles=compiles)
+        self.progress.message(f"culprit: {culprit.describe()}")
+        return culprit
 
     def _write_report(self, outcome: Outcome) -> None:
         if self.options.report:

@@ -293,3 +293,18 @@ def test_dynamo_optimize_is_torchs_own_again_once_the_harness_is_gone():
     assert torch._dynamo.optimize is not real
     h.uninstall()
     assert torch._dynamo.optimize is real
+
+
+def test_a_backend_forced_through_the_environment_replaces_the_scripts(monkeypatch):
+    from oracles.forced_backend import BACKEND_VARIABLE
+
+    monkeypatch.setenv(BACKEND_VARIABLE, "eager")
+    torch._dynamo.reset()
+    h = Harness(ALL_NEEDS - {NEEDS_EAGER_RERUN}, seed=0)
+    h.install()
+    try:
+        torch.compile(f, backend=off_by_a_bit)(*inputs())  # the culprit's ladder: does `eager` show the bug?
+        assert not numerical(recorded(h)).fires
+    finally:
+        h.uninstall()
+        torch._dynamo.reset()
