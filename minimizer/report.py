@@ -17,6 +17,7 @@ from minimizer.bisect import Bisection
 from minimizer.output import strip_header
 from minimizer.runner.plain import PlainRun, run_plain
 from minimizer.runner.process import Limits
+from minimizer.stages.culprit import read_ladder
 
 _EXPECTED = {
     "numerical": ("The compiled function returns the same values as eager (within `torch.testing.assert_close`'s "
@@ -43,6 +44,7 @@ class Header:
     device: str = ""
     source_name: str = ""
     compares: str = ""
+    culprit: str = ""
 
 
 def read_header(text: str) -> Header:
@@ -58,6 +60,8 @@ def read_header(text: str) -> Header:
             header.signature = found.group(1).strip()
         elif found := re.match(r"# compares: (.*)", line):
             header.compares = found.group(1).strip()
+        elif found := re.match(r"# culprit: (.*)", line):
+            header.culprit = found.group(1).strip()
     return header
 
 
@@ -130,6 +134,8 @@ def issue_body(
         "",
         "**Actual:** " + actual_line,
     ]
+    if header.culprit:
+        parts += ["", "### Culprit", "", *_culprit_section(header.culprit)]
     if bisection is not None:
         parts += ["", "### Releases", "", bisection.markdown().rstrip()]
     parts += [
@@ -161,6 +167,17 @@ def _observed(plain: PlainRun, name: str, actual: str) -> tuple[str, str]:
         f"(python {name} exited 0 here: the failure did not reproduce on this machine)",
         "It did not fail on this machine; see the bisect table for where it does.",
     )
+
+
+def _culprit_section(described: str) -> list[str]:
+    """The layer the repro's header names, and the backend ladder that named it as a table."""
+
+    layer, ladder = read_ladder(described)
+    lines = [f"**Layer:** {layer} (the repro run with every compiled call given each backend in turn)."]
+    if ladder:
+        lines += ["", "| backend | shows the bug |", "| --- | --- |"]
+        lines += [f"| `{backend}` | {'yes' if shown else 'no'} |" for backend, shown in ladder]
+    return lines
 
 
 def _summary(header: Header) -> str:

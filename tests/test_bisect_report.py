@@ -78,6 +78,7 @@ def test_bisect_command_prints_the_table_and_writes_json(tmp_path):
 HEADED = '''# Minimized by minimizer 0.1.0 from train.py
 # torch 2.5.1 on cpu; oracle: numerical
 # signature: numerical: float32 value
+# culprit: Inductor (eager no, aot_eager no, aot_eager_decomp_partition no, inductor yes)
 # size: 654 -> 54 tokens, 71 -> 8 lines, 23 -> 3 torch ops
 # work: 222 oracle calls (91 cache hits), 66 s
 
@@ -102,6 +103,7 @@ def test_the_issue_body_has_what_a_maintainer_needs(tmp_path):
     assert "**Expected:**" in body and "**Actual:**" in body
     assert "| 2.6.0 | passes |" in body and "fixed in 2.6.0" in body
     assert "PyTorch version: 2.5.1" in body and "`minimizer reduce train.py`" in body
+    assert "**Layer:** Inductor" in body and "| `aot_eager` | no |" in body and "| `inductor` | yes |" in body
 
 
 def test_report_of_a_script_that_passes_here_says_so(tmp_path):

@@ -11,6 +11,7 @@ own Triton kernel) has no layer to name.
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -50,16 +51,26 @@ class Culprit:
         }
 
     def describe(self) -> str:
-        """``AOTAutograd: aot_eager shows the same bug, eager does not``."""
+        """``AOTAutograd (eager no, aot_eager yes)``: the layer, then each rung and whether it showed the same bug
+        (the header's line; ``read_ladder`` reads it back)."""
 
         if self.layer == NOT_TOLD:
             return f"{NOT_TOLD}: {self.detail}"
-        cleared = [backend for backend, shown in self.ladder if not shown]
-        if not self.backend:
-            return f"{self.layer}: none of {', '.join(cleared)} shows the same bug"
-        return f"{self.layer}: {self.backend} shows the same bug" + (
-            f", {', '.join(cleared)} {'does' if len(cleared) == 1 else 'do'} not" if cleared else ""
-        )
+        return f"{self.layer} ({', '.join(f'{backend} {_YES_NO[shown]}' for backend, shown in self.ladder)})"
+
+
+_YES_NO = {True: "yes", False: "no"}
+_DESCRIBED = re.compile(r"(?P<layer>.+?) \((?P<ladder>(?:[a-z_]+ (?:yes|no)(?:, )?)+)\)$")
+
+
+def read_ladder(described: str) -> tuple[str, list[tuple[str, bool]]]:
+    """``describe``'s text read back: the layer and the ladder (empty where it said why none was run)."""
+
+    found = _DESCRIBED.match(described)
+    if found is None:
+        return described, []
+    rungs = [rung.rsplit(" ", 1) for rung in found.group("ladder").split(", ")]
+    return found.group("layer"), [(backend, answer == "yes") for backend, answer in rungs]
 
 
 def name_the_culprit(runs: Runs, text: str, target: Target, settings: RunSettings, *, compiles: bool) -> Culprit:

@@ -5,7 +5,7 @@ import os
 import pytest
 
 from minimizer.runner.process import RunSettings
-from minimizer.stages.culprit import LADDER, NOT_TOLD, THE_SCRIPTS_BACKEND, name_the_culprit
+from minimizer.stages.culprit import LADDER, NOT_TOLD, THE_SCRIPTS_BACKEND, name_the_culprit, read_ladder
 from oracles.forced_backend import BACKEND_VARIABLE, with_forced_backend
 
 
@@ -39,11 +39,11 @@ SETTINGS = RunSettings(filename="bug.py", origin_dir=".", oracles=("numerical",)
 @pytest.mark.parametrize(
     "showing, layer, described",
     [
-        (("eager", "aot_eager", "inductor"), "Dynamo", "Dynamo: eager shows the same bug"),
-        (("aot_eager", "aot_eager_decomp_partition", "inductor"), "AOTAutograd", "AOTAutograd: aot_eager shows the same bug, eager does not"),
+        (("eager", "aot_eager", "inductor"), "Dynamo", "Dynamo (eager yes)"),
+        (("aot_eager", "aot_eager_decomp_partition", "inductor"), "AOTAutograd", "AOTAutograd (eager no, aot_eager yes)"),
         (("aot_eager_decomp_partition", "inductor"), "decompositions and partitioner", None),
-        (("inductor",), "Inductor", "Inductor: inductor shows the same bug, eager, aot_eager, aot_eager_decomp_partition do not"),
-        ((), THE_SCRIPTS_BACKEND, f"{THE_SCRIPTS_BACKEND}: none of eager, aot_eager, aot_eager_decomp_partition, inductor shows the same bug"),
+        (("inductor",), "Inductor", "Inductor (eager no, aot_eager no, aot_eager_decomp_partition no, inductor yes)"),
+        ((), THE_SCRIPTS_BACKEND, f"{THE_SCRIPTS_BACKEND} (eager no, aot_eager no, aot_eager_decomp_partition no, inductor no)"),
     ],
 )
 def test_the_first_backend_that_shows_the_bug_names_the_layer(showing, layer, described):
@@ -54,6 +54,7 @@ def test_the_first_backend_that_shows_the_bug_names_the_layer(showing, layer, de
     assert culprit.backend == (showing[0] if showing else "")
     if described:
         assert culprit.describe() == described
+    assert read_ladder(culprit.describe()) == (layer, culprit.ladder)  # the issue body reads the header's line back
     assert culprit.to_json()["ladder"][-1]["shows_the_bug"] == bool(showing)
 
 
