@@ -160,9 +160,13 @@ class Session:
         return outcome
 
     def _culprit(self, confirmation: Confirmation, best: BestSoFar, statement: Statement) -> Culprit | None:
-        """The layer the repro's bug lives in, unless the user asked not to (``--no-culprit``)."""
+        """The layer the repro's bug lives in, unless the user asked not to (``--no-culprit``) or ``--max-time`` is
+        spent (its four runs would go past it)."""
 
         if not self.options.culprit:
+            return None
+        if self.options.max_time is not None and time.monotonic() - best.started >= self.options.max_time:
+            self.progress.message("culprit: not named, --max-time is spent (`minimizer check` on the repro names it)")
             return None
         compiles = any(run.used_compile for run in confirmation.runs)
         culprit = name_the_culprit(self.runs, confirmation.text, best.target, statement.settings, compiles=compiles)

@@ -74,3 +74,22 @@ def test_the_forced_backend_replaces_the_scripts_and_drops_what_only_inductor_re
     monkeypatch.setenv(BACKEND_VARIABLE, "inductor")
     assert with_forced_backend({"backend": print, "mode": "reduce-overhead"}) == {"backend": "inductor", "mode": "reduce-overhead"}
     assert os.environ[BACKEND_VARIABLE] == "inductor"
+
+
+def test_a_reduction_whose_max_time_is_spent_names_no_culprit(tmp_path):
+    import time
+    from types import SimpleNamespace
+
+    from minimizer.options import Options
+    from minimizer.session import Session
+
+    messages = []
+    session = Session.__new__(Session)  # only what naming the culprit reads
+    session.options = Options(script=tmp_path / "bug.py", max_time=5.0)
+    session.progress = SimpleNamespace(message=messages.append)
+    session.runs = None  # nothing may run
+    best = SimpleNamespace(started=time.monotonic() - 6.0)
+    assert session._culprit(None, best, None) is None
+    assert messages == ["culprit: not named, --max-time is spent (`minimizer check` on the repro names it)"]
+    session.options = Options(script=tmp_path / "bug.py", culprit=False)
+    assert session._culprit(None, best, None) is None and len(messages) == 1
