@@ -10,6 +10,7 @@ record no evidence, or other evidence.
 
 from __future__ import annotations
 
+import contextlib
 import textwrap
 
 import pytest
@@ -218,6 +219,21 @@ SHAPES = {
 }
 
 
+@contextlib.contextmanager
+def following_kernels():
+    """An evidence recorder of a script that defines kernels, installed for the block: its kernel writes, and it."""
+
+    from oracles.compared import KernelWrites
+
+    writes = KernelWrites()
+    recorder = EvidenceRecorder(writes, folder=None, kernels_defined=True)
+    recorder.install()
+    try:
+        yield writes, recorder
+    finally:
+        recorder.uninstall()
+
+
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_a_check_shape_records_its_comparison_and_refuses_it_emptied(tmp_path, shape):
     check, evidence, emptied = SHAPES[shape]
@@ -291,12 +307,8 @@ def test_the_recorder_leaves_nothing_behind():
 
 def test_a_kernels_reference_is_told_by_the_operations_that_computed_it():
     pytest.importorskip("triton")
-    from oracles.compared import KernelWrites
 
-    writes = KernelWrites()
-    recorder = EvidenceRecorder(writes, folder=None, kernels_defined=True)
-    recorder.install()
-    try:
+    with following_kernels() as (writes, recorder):
         positions = torch.arange(6)
         out = torch.empty_like(positions)
         writes.note_passed(positions)
@@ -306,8 +318,6 @@ def test_a_kernels_reference_is_told_by_the_operations_that_computed_it():
         assert not bool((out == positions.abs().clamp(max=1)).all())
         assert not bool((out == positions.abs()).all())
         assert not bool((out == positions).all())
-    finally:
-        recorder.uninstall()
     # What the reference's operations were told is part of it: clamp(max=1) is another reference than
     # clamp(max=3), which the kernel's fix would not mend; so is the launch's max_bucket.
     assert [c.signature for c in recorder.comparisons] == [
@@ -341,12 +351,8 @@ def test_an_error_measured_against_a_reference_carries_the_reference():
     pytest.importorskip("triton")
     import torch.nn.functional as F
 
-    from oracles.compared import KernelWrites
 
-    writes = KernelWrites()
-    recorder = EvidenceRecorder(writes, folder=None, kernels_defined=True)
-    recorder.install()
-    try:
+    with following_kernels() as (writes, recorder):
         x = -torch.ones(3)
         out = torch.empty_like(x)
         writes.note_passed(x)
@@ -355,8 +361,6 @@ def test_an_error_measured_against_a_reference_carries_the_reference():
         assert not (out - F.leaky_relu(x, 0.1)).abs().max().item() < 1e-5
         assert not (out - F.leaky_relu(x)).abs().max().item() < 1e-5
         assert not out.abs().max().item() < 0.5
-    finally:
-        recorder.uninstall()
     assert [c.signature for c in recorder.comparisons] == [
         "< of kernel leaky_kernel(slope=0.1) then abs+max+sub against leaky_relu(negative_slope=0.1), number",
         "< of kernel leaky_kernel(slope=0.1) then abs+max+sub against leaky_relu(negative_slope=0.01), number",
@@ -367,12 +371,8 @@ def test_an_error_measured_against_a_reference_carries_the_reference():
 def test_a_kernels_output_broadcast_over_more_elements_is_another_comparison():
     # One column of the kernel's output added to two columns: the difference is the broadcast's, not the kernel's.
     pytest.importorskip("triton")
-    from oracles.compared import KernelWrites
 
-    writes = KernelWrites()
-    recorder = EvidenceRecorder(writes, folder=None, kernels_defined=True)
-    recorder.install()
-    try:
+    with following_kernels() as (writes, recorder):
         x = torch.ones(1, 2)
         out = torch.empty(1, 1)
         writes.note(out, "scale_kernel")
@@ -380,8 +380,6 @@ def test_a_kernels_output_broadcast_over_more_elements_is_another_comparison():
         assert not bool(((x + out) == torch.ones(1, 2) * 2).all())
         assert not bool(((x[:, :1] + out) == torch.ones(1, 1) * 2).all())
         assert not torch.allclose(out, torch.ones(1, 2) * 2)  # the comparison itself broadcasts the kernel's output
-    finally:
-        recorder.uninstall()
     assert [c.signature for c in recorder.comparisons] == [
         "== of kernel scale_kernel then add spread by broadcasting, mul(other=2)",
         "== of kernel scale_kernel then add, mul(other=2)",
@@ -393,20 +391,14 @@ def test_a_value_computed_from_a_kernels_output_is_not_that_output():
     # Generated seed 142: the reducer let the kernel write into its own input and the script then scale and shift
     # what it wrote a second time; the check failed, on a value the kernel's bug no longer decides.
     pytest.importorskip("triton")
-    from oracles.compared import KernelWrites
 
-    writes = KernelWrites()
-    recorder = EvidenceRecorder(writes, folder=None, kernels_defined=True)
-    recorder.install()
-    try:
+    with following_kernels() as (writes, recorder):
         h, scale = torch.ones(2), torch.full((2,), 2.0)
         reference = h * scale + 1
         writes.note(h, "scale_shift_kernel")
         h.fill_(0.5)
         assert not torch.allclose(h, reference)
         assert not torch.allclose(h * scale + 1, reference)
-    finally:
-        recorder.uninstall()
     assert [c.signature for c in recorder.comparisons] == [
         "allclose of kernel scale_shift_kernel, add(other=1)+mul",
         "allclose of kernel scale_shift_kernel then add(other=1)+mul, add(other=1)+mul",
@@ -417,21 +409,15 @@ def test_an_error_taken_as_a_number_names_what_the_kernels_output_went_through()
     # Generated seed 151: the error was `(out - ref).max().item()`, and a reduction let the script scale and shift
     # the kernel's output a second time before it; the number's origin must tell the two apart.
     pytest.importorskip("triton")
-    from oracles.compared import KernelWrites
 
     def error_of(twice):
-        writes = KernelWrites()
-        recorder = EvidenceRecorder(writes, folder=None, kernels_defined=True)
-        recorder.install()
-        try:
+        with following_kernels() as (writes, recorder):
             h, scale = torch.ones(2), torch.full((2,), 2.0)
             reference = h * scale + 1
             writes.note(h, "scale_shift_kernel")
             h.fill_(0.5)
             out = h * scale + 1 if twice else h
             assert not (out - reference).abs().max().item() < 1e-4
-        finally:
-            recorder.uninstall()
         return [c.signature for c in recorder.comparisons]
 
     assert error_of(twice=False) == ["< of kernel scale_shift_kernel then abs+max+sub against add(other=1)+mul, number"]
