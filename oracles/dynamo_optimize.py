@@ -12,7 +12,7 @@ import sys
 from typing import Any, Callable
 
 # ``optimize``'s keywords and the ``torch.compile`` keyword each becomes.
-_AS_COMPILE_KEYWORDS = {"backend": "backend", "nopython": "fullgraph", "dynamic": "dynamic"}
+AS_COMPILE_KEYWORDS = {"backend": "backend", "nopython": "fullgraph", "dynamic": "dynamic"}
 
 
 class OptimizeThroughCompile:
@@ -55,10 +55,10 @@ class OptimizeThroughCompile:
 def _as_compile_keywords(args: tuple, kwargs: dict) -> dict[str, Any] | None:
     """``torch.compile``'s keywords for ``optimize(*args, **kwargs)``; ``None`` where they cannot say it."""
 
-    if len(args) > 1 or set(kwargs) - set(_AS_COMPILE_KEYWORDS):
+    if len(args) > 1 or set(kwargs) - set(AS_COMPILE_KEYWORDS):
         return None
     given = dict(kwargs, **({"backend": args[0]} if args else {}))
-    keywords = {_AS_COMPILE_KEYWORDS[name]: value for name, value in given.items()}
+    keywords = {AS_COMPILE_KEYWORDS[name]: value for name, value in given.items()}
     if not keywords.get("fullgraph", True):
         del keywords["fullgraph"]  # the default
     return keywords

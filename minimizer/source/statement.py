@@ -17,6 +17,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from minimizer.source.cst_utils import BINDS_NAMES, TORCH_COMPILE_CALL, assigned_name
+from oracles.dynamo_optimize import AS_COMPILE_KEYWORDS
 
 _MESSAGES = {
     "numerical": "compiled output differs from eager",
@@ -253,8 +254,6 @@ def _locate_compiled_call(
 
 
 _OPTIMIZE = m.Attribute(value=m.Attribute(value=m.Name("torch"), attr=m.Name("_dynamo")), attr=m.Name("optimize"))
-# `torch._dynamo.optimize`'s keywords as `torch.compile` spells them.
-_AS_COMPILE_KEYWORDS = {"backend": "backend", "nopython": "fullgraph", "dynamic": "dynamic"}
 
 
 def _compile_form(expr: cst.BaseExpression) -> cst.Call | None:
@@ -285,9 +284,9 @@ def _compile_keywords(decorator: cst.BaseExpression) -> list[cst.Arg] | None:
     keywords = []
     for position, arg in enumerate(decorator.args):  # type: ignore[attr-defined]
         name = arg.keyword.value if arg.keyword is not None else ("backend" if position == 0 and not arg.star else None)
-        if name not in _AS_COMPILE_KEYWORDS:
+        if name not in AS_COMPILE_KEYWORDS:
             return None
-        keywords.append(cst.Arg(value=arg.value, keyword=cst.Name(_AS_COMPILE_KEYWORDS[name]), equal=_EQUAL))
+        keywords.append(cst.Arg(value=arg.value, keyword=cst.Name(AS_COMPILE_KEYWORDS[name]), equal=_EQUAL))
     return keywords
 
 
