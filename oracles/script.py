@@ -71,7 +71,8 @@ def same_comparison(run: RecordedRun) -> Verdict:
 def _script_verdict(run: RecordedRun, strays: list[str]) -> Verdict:
     if run.exception is None:
         return Verdict(False, detail="the script ran to the end")
-    failure = exception_signature(run.exception)
+    evidence = bool(run.exception.evidence)
+    failure = exception_signature(run.exception, evidence=evidence)
     operands = normalize_message(run.exception.operands) if run.exception.operands else ""
     signature = failure + (f" [operands: {operands}]" if operands else "")
     signature += f" [kernels: {', '.join(sorted(run.kernels))}]" if run.kernels else ""
@@ -86,7 +87,7 @@ def _script_verdict(run: RecordedRun, strays: list[str]) -> Verdict:
     if not run.eager_rerun_done:
         return Verdict(False, signature, "torch.compile was used but the eager re-run was not recorded")
     rerun = run.eager_rerun_exception
-    if rerun is not None and exception_signature(rerun) == failure:
+    if rerun is not None and exception_signature(rerun, evidence=evidence) == failure:
         return Verdict(True, f"{signature} {ALSO_WITHOUT_COMPILE}", "fails the same way without torch.compile")
     return Verdict(True, f"{signature} {ONLY_UNDER_COMPILE}", detail)
 

@@ -70,14 +70,22 @@ def normalize_source(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
-def exception_signature(exc: ExceptionInfo) -> str:
+def exception_signature(exc: ExceptionInfo, *, evidence: bool = False) -> str:
     """``Type: normalized message``; for an assertion, the assert's test and its message.
 
     An assert with a message is told by the message and the test's shape (``assert torch.allclose(_, _) --
     bank update differs``): the names and expressions it compares are left out, since reductions rename and
     inline them (``bank.features`` -> ``features``) while the check stays the same. Without a message, the
-    test's source is all that tells one assert from another and is kept whole."""
+    test's source is all that tells one assert from another and is kept whole.
 
+    With ``evidence`` (the run recorded the failing comparison of the suspect's values, which the signature
+    carries beside this), the message is left out: the comparison, not the words a person wrote about it, tells
+    which check failed, and a message that names where it failed (``f"{name} differs"`` in a loop over cases)
+    would pin the loop. The assert's shape stays (its tolerances decide what fails), and so does an exit's
+    status."""
+
+    if evidence and exc.type != "SystemExit":
+        return f"{exc.type}: assert {assert_shape(exc.assert_text)}" if exc.assert_text is not None else exc.type
     if exc.assert_text is not None:
         message = normalize_message(exc.message)
         if not message:

@@ -54,3 +54,15 @@ def test_a_tensor_operand_history_is_not_part_of_the_signature():
     after_gelu = "call_function linear(*(FakeTensor(..., size=(8, 32), grad_fn=<GeluBackward0>), Parameter(FakeTensor(..., size=(4, 32), requires_grad=True))))"
     straight = "call_function linear(*(FakeTensor(..., size=(2, 1)), Parameter(FakeTensor(..., size=(1, 1), requires_grad=True))))"
     assert normalize_message(after_gelu) == normalize_message(straight)
+
+
+def test_with_evidence_the_message_is_left_out_and_the_check_shape_and_exit_status_stay():
+    # A loop over cases asserting with f"{name} differs" fails for step0 and step1 alike: with the failing
+    # comparison recorded, its message must not pin the loop.
+    def signature(test, message, exc_type="AssertionError"):
+        return exception_signature(ExceptionInfo(exc_type, message, assert_text=test), evidence=True)
+
+    assert signature(None, "step0 differs") == signature(None, "case (2, 'relu') differs") == "AssertionError"
+    assert signature("torch.allclose(out, ref, atol=1e-3)", "step0") == "AssertionError: assert torch.allclose(_, _, atol=0.001)"
+    assert signature("torch.allclose(out, ref, atol=1e-3)", "") != signature("torch.allclose(out, ref)", "")
+    assert signature(None, "1", "SystemExit") == "SystemExit: N"

@@ -7,6 +7,7 @@ scheduler orders passes by what they removed per proposal so far.
 """
 
 from minimizer.source.passes.aliases import remove_name_aliases
+from minimizer.source.passes.appends import appended_lists_to_displays
 from minimizer.source.passes.asserts import asserts_to_their_calls
 from minimizer.source.passes.arguments import delete_arguments, keywords_to_positional
 from minimizer.source.passes.autograd_functions import autograd_functions_to_functions
@@ -87,6 +88,7 @@ SOURCE_PASSES = [
     shrink_subscripts,
     collapse_single_item_comprehensions,
     loops_over_one_item,
+    appended_lists_to_displays,
     unwrap_single_module_lists,
     fold_integer_arithmetic,
     shrink_int_literals,

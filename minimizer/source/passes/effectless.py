@@ -97,6 +97,11 @@ def _splits(module: cst.Module) -> Iterator[cst.Module | None]:
         values = assign.value.elements if isinstance(assign.value, (cst.Tuple, cst.List)) else None
         if values is None or len(values) != len(targets):
             continue
+        if len(targets) == 1 and isinstance(values[0], cst.Element) and isinstance(targets[0], cst.Element):
+            # `(name, out), = [pair]`: the one item, whatever its target unpacks it to
+            single = cst.Assign(targets=[cst.AssignTarget(target=targets[0].value)], value=values[0].value)
+            yield lambda line=line, single=single: replace_node(module, line, line.with_changes(body=[single]))
+            continue
         if not all(isinstance(t, cst.Element) and isinstance(t.value, cst.Name) for t in targets):
             continue
         if not all(isinstance(v, cst.Element) for v in values):
