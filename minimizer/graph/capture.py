@@ -13,7 +13,6 @@ import contextlib
 import dataclasses
 import io
 import json
-import math
 import operator
 import os
 import re
@@ -26,15 +25,12 @@ from typing import Any, Callable, Iterator
 import torch
 import torch.fx as fx
 
-from minimizer.graph.case import INPUT_SPEC, CompileCall, GraphCase, InputSpec, propagate_shapes
+from minimizer.graph.call_record import RecordedCall, recording_calls
+from minimizer.graph.case import INPUT_SPEC, MAX_RECORDED_VALUES, CompileCall, GraphCase, InputSpec, propagate_shapes, tensor_spec
 from minimizer.runner.process import Job, RunSettings, SubprocessLauncher, supervise
 from minimizer.runner.run_folder import job_env, prepare_run_folder
 from oracles.dynamo_optimize import OptimizeThroughCompile
 
-# Exact contents are recorded for integer and boolean tensors up to this size (indices must stay in range).
-MAX_RECORDED_VALUES = 4096
-# And for floating tensors up to this size, for a bug that needs them (see InputSpec.recorded).
-MAX_RECORDED_FLOATS = 64
 
 
 @dataclass
@@ -103,60 +99,10 @@ def input_specs(gm: fx.GraphModule, example_inputs: list[Any]) -> list[InputSpec
                 kind = "parameter"
             elif "_buffers_" in node.name:
                 kind = "buffer"
-            values = int_range = None
-            if not (value.dtype.is_floating_point or value.dtype.is_complex) and value.numel() <= MAX_RECORDED_VALUES:
-                flat = value.detach().cpu().reshape(-1)
-                values = tuple(flat.tolist())
-                if value.dtype != torch.bool and flat.numel():
-                    int_range = (int(flat.min()), int(flat.max()))
-            specs.append(
-                InputSpec(
-                    name=node.name,
-                    kind=kind,
-                    shape=tuple(int(d) for d in value.shape),
-                    dtype=value.dtype,
-                    device=str(value.device),
-                    requires_grad=bool(value.requires_grad),
-                    stride=tuple(int(s) for s in value.stride()),
-                    values=values,
-                    int_range=int_range,
-                    positive=_all_positive(value),
-                    recorded=_small_floats(value),
-                    scale=_small_scale(value),
-                )
-            )
+            specs.append(tensor_spec(node.name, value, kind))
         else:
             specs.append(InputSpec(name=node.name, kind="int", value=int(value)))
     return specs
-
-
-def _small_floats(value: torch.Tensor) -> tuple[float, ...] | None:
-    if not value.dtype.is_floating_point or value.numel() > MAX_RECORDED_FLOATS:
-        return None
-    return tuple(float(v) for v in value.detach().cpu().reshape(-1).tolist())
-
-
-def _small_scale(value: torch.Tensor) -> float | None:
-    """The standard deviation of a floating tensor's values, to one significant digit, where it is under 0.5
-    (``InputSpec.scale``); ``None`` otherwise."""
-
-    if not value.dtype.is_floating_point or value.numel() < 2 or _all_positive(value):
-        return None
-    with torch.no_grad():
-        std = float(value.detach().float().std())
-    if not 0.0 < std < 0.5 or not math.isfinite(std):
-        return None
-    return float(f"{std:.0e}")
-
-
-def _all_positive(value: torch.Tensor) -> bool:
-    """A floating tensor whose every value is above zero (a batch norm's running variance, say): drawn from
-    ``torch.rand`` in the repro, since ``torch.randn`` would make a variance negative and the output NaN."""
-
-    if not value.dtype.is_floating_point or not value.numel():
-        return False
-    with torch.no_grad():
-        return bool((value.detach() > 0).all())
 
 
 class _CapturingBackend:
@@ -190,8 +136,9 @@ class _CapturingBackend:
         return self._inner(gm, example_inputs, **kwargs)
 
 
-def install_capture(sink: Callable[[CapturedGraph], None]) -> None:
-    """Patch ``torch.compile`` in this process so every graph it compiles goes to ``sink`` first.
+def install_capture(sink: Callable[[CapturedGraph], None], calls: Callable[[RecordedCall], None] | None = None) -> None:
+    """Patch ``torch.compile`` in this process so every graph it compiles goes to ``sink`` first, and (given
+    ``calls``) the first distinct calls of each function it compiles go there (``graph.call_record``).
 
     ``torch.compile`` builds the real backend itself (mode and options included) and passes it to
     ``torch._dynamo.optimize``; we wrap it there, for the duration of that call only.
@@ -215,9 +162,10 @@ def install_capture(sink: Callable[[CapturedGraph], None]) -> None:
 
         torch._dynamo.optimize = optimize
         try:
-            return real_compile(model, **kwargs)
+            compiled = real_compile(model, **kwargs)
         finally:
             torch._dynamo.optimize = real_optimize
+        return compiled if calls is None else recording_calls(model, compiled, call, calls, autocast_now)
 
     compile.__doc__ = real_compile.__doc__
     torch.compile = compile  # type: ignore[assignment]
@@ -227,11 +175,30 @@ def install_capture(sink: Callable[[CapturedGraph], None]) -> None:
 # -- parent side -----------------------------------------------------------------------------------------
 
 
+@dataclass
+class Recording:
+    """What one capture run recorded: every graph the script compiled, in compile order, and the first distinct
+    calls of each function it compiled (``minimizer.graph.call_record``)."""
+
+    graphs: list[CapturedGraph]
+    calls: list[RecordedCall]
+
+
 def capture_graphs(script_source: str, settings: RunSettings, *, timeout: float | None = None) -> list[CapturedGraph]:
-    """Run the script once in a child process and return every graph it compiled, in compile order.
+    """Run the script once in a child process and return every graph it compiled, in compile order (see
+    ``capture_recording``); raises ``CaptureFailed`` where it compiled none."""
+
+    graphs = capture_recording(script_source, settings, timeout=timeout).graphs
+    if not graphs:
+        raise CaptureFailed("the capture run compiled no graph")
+    return graphs
+
+
+def capture_recording(script_source: str, settings: RunSettings, *, timeout: float | None = None) -> Recording:
+    """Run the script once in a child process and return what it compiled and called.
 
     ``settings`` gives the file name, the original's folder, the seed and the environment (its oracles are
-    not used). Raises ``CaptureFailed`` when the child left no graph file (it hung, or compiled nothing).
+    not used). Raises ``CaptureFailed`` when the child left no recording (it hung, or compiled and called nothing).
     """
 
     timeout = settings.limits.timeout if timeout is None else timeout
@@ -258,20 +225,20 @@ def capture_graphs(script_source: str, settings: RunSettings, *, timeout: float 
         if not output.exists():
             tail = (own / "stderr").read_text(errors="replace").strip().splitlines()[-1:] or [""]
             raise CaptureFailed(f"the capture run compiled no graph (exit {handle.returncode}): {tail[0]}")
-        return load_graphs(output)
+        return load_recording(output)
 
 
-def load_graphs(path: str | os.PathLike) -> list[CapturedGraph]:
+def load_recording(path: str | os.PathLike) -> Recording:
     data = torch.load(path, weights_only=False)
-    return [CapturedGraph(**entry) for entry in data["graphs"]]
+    return Recording([CapturedGraph(**entry) for entry in data["graphs"]], list(data.get("calls", [])))
 
 
-def save_graphs(path: str | os.PathLike, graphs: list[CapturedGraph]) -> None:
-    """Write all graphs so far (atomically: a crash mid-write leaves the previous file)."""
+def save_recording(path: str | os.PathLike, recording: Recording) -> None:
+    """Write all graphs and calls so far (atomically: a crash mid-write leaves the previous file)."""
 
     target = Path(path)
     tmp = target.with_suffix(".tmp")
-    torch.save({"graphs": [vars(g) for g in graphs]}, tmp)
+    torch.save({"graphs": [vars(g) for g in recording.graphs], "calls": recording.calls}, tmp)
     os.replace(tmp, target)
 
 

@@ -28,15 +28,19 @@ def _capture(request: dict) -> int:
     replay_the_cpu_probe = bool(os.environ.get(SETTLE_VEC_ISA_VARIABLE))  # the script's folder drops the variable
     enter_script_folder(script)
 
-    from minimizer.graph.capture import CapturedGraph, install_capture, save_graphs
+    from minimizer.graph.capture import Recording, install_capture, save_recording
     from minimizer.runner.child import run_script
 
-    graphs: list[CapturedGraph] = []
+    recording = Recording([], [])
 
-    def sink(graph: CapturedGraph) -> None:
-        graphs.append(graph)
-        # Saved after every graph: a later compile may crash the interpreter.
-        save_graphs(request["output"], graphs)
+    def sink(graph) -> None:
+        recording.graphs.append(graph)
+        # Saved after every graph and call: a later compile may crash the interpreter.
+        save_recording(request["output"], recording)
+
+    def call_sink(call) -> None:
+        recording.calls.append(call)
+        save_recording(request["output"], recording)
 
     if replay_the_cpu_probe:
         # As the warm server's candidates do: this run is a fresh interpreter, where Inductor's CPU probe takes
@@ -44,7 +48,7 @@ def _capture(request: dict) -> int:
         from minimizer.runner.vec_isa import replay_recorded
 
         replay_recorded()
-    install_capture(sink)
+    install_capture(sink, call_sink)
     escaped = run_script(script, request["seed"])
     if escaped is not None:
         print(f"minimizer: the script raised {type(escaped).__name__} (expected for a failing script)", file=sys.stderr)

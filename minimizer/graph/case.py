@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import operator
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
@@ -290,3 +291,64 @@ def input_spec_for_value(name: str, value: torch.Tensor) -> InputSpec:
 
 def is_getitem(node: fx.Node) -> bool:
     return node.op == "call_function" and node.target is operator.getitem
+
+
+# Exact contents are recorded for integer and boolean tensors up to this size (indices must stay in range).
+MAX_RECORDED_VALUES = 4096
+# And for floating tensors up to this size, for a bug that needs them (see InputSpec.recorded).
+MAX_RECORDED_FLOATS = 64
+
+
+def tensor_spec(name: str, value: torch.Tensor, kind: str = "input") -> InputSpec:
+    """What a repro needs to make a tensor like ``value``: shape, dtype, device, ``requires_grad``, the exact
+    values of a small integer tensor, and how its floating values were spread."""
+
+    values = int_range = None
+    if not (value.dtype.is_floating_point or value.dtype.is_complex) and value.numel() <= MAX_RECORDED_VALUES:
+        flat = value.detach().cpu().reshape(-1)
+        values = tuple(flat.tolist())
+        if value.dtype != torch.bool and flat.numel():
+            int_range = (int(flat.min()), int(flat.max()))
+    return InputSpec(
+        name=name,
+        kind=kind,
+        shape=tuple(int(d) for d in value.shape),
+        dtype=value.dtype,
+        device=str(value.device),
+        requires_grad=bool(value.requires_grad),
+        stride=tuple(int(s) for s in value.stride()),
+        values=values,
+        int_range=int_range,
+        positive=_all_positive(value),
+        recorded=_small_floats(value),
+        scale=_small_scale(value),
+    )
+
+
+def _small_floats(value: torch.Tensor) -> tuple[float, ...] | None:
+    if not value.dtype.is_floating_point or value.numel() > MAX_RECORDED_FLOATS:
+        return None
+    return tuple(float(v) for v in value.detach().cpu().reshape(-1).tolist())
+
+
+def _small_scale(value: torch.Tensor) -> float | None:
+    """The standard deviation of a floating tensor's values, to one significant digit, where it is under 0.5
+    (``InputSpec.scale``); ``None`` otherwise."""
+
+    if not value.dtype.is_floating_point or value.numel() < 2 or _all_positive(value):
+        return None
+    with torch.no_grad():
+        std = float(value.detach().float().std())
+    if not 0.0 < std < 0.5 or not math.isfinite(std):
+        return None
+    return float(f"{std:.0e}")
+
+
+def _all_positive(value: torch.Tensor) -> bool:
+    """A floating tensor whose every value is above zero (a batch norm's running variance, say): drawn from
+    ``torch.rand`` in the repro, since ``torch.randn`` would make a variance negative and the output NaN."""
+
+    if not value.dtype.is_floating_point or not value.numel():
+        return False
+    with torch.no_grad():
+        return bool((value.detach() > 0).all())

@@ -8,25 +8,20 @@ with eager.
 
 from __future__ import annotations
 
-import ast
 import builtins
 import keyword
 import math
 import operator
 from functools import lru_cache
-from typing import Any, Iterable
+from typing import Any
 
 import torch
 import torch.fx as fx
 
 from minimizer.graph.case import GraphCase, InputSpec
-from minimizer.syntax import parse_python
+from minimizer.graph.prelude import prelude_names
+from minimizer.graph.spelling import compile_keywords, mode_lines, shape_literal, tensor_expression
 
-# The module name a script runs under (``runpy.run_path(..., run_name="__main__")``): a backend it defines is
-# recorded as ``__main__:name``.
-SCRIPT_MODULE = "__main__"
-# Literal values are written out up to this many elements; larger exact tensors fall back to random ones.
-MAX_LITERAL_ELEMENTS = 64
 
 CHECK_MESSAGES = {
     "allclose": "compiled output differs from eager",
@@ -122,7 +117,7 @@ class _Emitter:
         self.imports: set[str] = set()
         self.single_output = False
         self.names: dict[fx.Node, str] = {}
-        self.taken: set[str] = set(_RESERVED) | set(dir(builtins)) | _prelude_names(case.prelude)
+        self.taken: set[str] = set(_RESERVED) | set(dir(builtins)) | prelude_names(case.prelude)
 
     # -- names -----------------------------------------------------------------------------------------
 
@@ -210,18 +205,13 @@ class _Emitter:
 
         lines: list[str] = []
         prelude = self.case.prelude.strip("\n")
-        if "torch" not in _prelude_names(prelude):
+        if "torch" not in prelude_names(prelude):
             lines.append("import torch")
         for module in sorted(self.imports):
             lines.append(f"import {module}")
         if prelude:
             lines.append(prelude)
-        if not self.case.grad_enabled:
-            lines.append("torch.set_grad_enabled(False)")
-        for device, dtype in (entry.split(":") for entry in self.case.autocast):
-            lines.append(f"torch.set_autocast_enabled({device!r}, True)")
-            if str(torch.get_autocast_dtype(device)) != f"torch.{dtype}":
-                lines.append(f"torch.set_autocast_dtype({device!r}, torch.{dtype})")
+        lines += mode_lines(self.case.grad_enabled, self.case.autocast)
         lines.append("")
         if self.uses_device:
             lines.append('device = "cuda" if torch.cuda.is_available() else "cpu"')
@@ -230,28 +220,9 @@ class _Emitter:
         return lines
 
     def _compile_call(self) -> str:
-        call = self.case.compile
-        parts = ["model"]
-        if call.backend != "inductor":
-            module, sep, qualname = call.backend.partition(":")
-            if sep and _imports_by_name(self.case.prelude, module, qualname):
-                parts.append(f"backend={qualname}")  # as the script imported it: `from serve_backend import serve`
-            elif module == SCRIPT_MODULE and qualname in _prelude_names(self.case.prelude):
-                parts.append(f"backend={qualname}")  # the script's own, carried in the prelude
-            elif sep:
-                self.imports.add(module)
-                parts.append(f"backend={module}.{qualname}")
-            else:
-                parts.append(f"backend={call.backend!r}")
-        if call.mode not in (None, "default"):
-            parts.append(f"mode={call.mode!r}")
-        if call.fullgraph:
-            parts.append("fullgraph=True")
-        if call.dynamic is not None:
-            parts.append(f"dynamic={call.dynamic!r}")
-        if call.options:
-            parts.append(f"options={call.options!r}")
-        return f"torch.compile({', '.join(parts)})"
+        keywords, imports = compile_keywords(self.case.compile, self.case.prelude)
+        self.imports |= imports
+        return f"torch.compile({', '.join(['model', *keywords])})"
 
     def _check(self) -> list[str]:
         check = self.case.check
@@ -277,29 +248,7 @@ class _Emitter:
         return self._make_tensor(spec, grad=spec.requires_grad)
 
     def _make_tensor(self, spec: InputSpec, *, grad: bool = False) -> str:
-        shape = _shape_literal(spec.shape)
-        dtype = spec.dtype
-        dtype_kw = f", dtype={dtype}" if dtype != torch.float32 else ""
-        device_kw = ""
-        if spec.device.startswith("cuda"):
-            device_kw = ", device=device"
-        elif spec.device != "cpu":
-            device_kw = f", device={spec.device!r}"
-        grad_kw = ", requires_grad=True" if grad else ""
-        if spec.values is not None and len(spec.values) <= MAX_LITERAL_ELEMENTS:
-            values = _nested(list(spec.values), spec.shape)
-            return f"torch.tensor({values!r}, dtype={dtype}{device_kw}{grad_kw})"
-        if dtype == torch.bool:
-            return f"torch.randint(0, 2, {shape}{device_kw}).bool()"
-        if not (dtype.is_floating_point or dtype.is_complex):
-            low, high = spec.int_range or (0, 1)
-            return f"torch.randint({low}, {high + 1}, {shape}{dtype_kw}{device_kw})"
-        sizes = ", ".join(str(d) for d in spec.shape) if spec.shape else "()"
-        draw = "torch.rand" if spec.positive else "torch.randn"
-        if spec.scale is None or spec.positive:
-            return f"{draw}({sizes}{dtype_kw}{device_kw}{grad_kw})"
-        scaled = f"{draw}({sizes}{dtype_kw}{device_kw}) * {spec.scale!r}"
-        return f"({scaled}).requires_grad_()" if grad else scaled
+        return tensor_expression(spec, grad=grad)
 
     # -- statements ------------------------------------------------------------------------------------
 
@@ -392,23 +341,8 @@ class _Emitter:
         if value is Ellipsis:
             return "..."
         if isinstance(value, torch.Size):
-            return _shape_literal(tuple(value))
+            return shape_literal(tuple(value))
         return repr(value)
-
-
-def _shape_literal(shape: tuple[int, ...]) -> str:
-    if len(shape) == 1:
-        return f"({shape[0]},)"
-    return "(" + ", ".join(str(d) for d in shape) + ")"
-
-
-def _nested(flat: list[Any], shape: tuple[int, ...]) -> Any:
-    if not shape:
-        return flat[0] if flat else 0
-    if len(shape) == 1:
-        return flat
-    step = len(flat) // shape[0] if shape[0] else 0
-    return [_nested(flat[i * step : (i + 1) * step], shape[1:]) for i in range(shape[0])]
 
 
 def _identifier(wanted: str) -> str:
@@ -429,131 +363,3 @@ def _identifier(wanted: str) -> str:
     if name[0].isdigit() or keyword.iskeyword(name):
         name = f"v_{name}"
     return name
-
-
-def _imports_by_name(prelude: str, module: str, name: str) -> bool:
-    """Whether the prelude binds ``name`` by ``from module import name``."""
-
-    try:
-        tree = parse_python(prelude)
-    except SyntaxError:
-        return False
-    return any(
-        isinstance(node, ast.ImportFrom) and node.module == module and any(a.name == name and a.asname is None for a in node.names)
-        for node in tree.body
-    )
-
-
-def _prelude_names(prelude: str) -> set[str]:
-    """Names the prelude binds (imports, assignments), so generated names never shadow them."""
-
-    try:
-        tree = parse_python(prelude)
-    except SyntaxError:
-        return set()
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            for alias in node.names:
-                names.add((alias.asname or alias.name).split(".")[0])
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-    return names
-
-
-# -- the prelude -----------------------------------------------------------------------------------------
-
-_CONFIG_WORDS = ("config", "backends", "set_float32_matmul_precision", "use_deterministic_algorithms",
-                 "set_default_dtype", "set_default_device", "set_flush_denormal", "set_grad_enabled", "set_autocast")  # fmt: skip
-
-
-def prelude_from_script(source: str, carried: Iterable[str] = ()) -> str:
-    """The original script's top-level imports and compiler configuration, as source text, then the script's own
-    definitions of the names ``carried`` (a backend the script defines, compiled by that name).
-
-    Kept: ``import`` statements; assignments to attributes of imported modules that configure torch
-    (``torch._inductor.config.x = ...``, ``torch.backends.cudnn.allow_tf32 = ...``); calls of functions that
-    were imported by name (``plant_miscompile()``) and configuration calls of torch. These stand for the
-    compiler's state; the source reducer removes the ones the bug does not need. A carried name comes with the
-    top-level definitions it reads, and theirs (``definitions_read_by``).
-    """
-
-    try:
-        tree = parse_python(source)
-    except SyntaxError:
-        return ""
-    imported_names: set[str] = set()
-    module_aliases: set[str] = set()
-    kept: list[str] = []
-    for statement in tree.body:
-        if isinstance(statement, ast.Import):
-            for alias in statement.names:
-                module_aliases.add((alias.asname or alias.name).split(".")[0])
-            kept.append(ast.get_source_segment(source, statement) or ast.unparse(statement))
-        elif isinstance(statement, ast.ImportFrom):
-            if statement.module == "__future__":
-                continue
-            for alias in statement.names:
-                imported_names.add(alias.asname or alias.name)
-            kept.append(ast.get_source_segment(source, statement) or ast.unparse(statement))
-        elif isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-            if all(_is_config_target(t, module_aliases | imported_names) for t in targets):
-                kept.append(ast.get_source_segment(source, statement) or ast.unparse(statement))
-        elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
-            dotted = _dotted(statement.value.func)
-            if dotted is None:
-                continue
-            root = dotted.split(".")[0]
-            if (root in imported_names and "." not in dotted and root not in ("print",)) or (
-                root in module_aliases | imported_names and any(word in dotted for word in _CONFIG_WORDS)
-            ):
-                kept.append(ast.get_source_segment(source, statement) or ast.unparse(statement))
-    kept += [ast.get_source_segment(source, statement) or ast.unparse(statement) for statement in definitions_read_by(tree, carried)]
-    return "\n".join(kept) + ("\n" if kept else "")
-
-
-def definitions_read_by(tree: ast.Module, names: Iterable[str]) -> list[ast.stmt]:
-    """The top-level ``def``, ``class`` and plain assignments that bind ``names``, and those their code reads,
-    transitively, in the script's order (imports are not among them: the prelude has them all)."""
-
-    binders: dict[str, list[ast.stmt]] = {}
-    for statement in tree.body:
-        for bound in _bound_by(statement):
-            binders.setdefault(bound, []).append(statement)
-    wanted, chosen = list(names), set()
-    while wanted:
-        for statement in binders.get(wanted.pop(), []):
-            if id(statement) not in chosen:
-                chosen.add(id(statement))
-                wanted += [n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
-    return [statement for statement in tree.body if id(statement) in chosen]
-
-
-def _bound_by(statement: ast.stmt) -> list[str]:
-    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return [statement.name]
-    if isinstance(statement, (ast.Assign, ast.AnnAssign)):
-        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-        return [t.id for t in targets if isinstance(t, ast.Name)]
-    return []
-
-
-def _is_config_target(target: ast.expr, roots: set[str]) -> bool:
-    dotted = _dotted(target)
-    return dotted is not None and "." in dotted and dotted.split(".")[0] in roots and any(
-        word in dotted for word in _CONFIG_WORDS
-    )
-
-
-def _dotted(expr: ast.expr) -> str | None:
-    parts = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if not isinstance(expr, ast.Name):
-        return None
-    parts.append(expr.id)
-    return ".".join(reversed(parts))

@@ -15,7 +15,8 @@ from typing import Any, Callable
 
 from minimizer.graph.capture import CaptureFailed, CapturedGraph, capture_graphs, case_from_capture
 from minimizer.graph.case import GraphCase, case_size, operator_count, with_recorded_values
-from minimizer.graph.emit import SCRIPT_MODULE, emit_script, prelude_from_script
+from minimizer.graph.emit import emit_script
+from minimizer.graph.prelude import SCRIPT_MODULE, prelude_from_script
 from minimizer.graph.passes import graph_passes
 from minimizer.metrics import count_tokens
 from minimizer.reduce.scheduler import OutOfTime, Reducer

@@ -12,6 +12,11 @@ shapes, dtypes, devices and ``requires_grad`` and the ``torch.compile`` options,
 (``graph.emit``): the graph reducer's recording and emitter, taken first. Whatever it does not show, the source
 reducer reduces the program as it is. A call at module level whose model lives in a library is lifted too:
 the source reducer cannot see into the library, and every one of its candidates pays the library's import.
+
+A bug in Dynamo's tracing is already in the graph it records (a wrong branch, a wrong ``requires_grad``): no
+recorded graph shows it. The same run recorded each compiled function's calls, and the source lift
+(``source.lift``) writes the function's own source called once with arguments like those: where no graph shows
+the bug, that program is reduced instead.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from minimizer.stages.pin import Target
 from oracles.stages import STAGES
 
 if TYPE_CHECKING:
+    from minimizer.graph.capture import Recording
     from minimizer.runner.process import RunSettings
     from minimizer.runs import Runs
 
@@ -38,7 +44,14 @@ def is_buried(text: str, target: Target) -> bool:
     """Whether ``text`` compiles a call that no statement can reach to state the bug (see ``has_place``), for a
     bug a captured graph can show."""
 
-    return "compile" in text and _shown_by_a_graph(target) and not has_place(text)
+    return "compile" in text and shown_by_a_graph(target) and not has_place(text)
+
+
+def lifts_from_source(text: str, target: Target) -> bool:
+    """Whether ``text`` compiles a call that no statement can reach, for a bug the compiled function's own source,
+    called once, can show (see ``source.lift``): a crash in Dynamo's tracing too."""
+
+    return "compile" in text and _shown_by_a_call(target) and not has_place(text)
 
 
 def lives_elsewhere(text: str, operators_captured: int | None, target: Target) -> bool:
@@ -46,22 +59,28 @@ def lives_elsewhere(text: str, operators_captured: int | None, target: Target) -
     can show: its graphs held more than twice the operators the script shows. The source reducer would spend
     its candidates importing the library and deleting the script around one call it cannot see into."""
 
-    if operators_captured is None or "compile" not in text or not _shown_by_a_graph(target):
+    if operators_captured is None or "compile" not in text or not shown_by_a_graph(target):
         return False
     return operators_captured > max(2 * measure(text).torch_ops, _FEW_OPERATORS)
 
 
-def _shown_by_a_graph(target: Target) -> bool:
-    """Whether the lifted program can show the bug: it runs the recorded graph compiled, then eagerly, and
-    compares the outputs. A crash in Dynamo's own tracing happens before any graph reaches the compiler; eager
-    raising (a reverse crash) raises inside the emitted module's ``forward`` on both sides; a script that fails
-    by anything but a failed assert (``autograd.grad`` raising after the call, say) fails outside the graph."""
+def shown_by_a_graph(target: Target) -> bool:
+    """Whether the lifted graph can show the bug: it runs the recorded graph compiled, then eagerly, and compares
+    the outputs. A crash in Dynamo's own tracing happens before any graph reaches the compiler."""
+
+    return _shown_by_a_call(target) and not (target.spec == "crash" and _in_dynamo_tracing(target.signature))
+
+
+def _shown_by_a_call(target: Target) -> bool:
+    """Whether a lifted program, which calls the compiled callable and compares it with eager, can show the bug.
+    Not eager raising (a reverse crash raises on both sides), nor a script failing by anything but a failed
+    assert (``autograd.grad`` raising after the call, say, fails outside the call)."""
 
     spec, signature = target.spec, target.signature
     if spec in _NOT_IN_A_GRAPH:
         return False
     if spec == "crash":
-        return not _in_dynamo_tracing(signature) and not signature.startswith(EAGER_RAISED)
+        return not signature.startswith(EAGER_RAISED)
     return spec != "script" or signature.startswith("AssertionError")
 
 
@@ -76,14 +95,16 @@ def _in_dynamo_tracing(signature: str) -> bool:
     return "torch._dynamo.exc." in signature and "BackendCompilerFailed" not in signature
 
 
-def recorded_graphs(runs: Runs, text: str, settings: RunSettings, why: str) -> list | None:
-    """The graphs ``text``'s compiled calls handed the compiler, recorded in one run; ``None`` if none were."""
+def recorded_run(runs: Runs, text: str, settings: RunSettings, why: str) -> Recording | None:
+    """The graphs ``text``'s compiled calls handed the compiler and the calls of its compiled functions, recorded
+    in one run; ``None`` if it recorded nothing."""
 
-    from minimizer.graph.capture import CaptureFailed, capture_graphs
+    from minimizer.graph.capture import CaptureFailed, capture_recording
 
     runs.progress.message(f"{why}: lifting the failing call out of the recorded run")
     try:
-        return capture_graphs(text, settings) or None
+        recording = capture_recording(text, settings)
     except CaptureFailed as exc:
         runs.progress.message(f"cannot lift: {exc}; reducing the program as it is")
         return None
+    return recording if recording.graphs or recording.calls else None

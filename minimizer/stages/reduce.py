@@ -22,7 +22,7 @@ from minimizer.runner.process import RunSettings
 from minimizer.source.frozen import FrozenKernels, GuardedMasks, compared_kernels
 from minimizer.source.statement import StatementPlace
 from minimizer.stages.best_so_far import BestSoFar
-from minimizer.stages.lift import is_buried, lives_elsewhere, recorded_graphs
+from minimizer.stages.lift import is_buried, lifts_from_source, lives_elsewhere, recorded_run, shown_by_a_graph
 from minimizer.stages.pin import Pinned, Target
 from oracles.api import NEEDS_CALLS
 from oracles.kernel_replay import asking
@@ -238,7 +238,7 @@ def _repin(runs: Runs, text: str, target: Target, settings: RunSettings) -> None
 def _why_lift(runs: Runs, text: str, target: Target) -> str | None:
     """Why the program is lifted to its failing call first (``stages.lift``), or ``None``."""
 
-    if is_buried(text, target):
+    if is_buried(text, target) or lifts_from_source(text, target):
         return "the compiled call is buried in the program"
     if lives_elsewhere(text, runs.operators_captured.get(candidate_key(text)), target):
         return "the compiled model's code lives outside the script"
@@ -254,11 +254,24 @@ def _lift(
     runs: Runs, text: str, target: Target, settings: RunSettings, best: BestSoFar, deadline: float | None, why: str
 ) -> str | None:
     """The lift (``stages.lift``): the failing call's graph, reduced and emitted, then polished by the source
-    reducer; ``None`` where no recorded graph shows the bug on its own."""
+    reducer; where no recorded graph shows the bug on its own, the compiled function's source called once
+    (``source.lift``); ``None`` where neither does."""
 
-    captured = recorded_graphs(runs, text, settings, why)
-    if captured is None:
+    recording = recorded_run(runs, text, settings, why)
+    if recording is None:
         return None
+    if recording.graphs and shown_by_a_graph(target):
+        lifted = _lift_graph(runs, text, target, settings, best, deadline, recording.graphs)
+        if lifted is not None:
+            return lifted
+    if recording.calls and lifts_from_source(text, target):
+        return _lift_source(runs, text, target, settings, best, deadline, recording.calls)
+    return None
+
+
+def _lift_graph(
+    runs: Runs, text: str, target: Target, settings: RunSettings, best: BestSoFar, deadline: float | None, captured: list
+) -> str | None:
     share = None if deadline is None else time.monotonic() + _LIFT_SHARE * max(0.0, deadline - time.monotonic())
     try:
         lifted = _reduce_graph_safely(runs, text, target, settings, best, share, captured)
@@ -271,6 +284,38 @@ def _lift(
         runs.progress.message("no recorded graph shows the bug on its own: reducing the program as it is")
         return None
     return lifted
+
+
+def _lift_source(
+    runs: Runs, text: str, target: Target, settings: RunSettings, best: BestSoFar, deadline: float | None, calls: list
+) -> str | None:
+    """The first recorded call (the last made first: a script fails after the call that misbehaved) whose lifted
+    program shows the bug, reduced by the source reducer; ``None`` where none does. Where the bug is the script's
+    own check, the lifted program's comparison of the same compiled call stands for it (``lifted_signature``)."""
+
+    from minimizer.source.lift import lifted_program, lifted_signature
+
+    tried: set[str] = set()
+    for call in reversed(calls):
+        for exact in (False, True):
+            program = lifted_program(text, call, check=target.spec == "script", exact=exact)
+            if program is None or program in tried:
+                continue
+            tried.add(program)
+            verdict = runs.run(program, settings).verdict(target.spec)
+            signature = lifted_signature(target.spec, target.signature, verdict)
+            if signature is None:
+                shown = f"a different failure: {verdict.signature[:160]}" if verdict.fires else "the oracle does not fire"
+                runs.progress.message(f"the call of {call.target} on its own: {shown}")
+                continue
+            runs.progress.message(f"lifted the call of {call.target} out of the program: reducing its source")
+            best.work.reducers.append("source lift")
+            lifted_target = Target(target.spec, signature)
+            reduced = _reduce_source(runs, program, lifted_target, settings, best, deadline)
+            target.signature = lifted_target.signature
+            return reduced
+    runs.progress.message("no recorded call shows the bug on its own: reducing the program as it is")
+    return None
 
 
 def _graphs_if_they_pay(runs: Runs, text: str, target: Target, settings: RunSettings) -> list | None:

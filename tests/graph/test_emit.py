@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from minimizer.graph.emit import emit_script, prelude_from_script, public_name
+from minimizer.graph.emit import emit_script, public_name
+from minimizer.graph.prelude import prelude_from_script
 from tests.graph.conftest import Block, capture_case, real_inputs
 
 

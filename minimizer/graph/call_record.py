@@ -1,0 +1,123 @@
+"""The arguments a compiled function was called with, recorded in the capture run for the source lift.
+
+A bug in Dynamo's tracing (a ``requires_grad`` read, a guard, a branch taken on a wrong value) is already in the
+graph Dynamo hands the compiler: replaying that graph shows nothing. What shows it is the compiled function's own
+source, called once with arguments like the ones the script passed (``minimizer.source.lift``). The capture run
+records them here, beside the graphs: a tensor as its ``InputSpec``, a number or string as its literal, an
+instance of a dataclass of the script by its fields; anything else is told apart as ``unknown`` (the call cannot
+be written out). Calls of a module are not recorded: the script built the module, and only the script can.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+
+from minimizer.graph.case import CompileCall, tensor_spec
+
+# Distinct calls (by their arguments' specs) recorded per compiled function: a model served two shapes fails on
+# the second.
+MOST_CALLS_PER_TARGET = 4
+_LITERALS = (bool, int, float, str, type(None))
+
+
+@dataclass(frozen=True)
+class Argument:
+    """One argument as it can be written back: ``kind`` is ``tensor`` (``spec``), ``literal`` (``text``, its
+    repr), ``sequence`` (``items``; ``text`` is ``tuple`` or ``list``), ``object`` (an instance of the script's
+    dataclass ``text``, its ``fields``) or ``unknown`` (``text``: its type)."""
+
+    kind: str
+    text: str = ""
+    spec: Any = None
+    items: tuple[Argument, ...] = ()
+    fields: tuple[tuple[str, Argument], ...] = ()
+
+    @property
+    def writable(self) -> bool:
+        if self.kind == "unknown":
+            return False
+        return all(item.writable for item in self.items) and all(value.writable for _, value in self.fields)
+
+
+@dataclass(frozen=True)
+class RecordedCall:
+    """A call of a function the script compiled: ``target`` is its qualified name (``pad_features``,
+    ``ReturnEstimator.targets``) in ``module``; the compile options, and the modes it ran under."""
+
+    target: str
+    module: str
+    args: tuple[Argument, ...]
+    kwargs: tuple[tuple[str, Argument], ...]
+    compile: CompileCall
+    grad_enabled: bool = True
+    autocast: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def writable(self) -> bool:
+        return all(a.writable for a in self.args) and all(a.writable for _, a in self.kwargs)
+
+
+def argument(value: Any, name: str = "value") -> Argument:
+    """``value`` as an ``Argument``."""
+
+    if isinstance(value, torch.Tensor):
+        return Argument("tensor", spec=tensor_spec(name, value))
+    if isinstance(value, _LITERALS):
+        return Argument("literal", repr(value))
+    if isinstance(value, (tuple, list)) and type(value) in (tuple, list):
+        return Argument("sequence", type(value).__name__, items=tuple(argument(v, name) for v in value))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type) and type(value).__module__ == "__main__":
+        fields = tuple((f.name, argument(getattr(value, f.name), f.name)) for f in dataclasses.fields(value) if f.init)
+        return Argument("object", type(value).__qualname__, fields=fields)
+    return Argument("unknown", type(value).__qualname__)
+
+
+def recording_calls(
+    model: Any, compiled: Any, call: CompileCall, sink: Callable[[RecordedCall], None], autocast: Callable[[], list[str]]
+) -> Any:
+    """``compiled`` with its first distinct calls going to ``sink`` before they run (a call may crash); a compiled
+    module, or anything without a name, as it is."""
+
+    if isinstance(model, torch.nn.Module) or not callable(compiled) or not hasattr(model, "__qualname__"):
+        return compiled
+    seen: set[str] = set()
+
+    @functools.wraps(compiled)
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        if len(seen) < MOST_CALLS_PER_TARGET:
+            try:
+                record = RecordedCall(
+                    model.__qualname__.rpartition("<locals>.")[2],
+                    getattr(model, "__module__", "") or "",
+                    tuple(argument(a, f"arg{i}") for i, a in enumerate(args)),
+                    tuple((k, argument(v, k)) for k, v in kwargs.items()),
+                    call,
+                    torch.is_grad_enabled(),
+                    tuple(autocast()),
+                )
+                key = repr([_told_apart_by(a) for a in record.args] + [(k, _told_apart_by(a)) for k, a in record.kwargs])
+                if key not in seen:
+                    seen.add(key)
+                    sink(record)
+            except Exception as exc:  # recording must never change what the script does
+                print(f"minimizer: could not record a call of {model.__qualname__}: {exc}", file=sys.stderr)
+        return compiled(*args, **kwargs)
+
+    return recorded
+
+
+def _told_apart_by(argument: Argument) -> tuple:
+    """What tells two calls apart: a tensor's shape, dtype, device and ``requires_grad`` (not its values), the rest
+    as written."""
+
+    if argument.kind == "tensor":
+        spec = argument.spec
+        return ("tensor", spec.shape, str(spec.dtype), spec.device, spec.requires_grad)
+    items = tuple(_told_apart_by(item) for item in argument.items)
+    return (argument.kind, argument.text, items, tuple((key, _told_apart_by(value)) for key, value in argument.fields))

@@ -1,0 +1,110 @@
+"""The source lift on source text, with calls as the capture run records them."""
+
+import torch
+
+from minimizer.graph.call_record import Argument, RecordedCall, argument
+from minimizer.graph.case import CompileCall, InputSpec
+from minimizer.source.lift import lifted_program, lifted_signature
+from oracles.api import Verdict
+
+SCRIPT = '''
+import logging
+from dataclasses import dataclass
+
+import torch
+
+log = logging.getLogger("train")
+SCALE = 2.0
+
+
+def pad(features, width):
+    padded = features.new_zeros(features.shape[0], width)
+    padded[:, : features.shape[1]] = features * SCALE
+    return padded if padded.requires_grad else padded.detach()
+
+
+@dataclass
+class Estimator:
+    gamma: float = 0.9
+
+    @torch.compile(backend="eager")
+    def targets(self, rewards):
+        out = rewards * self.gamma
+        out.detach_()
+        return out, out.requires_grad
+
+
+def my_backend(gm, example_inputs):
+    return gm.forward
+
+
+def train():
+    global pad
+    pad = torch.compile(pad, backend=my_backend)
+    log.info("%s", pad(torch.randn(4, 3, requires_grad=True), width=8))
+
+
+if __name__ == "__main__":
+    train()
+'''
+
+FEATURES = Argument("tensor", spec=InputSpec("features", shape=(4, 3), requires_grad=True))
+
+
+def _call(target, args, kwargs=(), backend="__main__:my_backend", grad_enabled=True):
+    return RecordedCall(target, "__main__", tuple(args), tuple(kwargs), CompileCall(backend=backend), grad_enabled)
+
+
+def test_a_function_rebound_compiled_in_a_training_function_is_called_once_at_module_level():
+    program = lifted_program(SCRIPT, _call("pad", [FEATURES], [("width", Argument("literal", "8"))]), check=False)
+    assert "def pad(features, width):" in program and "SCALE = 2.0" in program  # with what it reads
+    assert "def my_backend(gm, example_inputs):" in program  # the script's backend it compiles with
+    assert "def train" not in program and "class Estimator" not in program and "__main__" not in program
+    assert program.rstrip().endswith(
+        "features = torch.randn(4, 3, requires_grad=True)\n"
+        "out = torch.compile(pad, backend=my_backend)(features, width=8)"
+    )
+    compile(program, "lifted", "exec")
+
+
+def test_a_decorated_method_of_a_dataclass_is_compiled_by_the_call_not_its_decorator():
+    estimator = Argument("object", "Estimator", fields=(("gamma", Argument("literal", "0.9")),))
+    rewards = Argument("tensor", spec=InputSpec("rewards", shape=(5,), requires_grad=True))
+    program = lifted_program(SCRIPT, _call("Estimator.targets", [estimator, rewards], backend="eager"), check=True)
+    assert "@dataclass\nclass Estimator:" in program and "@torch.compile" not in program
+    assert "out = torch.compile(Estimator.targets, backend='eager')(Estimator(gamma=0.9), rewards)" in program
+    assert program.rstrip().endswith(
+        "expected = Estimator.targets(Estimator(gamma=0.9), rewards)\ntorch.testing.assert_close(out, expected)"
+    )
+
+
+def test_grad_mode_and_exact_values_as_recorded():
+    spec = InputSpec("features", shape=(2,), recorded=(0.5, -1.0))
+    program = lifted_program(SCRIPT, _call("pad", [Argument("tensor", spec=spec), Argument("literal", "3")], grad_enabled=False), check=False, exact=True)
+    assert "torch.set_grad_enabled(False)" in program and "features = torch.tensor([0.5, -1.0], dtype=torch.float32)" in program
+
+
+def test_what_cannot_be_written_is_not_lifted():
+    assert lifted_program(SCRIPT, _call("pad", [Argument("unknown", "Tokenizer")]), check=False) is None
+    assert lifted_program(SCRIPT, RecordedCall("pad", "helpers", (FEATURES,), (), CompileCall()), check=False) is None
+    assert lifted_program(SCRIPT, _call("missing", [FEATURES]), check=False) is None
+
+
+def test_arguments_are_recorded_as_they_can_be_written():
+    assert argument(torch.ones(2, 3, requires_grad=True)).spec.shape == (2, 3)
+    assert argument((1, 2.5, None)) == Argument("sequence", "tuple", items=(Argument("literal", "1"), Argument("literal", "2.5"), Argument("literal", "None")))
+    assert argument(object()).kind == "unknown"
+
+
+def test_the_lifted_check_stands_for_the_scripts_own_only_where_it_compares_the_compiled_call():
+    original = "AssertionError: assert not _ -- problems [only under torch.compile]"
+    lifted = "AssertionError: Booleans mismatch: True is not False [only under torch.compile]"
+    assert lifted_signature("script", original, Verdict(True, lifted)) == lifted
+    assert lifted_signature("script", original, Verdict(True, lifted.replace("only under", "also without"))) is None
+    of_input = "AssertionError [evidence: assert_close of input, input] [only under torch.compile]"
+    assert lifted_signature("script", original, Verdict(True, of_input)) is None
+    of_compiled = "AssertionError [evidence: assert_close of compiled, input] [only under torch.compile]"
+    assert lifted_signature("script", original, Verdict(True, of_compiled)) == of_compiled
+    assert lifted_signature("requires-grad", "requires-grad: eager=True compiled=False", Verdict(True, "requires-grad: eager=True compiled=False"))
+    assert lifted_signature("numerical", "numerical: float32 value", Verdict(True, "numerical: float32 nan")) is None
+    assert lifted_signature("script", original, Verdict(False)) is None
