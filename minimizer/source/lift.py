@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import textwrap
 
 from minimizer.graph.call_record import Argument, RecordedCall
 from minimizer.graph.prelude import SCRIPT_MODULE, prelude_from_script, prelude_names
@@ -55,12 +56,14 @@ def lifted_program(script: str, call: RecordedCall, *, check: bool, exact: bool 
     prelude = _without_compile_decorators(prelude_from_script(script, carried), owner, name)
     if prelude is None:
         return None
+    function = name
+    if owner:
+        prelude, function = _method_as_function(prelude, owner, name)
     writer = _Writer(prelude, exact)
     parameters = [a.arg for a in definition.args.posonlyargs + definition.args.args]
     arguments = [writer.bind(p, a) for p, a in zip(parameters + [f"arg{i}" for i in range(len(call.args))], call.args)]
     arguments += [f"{key}={writer.bind(key, value)}" for key, value in call.kwargs]
     keywords, imports = compile_keywords(call.compile, prelude)
-    function = f"{owner}.{name}" if owner else name
     lines = [*(f"import {m}" for m in sorted(imports)), prelude.rstrip("\n"), *mode_lines(call.grad_enabled, call.autocast)]
     if "torch" not in prelude_names(prelude):
         lines.insert(0, "import torch")
@@ -110,6 +113,25 @@ def _without_compile_decorators(prelude: str, owner: str, name: str) -> str | No
         if any(word in ast.unparse(decorator) for word in _COMPILE_WORDS):
             dropped |= set(range(decorator.lineno - 1, (decorator.end_lineno or decorator.lineno)))
     return "".join(line for index, line in enumerate(lines) if index not in dropped)
+
+
+def _method_as_function(prelude: str, owner: str, name: str) -> tuple[str, str]:
+    """``prelude`` with the method ``owner.name`` written out of its class as a function of its own (``self`` its
+    first parameter, as Dynamo traces it either way), and that function's name: the passes that drop a parameter
+    no call needs, or bind one every call gives the same value, work on functions."""
+
+    tree = parse_python(prelude)
+    method = _definition(tree, owner, name)
+    assert method is not None  # the prelude holds the class, and the method in it
+    lines = prelude.splitlines()
+    first = min([method.lineno, *(d.lineno for d in method.decorator_list)]) - 1
+    source = textwrap.dedent("\n".join(lines[first : method.end_lineno]))
+    top_level = {n.id for s in tree.body for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    top_level |= {s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.ClassDef))}
+    function = name if name not in top_level else f"{owner.lower()}_{name}"
+    if function != name:
+        source = source.replace(f"def {name}(", f"def {function}(", 1)
+    return f"{prelude.rstrip()}\n\n\n{source}\n", function
 
 
 class _Writer:

@@ -85,3 +85,15 @@ def test_a_call_of_a_local_function_of_the_same_name_is_not_a_use():
         'def g():\n    def f(y):\n        return {"a": y}\n\n    return f(2)["a"]\n'
     )
     assert element_codes(source) == []
+
+
+def test_a_tuple_compared_whole_returns_one_of_its_values_in_turn():
+    from minimizer.source.passes.returns import return_one_of_the_values
+
+    code = "def f(x):\n    y = x * 2\n    return y, y.requires_grad\nassert_close(torch.compile(f)(x), f(x))\n"
+    got = [c.code for c in return_one_of_the_values(cst.parse_module(code))]
+    assert [g.splitlines()[2] for g in got] == ["    return y", "    return y.requires_grad"]
+    unpacked = code.replace("assert_close(torch.compile(f)(x), f(x))", "a, b = f(x)")
+    indexed = code.replace("assert_close(torch.compile(f)(x), f(x))", "check(f(x)[1])")
+    for text in (unpacked, indexed):
+        assert list(return_one_of_the_values(cst.parse_module(text))) == []

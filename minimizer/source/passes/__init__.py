@@ -44,7 +44,7 @@ from minimizer.source.passes.modules import module_classes_to_functions
 from minimizer.source.passes.literals import shrink_int_literals, shrink_shapes
 from minimizer.source.passes.parameters import bind_constant_parameters, remove_unused_parameters
 from minimizer.source.passes.random_inputs import random_inputs_to_ones
-from minimizer.source.passes.returns import drop_unread_returned_values, return_the_element_read
+from minimizer.source.passes.returns import drop_unread_returned_values, return_one_of_the_values, return_the_element_read
 from minimizer.source.passes.subscripts import shrink_subscripts
 from minimizer.source.passes.unwrap import unwrap_compound_statements
 from minimizer.source.passes.wrappers import bypass_wrapper_functions, inline_expression_functions
@@ -81,6 +81,7 @@ SOURCE_PASSES = [
     bind_constant_parameters,
     drop_unread_returned_values,
     return_the_element_read,
+    return_one_of_the_values,
     delete_arguments,
     delete_collection_elements,
     unwrap_single_item_list_arguments,

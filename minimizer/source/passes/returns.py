@@ -2,7 +2,9 @@
 
 Functions return tuples out of habit (`loss, logits, aux = model(batch)`); once the repro reads one of them,
 the others are still computed, returned and unpacked. Removing the unpacked name alone breaks the unpacking and
-removing the returned value alone does too; this pass removes both at once. Likewise a function that returns a
+removing the returned value alone does too; this pass removes both at once. A tuple its callers only pass on whole
+(compared with ``assert_close``, printed) may return one of its values instead: the one the check fails on.
+Likewise a function that returns a
 dict of results (`return {"loss": loss, "attached": t.requires_grad}`) read at its one key
 (`step(x)["attached"]`) returns that value alone.
 """
@@ -18,7 +20,7 @@ from libcst.metadata import ScopeProvider
 from minimizer.source.cst_utils import TORCH_COMPILE, distinct_candidates, metadata, replace_nodes
 from minimizer.source.traversal import find_all
 
-__all__ = ["drop_unread_returned_values", "return_the_element_read"]
+__all__ = ["drop_unread_returned_values", "return_one_of_the_values", "return_the_element_read"]
 
 
 def drop_unread_returned_values(module: cst.Module) -> Iterator[cst.Module]:
@@ -52,6 +54,32 @@ def _drops(module: cst.Module) -> Iterator[cst.Module | None]:
             if any(_is_read(target, scopes) for target in targets):
                 continue
             yield lambda position=position, sites=sites: _drop(module, returns, sites, position)
+
+
+def return_one_of_the_values(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with one module-level function's returned tuple replaced by one of its values, for each
+    position in turn, where every `return` gives a tuple of the same length and no call unpacks or indexes the
+    result (`torch.testing.assert_close(f(x), g(x))` compares the tuples whole: the check fails on one value)."""
+
+    return distinct_candidates(module, _single_values(module))
+
+
+def _single_values(module: cst.Module) -> Iterator[cst.Module | None]:
+    for function in module.body:
+        if not isinstance(function, cst.FunctionDef):
+            continue
+        returns = [r for r in find_all(function.body, m.Return()) if _own_return(function, r)]
+        lengths = {len(r.value.elements) if isinstance(r.value, cst.Tuple) else -1 for r in returns}
+        if len(lengths) != 1 or min(lengths) < 2:
+            continue
+        name = function.name.value
+        taken_apart = m.Assign(targets=[m.AssignTarget(target=m.Tuple() | m.List())], value=_call_of(name))
+        if find_all(module, taken_apart) or find_all(module, m.Subscript(value=_call_of(name))):
+            continue
+        for position in range(lengths.pop()):
+            yield lambda position=position, returns=returns: replace_nodes(
+                module, {r.value: r.value.elements[position].value for r in returns}
+            )
 
 
 def _own_return(function: cst.FunctionDef, node: cst.Return) -> bool:
