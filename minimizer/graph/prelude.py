@@ -62,7 +62,8 @@ def prelude_from_script(source: str, carried: Iterable[str] = ()) -> str:
     (``torch._inductor.config.x = ...``, ``torch.backends.cudnn.allow_tf32 = ...``); calls of functions that
     were imported by name (``plant_miscompile()``) and configuration calls of torch. These stand for the
     compiler's state; the source reducer removes the ones the bug does not need. A carried name comes with the
-    top-level definitions it reads, and theirs (``definitions_read_by``).
+    top-level definitions it reads, and theirs (``definitions_read_by``); so do the operators the script registers
+    (``torch.library``, ``triton_op``), which a compiled call reaches by ``torch.ops``, not by name.
     """
 
     try:
@@ -96,8 +97,38 @@ def prelude_from_script(source: str, carried: Iterable[str] = ()) -> str:
                 root in module_aliases | imported_names and any(word in dotted for word in _CONFIG_WORDS)
             ):
                 kept.append(_source_of(source, statement))
-    kept += [_source_of(source, statement) for statement in definitions_read_by(tree, carried)]
+    registrations = _registrations(tree)
+    read = {n.id for s in registrations for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    chosen = {id(s) for s in definitions_read_by(tree, {*carried, *read})} | {id(s) for s in registrations}
+    kept += [_source_of(source, statement) for statement in tree.body if id(statement) in chosen]
     return "\n".join(kept) + ("\n" if kept else "")
+
+
+# What registers an operator: ``torch.library`` (``custom_op``, ``register_fake``, ``Library(...)``, ``define``,
+# ``impl``) and Triton's ``triton_op``.
+_REGISTERING = ("library", "custom_op", "triton_op", "register_fake", "register_autograd", "register_kernel")
+
+
+def _registrations(tree: ast.Module) -> list[ast.stmt]:
+    """The top-level statements that register an operator: a compiled call reaches it by ``torch.ops``, not by a
+    name the def-use closure follows. A definition decorated to register, a ``Library`` bound to a name and every
+    call on that name, a registering call."""
+
+    found: list[ast.stmt] = []
+    libraries: set[str] = set()
+    for statement in tree.body:
+        if isinstance(statement, (ast.FunctionDef, ast.ClassDef)):
+            if any(word in ast.unparse(d) for d in statement.decorator_list for word in _REGISTERING):
+                found.append(statement)
+        elif isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call):
+            if any(word in (_dotted(statement.value.func) or "") for word in _REGISTERING):
+                found.append(statement)
+                libraries |= {t.id for t in statement.targets if isinstance(t, ast.Name)}
+        elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+            dotted = _dotted(statement.value.func) or ""
+            if dotted.split(".")[0] in libraries or any(word in dotted for word in _REGISTERING):
+                found.append(statement)
+    return found
 
 
 def definitions_read_by(tree: ast.Module, names: Iterable[str]) -> list[ast.stmt]:

@@ -226,3 +226,43 @@ def test_a_graph_compiled_under_autocast_is_emitted_under_it():
     finally:
         torch.set_autocast_enabled("cpu", False)
     assert namespace["out"].dtype == torch.bfloat16
+
+
+def test_the_prelude_carries_the_operators_the_script_registers_with_what_they_read():
+    script = '''
+import torch
+
+lib = torch.library.Library("mylib", "DEF")
+lib.define("scale(Tensor x) -> Tensor")
+FACTOR = 3.0
+
+
+def scale_impl(x):
+    return x * FACTOR
+
+
+lib.impl("scale", scale_impl, "CompositeExplicitAutograd")
+
+
+@torch.library.custom_op("mylib::shift", mutates_args=())
+def shift(x: torch.Tensor) -> torch.Tensor:
+    return x + 1
+
+
+def unrelated():
+    return 0
+
+
+def step(x):
+    return torch.ops.mylib.scale(x)
+
+
+print(torch.compile(step)(torch.ones(2)))
+'''
+    prelude = prelude_from_script(script, ["step"])
+    for kept in ('lib = torch.library.Library("mylib", "DEF")', "lib.define(", "FACTOR = 3.0", "def scale_impl(x):",
+                 'lib.impl("scale"', '@torch.library.custom_op("mylib::shift"', "def step(x):"):
+        assert kept in prelude, kept
+    assert "def unrelated" not in prelude and "print(" not in prelude
+    assert prelude.index("def scale_impl") < prelude.index('lib.impl("scale"')
+    compile(prelude, "prelude", "exec")
