@@ -78,6 +78,9 @@ class SideResult:
     grad_exception: ExceptionInfo | None = None
     requires_grad: list[bool | None] | None = None
     has_grad_fn: list[bool | None] | None = None
+    # The containers the outputs came in (the pytree spec, as text): a list where eager returns a tensor is a
+    # different result, whatever its values.
+    structure: str | None = None
 
 
 @dataclass

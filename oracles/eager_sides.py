@@ -86,11 +86,12 @@ class EagerSides:
         import torch
         from torch.utils._pytree import tree_flatten
 
-        leaves, _ = tree_flatten(out)
+        leaves, spec = tree_flatten(out)
         result = SideResult(
             outputs=[_detached(x) for x in leaves],
             requires_grad=[x.requires_grad if isinstance(x, torch.Tensor) else None for x in leaves],
             has_grad_fn=[x.grad_fn is not None if isinstance(x, torch.Tensor) else None for x in leaves],
+            structure=str(spec),
         )
         if NEEDS_GRADS in self.needs:
             try:

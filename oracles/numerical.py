@@ -22,7 +22,7 @@ FLOOR = {"low": 1e-3, "default": 1e-5}
 NO_REF_TOL = {"low": 2e-2, "default": 1e-3}
 
 # When several findings exist, the most severe decides the signature.
-KIND_ORDER = ("count", "nan", "inf", "shape", "dtype", "missing", "value")
+KIND_ORDER = ("structure", "count", "nan", "inf", "shape", "dtype", "missing", "value")
 
 
 @dataclass(frozen=True)
@@ -130,7 +130,9 @@ def numerical(run: RecordedRun) -> Verdict:
     reference (it raised or gave another shape), ``allclose`` with rtol=atol=1e-3 (2e-2 low precision) decides.
 
     Signature: ``numerical: <dtype> <kind>``, kind one of ``nan``, ``inf``, ``value``, ``shape``, ``dtype``
-    (or ``numerical: outputs count`` when the sides return different numbers of outputs). Call index, target
+    (or ``numerical: outputs count`` when the sides return different numbers of outputs, ``numerical: outputs
+    structure`` when they return them in different containers: a lowering that returns ``[x]`` for a tensor is
+    a different bug from one that computes a wrong tensor, whatever the values). Call index, target
     and output index are left out on purpose: reduction removes calls and outputs without changing the bug;
     they are in the detail, with the max abs diff and the error ratio. The most severe finding decides.
     """
@@ -141,6 +143,10 @@ def numerical(run: RecordedRun) -> Verdict:
         if eager is None or compiled is None:
             continue  # a side raised: the crash oracle's business
         where = f"call {call.index} of {call.target}"
+        if call.eager.structure != call.compiled.structure and None not in (call.eager.structure, call.compiled.structure):
+            detail = f"eager returns {call.eager.structure}, compiled {call.compiled.structure}"
+            findings.append((Mismatch("structure", "outputs", detail), where))
+            continue
         if len(eager) != len(compiled):
             findings.append((Mismatch("count", "outputs", f"eager {len(eager)}, compiled {len(compiled)}"), where))
             continue
@@ -154,5 +160,5 @@ def numerical(run: RecordedRun) -> Verdict:
     if not findings:
         return Verdict(False, detail=f"outputs agree in {len(run.calls)} compiled calls")
     found, where = worst(findings)
-    signature = "numerical: outputs count" if found.kind == "count" else f"numerical: {found.dtype} {found.kind}"
+    signature = f"numerical: outputs {found.kind}" if found.dtype == "outputs" else f"numerical: {found.dtype} {found.kind}"
     return Verdict(True, signature, f"{where}: {found.detail}")

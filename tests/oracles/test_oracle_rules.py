@@ -122,6 +122,18 @@ def test_numerical_integer_outputs_must_match():
     assert not numerical(run_of(call(side(a, 3), side(a.clone(), 3)))).fires
 
 
+def test_numerical_outputs_in_other_containers_are_another_bug_whatever_their_values():
+    # A lowering reduced to `return [x]` gives a list where eager gives a tensor: not the wrong tensor it was.
+    from torch.utils._pytree import tree_flatten
+
+    eager, compiled = torch.ones(4), torch.ones(4) * 2
+    as_tensor, as_list = str(tree_flatten(eager)[1]), str(tree_flatten([compiled])[1])
+    other = numerical(run_of(call(SideResult([eager], structure=as_tensor), SideResult([compiled], structure=as_list))))
+    assert other.fires and other.signature == "numerical: outputs structure" and "list" in other.detail
+    same = numerical(run_of(call(SideResult([eager], structure=as_tensor), SideResult([compiled], structure=as_tensor))))
+    assert same.signature == "numerical: float32 value"
+
+
 def test_numerical_most_severe_finding_decides():
     eager = torch.ones(4)
     value_gap = call(side(eager), side(eager + 1))
