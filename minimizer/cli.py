@@ -94,6 +94,7 @@ def reduce(
     ),
     reducer: Reducer = typer.Option(Reducer.auto, "--reducer", help="source, graph, or auto (source, then graph when the model lives outside the script)."),
     culprit: bool = typer.Option(True, "--culprit/--no-culprit", help="Name the compiler layer of the repro's bug: four more runs of the repro, one per backend."),
+    cheaper_backend: bool = typer.Option(True, "--cheaper-backend/--script-backend", help="Candidates compile with the cheapest backend below Inductor that shows the bug, where the script takes Inductor's default (three more runs of the original); the repro is confirmed with the script's own."),
     issue: Optional[Path] = typer.Option(None, "--issue", help="Also write an issue body for the PyTorch tracker here (Markdown)."),
     ray: Optional[str] = typer.Option(
         None, "--ray", envvar="MINIMIZER_RAY", help="Run candidates as Ray tasks: 'local' starts a Ray cluster here, else an address (or 'auto': RAY_ADDRESS)."
@@ -117,6 +118,7 @@ def reduce(
         reducer=reducer.value,
         share_verdicts=share_verdicts,
         culprit=culprit,
+        cheaper_backend=cheaper_backend,
         ray=ray,
         script_args=tuple(script_args or ()),
     )

@@ -31,6 +31,9 @@ class Options:
     resident: str = "auto"
     reducer: str = "auto"  # "source", "graph", or "auto": source, then graph where the model lives elsewhere
     share_verdicts: bool = True  # candidates whose compiled calls will be the same share a verdict
+    # Reduce under the cheapest backend that shows the bug where the script takes Inductor's default
+    # (minimizer.stages.culprit.cheapest_backend): three more runs of the original.
+    cheaper_backend: bool = True
     culprit: bool = True  # name the compiler layer of the repro's bug (minimizer.stages.culprit): four more runs
     ray: str | None = None  # run candidates as Ray tasks: "local", an address, or "auto" (RAY_ADDRESS)
     script_args: tuple[str, ...] = ()  # the script's own command line: ``python SCRIPT ARGS...``

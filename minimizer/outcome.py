@@ -53,6 +53,8 @@ class Outcome:
     compares: str = ""
     # The compiler layer the bug lives in (``minimizer.stages.culprit.Culprit.to_json``); {} before it is named.
     culprit: dict = field(default_factory=dict)
+    # The backend candidates compiled with, where a cheaper one than the script's showed the bug ("": the script's).
+    reduced_with: str = ""
 
     def to_json(self) -> dict:
         return {
@@ -63,6 +65,7 @@ class Outcome:
             "compares": self.compares,
             "culprit": self.culprit,
             "reducers": self.reducers,
+            "reduced_with": self.reduced_with,
             "oracle_calls": self.oracle_calls,
             "cache_hits": self.cache_hits,
             "screened_out": self.screened_out,

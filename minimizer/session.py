@@ -8,6 +8,7 @@ each stage's behaviour lives in its module, testable alone. The CLI only parses 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 
@@ -27,8 +28,8 @@ from minimizer.stages.best_so_far import BestSoFar
 from minimizer.stages.check import CheckReport, OracleFinding, check_original
 from minimizer.stages.confirm import Confirmation, confirm_repro
 from minimizer.stages.cost import plain_costs
-from minimizer.stages.culprit import Culprit, name_the_culprit
-from minimizer.stages.pin import Target, candidate_timeout, hold_to_one_compiled_target, pin
+from minimizer.stages.culprit import Culprit, cheapest_backend, name_the_culprit, names_its_backend, with_backend
+from minimizer.stages.pin import Pinned, Target, candidate_timeout, hold_to_one_compiled_target, pin
 from minimizer.stages.reduce import reduce_script
 from minimizer.stages.state import Statement, state_repro
 from minimizer.time_budget import reduction_deadline, seconds_for_the_end
@@ -83,7 +84,8 @@ class Session:
         pinned = pin(self.runs, report)
         listing.join()
         best = BestSoFar(self.options, self.progress, report, pinned.target, self.source, started)
-        best_text = reduce_script(self.runs, pinned, best, self._deadline(report, started))
+        reducing = self._under_the_cheapest_backend(pinned, report, best)
+        best_text = reduce_script(self.runs, reducing, best, self._deadline(report, started))
         unstated = measure(format_source(best_text))
         # What the reduction did is on disk before the repro is stated and confirmed (runs that can take minutes
         # where plain python imports slowly); the final report replaces it.
@@ -93,6 +95,23 @@ class Session:
         confirmation = confirm_repro(self.runs, statement, pinned.target, report, best.history)
         cost = plain_costs(self.runs, report.plain, confirmation.plain, confirmation.text, pinned.settings.limits)
         return self._finish(best, statement, confirmation, unstated, cpu_started, cost)
+
+    def _under_the_cheapest_backend(self, pinned: Pinned, report: CheckReport, best: BestSoFar) -> Pinned:
+        """How candidates run: where the script takes Inductor's default and a cheaper backend shows the same bug
+        in the original (``stages.culprit.cheapest_backend``), every compiled call of a candidate uses it. The
+        repro is stated and confirmed with the script's own setting (``pinned``), so it fails with that too."""
+
+        if not self.options.cheaper_backend or not any(run.used_compile for run in report.runs):
+            return pinned
+        if names_its_backend(self.source) or pinned.target.spec == "hang":
+            return pinned
+        backend = cheapest_backend(self.runs, self.source, pinned.target, pinned.settings)
+        if backend is None:
+            self.progress.message("no backend cheaper than Inductor shows the bug: candidates compile as the script does")
+            return pinned
+        self.progress.message(f"backend={backend!r} shows the same bug: candidates compile with it, not Inductor")
+        best.work.reduced_with = backend
+        return dataclasses.replace(pinned, settings=with_backend(pinned.settings, backend))
 
     def _refuse_unwritable_outputs(self) -> None:
         """Before any run: an output that cannot be written would lose the whole reduction at its end."""
@@ -225,6 +244,7 @@ class Session:
                 "resident_workers": runs.residents.to_json(),
             },
             reducers=work.reducers,
+            reduced_with=work.reduced_with,
         )
 
 

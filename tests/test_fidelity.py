@@ -196,10 +196,12 @@ def warm_launcher():
 
 
 def invoke(*args):
-    # The culprit's ladder (four more runs) is tested on its own (tests/core/test_culprit.py, one end-to-end test).
+    # The culprit's ladder (four more runs) and the cheaper backend's (three) are tested on their own
+    # (tests/core/test_culprit.py, one end-to-end test).
     words = [str(a) for a in args]
     if words and words[0] in ("reduce", "check"):
-        words.insert(words.index("--") if "--" in words else len(words), "--no-culprit")
+        at = words.index("--") if "--" in words else len(words)
+        words[at:at] = ["--no-culprit"] + (["--script-backend"] if words[0] == "reduce" else [])
     return runner.invoke(app, words, catch_exceptions=False)
 
 

@@ -31,10 +31,10 @@ def body(path):
 def test_ray_local_gives_the_same_repro_as_local_workers(tmp_path):
     script = tmp_path / "bug.py"
     script.write_text(SCRIPT)
-    one = runner.invoke(app, ["reduce", str(script), "-q", "-j", "2", "--confirm", "1", "--no-culprit", "-o", str(tmp_path / "one.py")])
+    one = runner.invoke(app, ["reduce", str(script), "-q", "-j", "2", "--confirm", "1", "--no-culprit", "--script-backend", "-o", str(tmp_path / "one.py")])
     assert one.exit_code == 0, one.output
     report = tmp_path / "ray.json"
-    ray = runner.invoke(app, ["reduce", str(script), "-q", "--ray", "local", "--confirm", "1", "--no-culprit", "-o", str(tmp_path / "ray.py"),
+    ray = runner.invoke(app, ["reduce", str(script), "-q", "--ray", "local", "--confirm", "1", "--no-culprit", "--script-backend", "-o", str(tmp_path / "ray.py"),
                               "--report", str(report)])
     assert ray.exit_code == 0, ray.output
     assert body(tmp_path / "ray.py") == body(tmp_path / "one.py")

@@ -29,6 +29,8 @@ class Work:
     passes: list[dict] = field(default_factory=list)
     # The reducers that made the repro, in the order they ran: "graph" (the lift, or the graph stage), "source".
     reducers: list[str] = field(default_factory=list)
+    # The backend every candidate's compiled calls used where a cheaper one than the script's showed the bug.
+    reduced_with: str = ""
     _testers: list[tuple[Tester, list]] = field(default_factory=list)
 
     def add_stage(self, tester: Tester, passes: list) -> None:

@@ -29,6 +29,8 @@ LADDER = (
     ("aot_eager_decomp_partition", "decompositions and partitioner"),
     ("inductor", "Inductor"),
 )
+# Backends cheaper than Inductor, cheapest first: a bug one of them shows needs no Inductor compile per candidate.
+CHEAPER_THAN_INDUCTOR = tuple(backend for backend, _ in LADDER[:-1])
 THE_SCRIPTS_BACKEND = "the script's backend or compile options"
 NOT_TOLD = "not told"
 
@@ -79,10 +81,30 @@ def name_the_culprit(runs: Runs, text: str, target: Target, settings: RunSetting
 
     if not compiles:
         return Culprit(NOT_TOLD, detail="the script compiles nothing: the bug is in its own code or kernel")
-    asks = [dataclasses.replace(settings, env=(*settings.env, (BACKEND_VARIABLE, backend))) for backend, _ in LADDER]
-    results = runs.call_all([lambda s=s: runs.run(text, s) for s in asks])
+    results = runs.call_all([lambda b=backend: runs.run(text, with_backend(settings, b)) for backend, _ in LADDER])
     ladder = [(backend, target.shown_by(result)) for (backend, _), result in zip(LADDER, results)]
     for (backend, layer), (_, shown) in zip(LADDER, ladder):
         if shown:
             return Culprit(layer, backend, ladder[: ladder.index((backend, True)) + 1])
     return Culprit(THE_SCRIPTS_BACKEND, "", ladder)
+
+
+def with_backend(settings: RunSettings, backend: str) -> RunSettings:
+    """``settings`` with every compiled call of the run given ``backend`` (``oracles.forced_backend``)."""
+
+    return dataclasses.replace(settings, env=(*settings.env, (BACKEND_VARIABLE, backend)))
+
+
+def names_its_backend(text: str) -> bool:
+    """Whether the script chooses its backend (``backend=...``, ``torch._dynamo.optimize(...)``) rather than take
+    Inductor's default: its own choice is cheap already, or where the bug lives."""
+
+    return "backend=" in text or "optimize(" in text
+
+
+def cheapest_backend(runs: Runs, text: str, target: Target, settings: RunSettings) -> str | None:
+    """The cheapest backend below Inductor whose run of ``text`` shows the same bug (runs at once, read in order),
+    or ``None``: candidates that need no Inductor compile cost a fraction of those that do."""
+
+    results = runs.call_all([lambda b=backend: runs.run(text, with_backend(settings, b)) for backend in CHEAPER_THAN_INDUCTOR])
+    return next((b for b, result in zip(CHEAPER_THAN_INDUCTOR, results) if target.shown_by(result)), None)

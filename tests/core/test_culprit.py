@@ -93,3 +93,24 @@ def test_a_reduction_whose_max_time_is_spent_names_no_culprit(tmp_path):
     assert messages == ["culprit: not named, --max-time is spent (`minimizer check` on the repro names it)"]
     session.options = Options(script=tmp_path / "bug.py", culprit=False)
     assert session._culprit(None, best, None) is None and len(messages) == 1
+
+
+@pytest.mark.parametrize(
+    "showing, cheapest",
+    [(("eager", "aot_eager", "inductor"), "eager"), (("aot_eager_decomp_partition", "inductor"), "aot_eager_decomp_partition"),
+     (("inductor",), None), ((), None)],
+)
+def test_candidates_compile_with_the_cheapest_backend_below_inductor_that_shows_the_bug(showing, cheapest):
+    from minimizer.stages.culprit import cheapest_backend
+
+    runs = _Runs()
+    assert cheapest_backend(runs, "text", _Target(*showing), SETTINGS) == cheapest
+    assert runs.asked == ["eager", "aot_eager", "aot_eager_decomp_partition"]  # Inductor itself is not asked
+
+
+def test_a_script_that_chooses_its_backend_keeps_it():
+    from minimizer.stages.culprit import names_its_backend
+
+    assert names_its_backend("f = torch.compile(g, backend=my_backend)\n")
+    assert names_its_backend("f = torch._dynamo.optimize('aot_eager')(g)\n")
+    assert not names_its_backend("f = torch.compile(g, mode='max-autotune')\n")

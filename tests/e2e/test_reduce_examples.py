@@ -18,9 +18,9 @@ pytestmark = pytest.mark.e2e
 
 
 def _culprit(extra: tuple[str, ...]) -> list[str]:
-    """The culprit's ladder costs four more runs: only where a test asks for it."""
+    """The culprit's ladder costs four more runs, the cheaper backend's three: only where a test asks for them."""
 
-    return [] if "--culprit" in extra else ["--no-culprit"]
+    return ([] if "--culprit" in extra else ["--no-culprit"]) + ([] if "--cheaper-backend" in extra else ["--script-backend"])
 
 
 def reduce_example(tmp_path: Path, name: str, *extra: str) -> tuple[dict, str, subprocess.CompletedProcess]:
