@@ -145,7 +145,7 @@ def _state_compiled_call(module: cst.Module, located: tuple, oracle: str, signat
         return wanted
 
     model_name = name_for(model, "model")
-    arg_names = [name_for(arg.value, f"arg{i}") for i, arg in enumerate(args)]
+    arg_names = [arg.star + name_for(arg.value, f"arg{i}") for i, arg in enumerate(args)]
     kwarg_text = "".join(f", {code(k.with_changes(comma=cst.MaybeSentinel.DEFAULT))}" for k in kwargs)
     call_args = ", ".join(arg_names)
     compiled = f"torch.compile({model_name}{kwarg_text})({call_args})"
@@ -197,7 +197,7 @@ def _single_leaves(arg_names: list[str], model: str) -> list[str]:
     """The leaves a compact gradient statement may compare the gradients of: each argument alone, then the
     model's parameters (a function has none: that version fails on its own and is not kept)."""
 
-    return [*arg_names, f"[*{model}.parameters()]"]
+    return [*(name for name in arg_names if not name.startswith("*")), f"[*{model}.parameters()]"]
 
 
 def _gradient_of(leaves: str, compiled: str, model: str, call_args: str) -> list[str]:
@@ -341,13 +341,16 @@ def _compiled_call_parts(
 
 
 def _expand_literal_stars(args: Sequence[cst.Arg]) -> list[cst.Arg] | None:
-    """``f(*[a, b], c)`` -> the args ``a, b, c``; ``None`` for keywords or a star over anything but a literal."""
+    """``f(*[a, b], c)`` -> the args ``a, b, c``; a star over a name stays (``f(*inputs)``: the statement passes
+    it on alike); ``None`` for keywords or a star over anything else."""
 
     expanded: list[cst.Arg] = []
     for arg in args:
         if arg.keyword is not None or arg.star == "**":
             return None
-        if arg.star == "*":
+        if arg.star == "*" and isinstance(arg.value, cst.Name):
+            expanded.append(arg)
+        elif arg.star == "*":
             if not isinstance(arg.value, (cst.List, cst.Tuple)):
                 return None
             if any(not isinstance(el, cst.Element) for el in arg.value.elements):

@@ -52,10 +52,10 @@ def reduce_script(runs: Runs, pinned: Pinned, best: BestSoFar, deadline: float |
                 text = _reduce_compared_kernels(runs, text, target, settings, best, deadline)
             captured = _graphs_if_they_pay(runs, text, target, settings) if reducer == "auto" else None
             if reducer == "graph":
-                text = _reduce_graph_safely(runs, text, target, settings, best, deadline, captured)
+                text = _reduce_graph_safely(runs, text, target, settings, best, deadline, captured, polish_until=deadline)
             elif captured:
                 text = _smaller_of(runs, best, target, text, lambda: _reduce_graph_safely(
-                    runs, text, target, settings, best, deadline, captured
+                    runs, text, target, settings, best, deadline, captured, polish_until=deadline
                 ))
     except OutOfTime:
         best.work.stopped_early = True
@@ -274,7 +274,8 @@ def _lift_graph(
 ) -> str | None:
     share = None if deadline is None else time.monotonic() + _LIFT_SHARE * max(0.0, deadline - time.monotonic())
     try:
-        lifted = _reduce_graph_safely(runs, text, target, settings, best, share, captured)
+        # The share bounds the graph's own reduction; polishing its script may take the rest.
+        lifted = _reduce_graph_safely(runs, text, target, settings, best, share, captured, polish_until=deadline)
     except OutOfTime:
         if best.best_text != text or (deadline is not None and time.monotonic() >= deadline):
             raise  # the best so far is a lifted repro, or no time is left: it stands
@@ -359,11 +360,14 @@ def _reduce_graph_safely(
     best: BestSoFar,
     deadline: float | None,
     captured: list | None,
+    *,
+    polish_until: float | None,
 ) -> str:
-    """The graph stage is an extra: if it breaks on an unusual graph, the source result stands."""
+    """The graph stage is an extra: if it breaks on an unusual graph, the source result stands. ``deadline``
+    bounds the graph's reduction, ``polish_until`` the source reducer's polishing of its script."""
 
     try:
-        return _reduce_graph(runs, text, target, settings, best, deadline, captured)
+        return _reduce_graph(runs, text, target, settings, best, (deadline, polish_until), captured)
     except (OutOfTime, KeyboardInterrupt):
         raise
     except Exception as exc:  # noqa: BLE001 - reported, and the best repro so far is kept
@@ -377,11 +381,13 @@ def _reduce_graph(
     target: Target,
     settings: RunSettings,
     best: BestSoFar,
-    deadline: float | None,
+    deadlines: tuple[float | None, float | None],
     captured: list | None,
 ) -> str:
-    """The FX-graph reducer, then the source reducer on the script it emits; ``text`` if no graph shows the bug."""
+    """The FX-graph reducer, then the source reducer on the script it emits; ``text`` if no graph shows the bug.
+    ``deadlines``: the graph reducer's, the source reducer's."""
 
+    deadline, polish_until = deadlines
     from minimizer.graph.reduce import reduce_graph
 
     outcome = reduce_graph(
@@ -409,7 +415,7 @@ def _reduce_graph(
     # The emitted script stands alone: the model's code, wherever it lived, is now in the repro (``_smaller_of``
     # keeps the source reducer's script only where that is smaller).
     emitted_target = Target(target.spec, outcome.signature)
-    polished = _reduce_source(runs, outcome.script, emitted_target, settings, best, deadline)
+    polished = _reduce_source(runs, outcome.script, emitted_target, settings, best, polish_until)
     target.signature = emitted_target.signature
     return polished
 

@@ -44,7 +44,7 @@ def test_a_lift_that_runs_out_of_its_share_without_a_smaller_repro_leaves_the_pr
     from minimizer.reduce.scheduler import OutOfTime
     from minimizer.stages import reduce as stage
 
-    def slow_graph_stage(runs, text, target, settings, best, deadline, captured):
+    def slow_graph_stage(runs, text, target, settings, best, deadline, captured, polish_until=None):
         assert deadline is not None and deadline < time.monotonic() + 60  # half of the 100 s left
         raise OutOfTime()
 

@@ -240,3 +240,11 @@ def test_a_compiled_call_in_an_assert_has_a_place():
 def test_a_method_named_compile_that_takes_arguments_is_not_a_module_compiled_in_place():
     source = "import re\nimport torch\nre.compile('a+')\nf = torch.sin\nout = f(torch.ones(1))\n"
     assert not has_place(source)
+
+
+def test_a_call_over_a_starred_list_of_inputs_is_stated_passing_it_on():
+    # The graph lift's program calls `compiled(*inputs)`; cut short before its inputs were inlined, it must still
+    # be statable.
+    code = "import torch\nmodel = torch.nn.Linear(2, 2)\ninputs = [torch.ones(2)]\ncompiled = torch.compile(model)\nout = compiled(*inputs)\n"
+    versions = state_bug(code, "numerical")
+    assert versions and versions[0].rstrip().endswith("torch.testing.assert_close(torch.compile(model)(*inputs), model(*inputs))")
