@@ -115,3 +115,33 @@ def test_a_graph_that_assigns_by_index_loads_in_the_parent():
     loaded = _loaded_graph(buffer.getvalue(), prelude="")
     assert loaded is not None
     torch.testing.assert_close(loaded(torch.zeros(3))[0], torch.tensor([2.0, 0.0, 0.0]))
+
+
+def test_the_capture_run_records_the_compiled_functions_first_distinct_calls(tmp_path):
+    from minimizer.graph.capture import capture_recording
+
+    script = textwrap.dedent(
+        '''
+        import torch
+
+
+        def pad(x, width):
+            return torch.nn.functional.pad(x, (0, width - x.shape[-1]))
+
+
+        def train():
+            global pad
+            pad = torch.compile(pad, backend="eager")
+            for n in (3, 3, 5):
+                pad(torch.ones(2, n, requires_grad=True), width=8)
+
+
+        train()
+        '''
+    )
+    settings = RunSettings(filename="calls.py", origin_dir=str(tmp_path), oracles=())
+    calls = capture_recording(script, settings, timeout=120).calls
+    assert [c.target for c in calls] == ["pad", "pad"]  # the second call of shape (2, 3) told nothing new
+    assert [c.args[0].spec.shape for c in calls] == [(2, 3), (2, 5)] and calls[0].args[0].spec.requires_grad
+    assert calls[0].kwargs == (("width", calls[0].kwargs[0][1]),) and calls[0].kwargs[0][1].text == "8"
+    assert calls[0].compile.backend == "eager" and calls[0].module == "__main__"
