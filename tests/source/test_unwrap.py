@@ -79,3 +79,13 @@ def test_a_helper_called_once_with_arguments_is_inlined_with_its_parameters_boun
     assert [c.strip() for c in candidates(code)] == ["fn, x, scale = model, data, 2\nfn(x * scale)"]
     # A helper whose value is used, or that returns, stays.
     assert not any("def outcome" not in c for c in candidates(code.replace("    fn(x * scale)", "    return fn(x)")))
+
+
+def test_a_loop_over_a_display_of_one_item_binds_the_item_to_its_target():
+    import libcst as cst
+
+    from minimizer.source.passes.unwrap import unwrap_compound_statements
+
+    code = 'for name, out, ref in [(f"step{s}", f(x), g(x))]:\n    check(out, ref)\n'
+    got = [c.code for c in unwrap_compound_statements(cst.parse_module(code))]
+    assert got == ['name, out, ref = (f"step{s}", f(x), g(x))\ncheck(out, ref)\n']

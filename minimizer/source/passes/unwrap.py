@@ -85,7 +85,12 @@ def _first_iteration(loop: cst.For) -> cst.IndentedBlock:
     """The loop's body run once, on the only item: a training loop of one step becomes the step.
     (`for x in data: f(x)` -> `x, = data` then `f(x)`; it fails, and is turned down, when `data` holds more.)"""
 
-    target = loop.target
+    target, items = loop.target, loop.iter
+    if isinstance(items, (cst.List, cst.Tuple)) and len(items.elements) == 1 and isinstance(items.elements[0], cst.Element):
+        # Over a display of one item (`for name, out in [(n, f(x))]`): the item bound to the target, which
+        # reads as the step it is and is smaller than the loop (the unpacking below is not).
+        bind = cst.Assign(targets=[cst.AssignTarget(target=target)], value=items.elements[0].value)
+        return cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[bind]), *_statements(loop.body)])
     if isinstance(target, cst.Tuple):
         target = target.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     unpack = cst.Tuple(elements=[cst.Element(value=target)], lpar=[], rpar=[])
