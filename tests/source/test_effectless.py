@@ -48,3 +48,14 @@ def test_a_value_may_read_its_own_target_and_a_self_assignment_goes():
 def test_swaps_starred_and_nested_targets_stay_whole():
     for source in ["a, b = b, a\n", "a, *b = x, y, z\n", "(a, b), c = x, y\n", "a, b = pair\n", "a, b = x, y, z\n"]:
         assert codes(split_tuple_assignments, source) == [], source
+
+
+def test_a_pair_goes_from_both_sides_of_a_tuple_assignment_at_once():
+    import libcst as cst
+
+    from minimizer.source.passes.effectless import split_tuple_assignments
+
+    code = 'name, out, ref = f"step{s}", f(x), g(x)\ncheck(out, ref)\n'
+    got = {c.code for c in split_tuple_assignments(cst.parse_module(code))}
+    assert 'out, ref = f(x), g(x)\ncheck(out, ref)\n' in got
+    assert 'name, ref = f"step{s}", g(x)\ncheck(out, ref)\n' in got  # the run turns it down: `out` is read

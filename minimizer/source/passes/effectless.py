@@ -83,7 +83,9 @@ def split_tuple_assignments(module: cst.Module) -> Iterator[cst.Module]:
 
     Only where both sides are tuples or lists of the same length without starred elements, every target is a plain name,
     and no value reads a name bound before it in that order (`a, b = b, a` swaps; it stays). A half that binds a
-    name to itself (`a, b = a, y`) goes. Then what each half binds can go on its own.
+    name to itself (`a, b = a, y`) goes. Then what each half binds can go on its own. Where splitting adds tokens
+    (three names or more in one line take fewer than one line each), each pair is also proposed gone from both
+    sides at once (`name, out = f"{s}", f(x)` -> `out = f(x)`): a name the rest still reads fails the run.
     """
 
     return distinct_candidates(module, _splits(module))
@@ -118,3 +120,17 @@ def _splits(module: cst.Module) -> Iterator[cst.Module | None]:
         if not lines:
             continue
         yield lambda line=line, lines=lines: replace_node(module, line, cst.FlattenSentinel(lines))
+        for position in range(len(targets) if len(targets) > 2 else 0):
+            kept = [(t, v) for index, (t, v) in enumerate(zip(targets, values)) if index != position]
+            yield lambda line=line, kept=kept: replace_node(module, line, line.with_changes(body=[_paired(kept)]))
+
+
+def _paired(pairs: list) -> cst.Assign:
+    """``a, b = x, y`` of the (target, value) elements ``pairs``; ``a = x`` for one."""
+
+    if len(pairs) == 1:
+        return cst.Assign(targets=[cst.AssignTarget(target=pairs[0][0].value)], value=pairs[0][1].value)
+    last = len(pairs) - 1
+    targets = [t.with_changes(comma=cst.MaybeSentinel.DEFAULT if i == last else t.comma) for i, (t, _) in enumerate(pairs)]
+    values = [v.with_changes(comma=cst.MaybeSentinel.DEFAULT if i == last else v.comma) for i, (_, v) in enumerate(pairs)]
+    return cst.Assign(targets=[cst.AssignTarget(target=cst.Tuple(targets, lpar=[], rpar=[]))], value=cst.Tuple(values, lpar=[], rpar=[]))
