@@ -97,3 +97,13 @@ def test_a_tuple_compared_whole_returns_one_of_its_values_in_turn():
     indexed = code.replace("assert_close(torch.compile(f)(x), f(x))", "check(f(x)[1])")
     for text in (unpacked, indexed):
         assert list(return_one_of_the_values(cst.parse_module(text))) == []
+
+
+def test_a_dict_compared_whole_returns_its_value():
+    from minimizer.source.passes.returns import return_one_of_the_values
+
+    code = 'def f(x):\n    return {"attached": x.requires_grad}\nassert_close(torch.compile(f)(x), f(x))\n'
+    got = [c.code for c in return_one_of_the_values(cst.parse_module(code))]
+    assert got == ['def f(x):\n    return x.requires_grad\nassert_close(torch.compile(f)(x), f(x))\n']
+    single = 'def f(x):\n    return (x,)\nassert_close(f(x), x)\n'  # a one-tuple stays: a tuple is what it returns
+    assert list(return_one_of_the_values(cst.parse_module(single))) == []

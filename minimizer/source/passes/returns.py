@@ -57,9 +57,10 @@ def _drops(module: cst.Module) -> Iterator[cst.Module | None]:
 
 
 def return_one_of_the_values(module: cst.Module) -> Iterator[cst.Module]:
-    """Yield `module` with one module-level function's returned tuple replaced by one of its values, for each
-    position in turn, where every `return` gives a tuple of the same length and no call unpacks or indexes the
-    result (`torch.testing.assert_close(f(x), g(x))` compares the tuples whole: the check fails on one value)."""
+    """Yield `module` with one module-level function's returned tuple (or dict display) replaced by one of its
+    values, for each position in turn, where every `return` gives one of the same length and no call unpacks or
+    indexes the result (`torch.testing.assert_close(f(x), g(x))` compares them whole: the check fails on one
+    value; `{"attached": t.requires_grad}` is `t.requires_grad` compared)."""
 
     return distinct_candidates(module, _single_values(module))
 
@@ -69,17 +70,27 @@ def _single_values(module: cst.Module) -> Iterator[cst.Module | None]:
         if not isinstance(function, cst.FunctionDef):
             continue
         returns = [r for r in find_all(function.body, m.Return()) if _own_return(function, r)]
-        lengths = {len(r.value.elements) if isinstance(r.value, cst.Tuple) else -1 for r in returns}
-        if len(lengths) != 1 or min(lengths) < 2:
+        widths = {_width(r.value) for r in returns}
+        if len(widths) != 1 or min(widths) < 1 or (min(widths) < 2 and not isinstance(returns[0].value, cst.Dict)):
             continue
         name = function.name.value
         taken_apart = m.Assign(targets=[m.AssignTarget(target=m.Tuple() | m.List())], value=_call_of(name))
         if find_all(module, taken_apart) or find_all(module, m.Subscript(value=_call_of(name))):
             continue
-        for position in range(lengths.pop()):
+        for position in range(widths.pop()):
             yield lambda position=position, returns=returns: replace_nodes(
                 module, {r.value: r.value.elements[position].value for r in returns}
             )
+
+
+def _width(value: cst.BaseExpression | None) -> int:
+    """How many values a returned tuple, or dict display of plain entries, holds; -1 for anything else."""
+
+    if isinstance(value, cst.Tuple):
+        return len(value.elements)
+    if isinstance(value, cst.Dict) and all(isinstance(e, cst.DictElement) for e in value.elements):
+        return len(value.elements)
+    return -1
 
 
 def _own_return(function: cst.FunctionDef, node: cst.Return) -> bool:
