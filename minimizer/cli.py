@@ -267,8 +267,10 @@ def triage_command(
             _fail(exc)
         jobs = max(jobs, backend.slots)
     arguments = tuple(script_args or ())
-    # Each bug's repro without its culprit: a folder's bugs cost four runs more each; `minimizer check` names it.
-    each = Options(script=folder, jobs=jobs, confirm=confirm, timeout=timeout, ray=ray, script_args=arguments, culprit=False)
+    # Each bug's repro without its culprit or the cheaper backend's ladder: seven runs more for every bug of a
+    # folder, most of them Inductor's; `minimizer check` names the culprit, `reduce` takes the cheaper backend.
+    each = Options(script=folder, jobs=jobs, confirm=confirm, timeout=timeout, ray=ray, script_args=arguments,
+                   culprit=False, cheaper_backend=False)
     _interrupt_on_termination()
     try:
         triage = Triage(folder, out, jobs=jobs, timeout=timeout, confirm=confirm, say=say, ray=backend, script_args=arguments)

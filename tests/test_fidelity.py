@@ -242,8 +242,10 @@ def test_triton_kernel_under_a_script_set_interpreter_is_reduced_to_the_failure_
     # run recorded it, with what the reference's operations were told (clamp's min).
     compared = "kernel positive_peak_kernel, add+clamp+max+sum"
     recorded = "kernel positive_peak_kernel, add+clamp(min=0)+max+sum"
+    # With the comparison recorded, the message leaves the signature (the comparison tells the check).
     assert pinned["signature"] == (
-        python_says + f" [kernels: positive_peak_kernel] [compared: {compared}] [evidence: allclose of {recorded}]"
+        "AssertionError: assert torch.allclose(_, _)"
+        f" [kernels: positive_peak_kernel] [compared: {compared}] [evidence: allclose of {recorded}]"
     )
 
     report = tmp_path / "report.json"
