@@ -18,6 +18,13 @@ from minimizer.syntax import parse_python
 SCRIPT_MODULE = "__main__"
 
 
+def script_backend(backend: str) -> str | None:
+    """The name of a backend the script itself defines (recorded as ``__main__:name``), else ``None``."""
+
+    module, sep, name = backend.partition(":")
+    return name if sep and module == SCRIPT_MODULE else None
+
+
 def imports_by_name(prelude: str, module: str, name: str) -> bool:
     """Whether the prelude binds ``name`` by ``from module import name``."""
 

@@ -16,7 +16,7 @@ from typing import Any, Callable
 from minimizer.graph.capture import CaptureFailed, CapturedGraph, capture_graphs, case_from_capture
 from minimizer.graph.case import GraphCase, case_size, operator_count, with_recorded_values
 from minimizer.graph.emit import emit_script
-from minimizer.graph.prelude import SCRIPT_MODULE, prelude_from_script
+from minimizer.graph.prelude import prelude_from_script, script_backend
 from minimizer.graph.passes import graph_passes
 from minimizer.metrics import count_tokens
 from minimizer.reduce.scheduler import OutOfTime, Reducer
@@ -152,8 +152,7 @@ def _prelude(script_source: str, captured: list) -> str:
     """What every emitted program starts with: the script's imports and configuration, and the definition of a
     backend the script defines, with what it reads (the emitted program compiles with it by name)."""
 
-    own = f"{SCRIPT_MODULE}:"
-    return prelude_from_script(script_source, {g.compile.backend[len(own):] for g in captured if g.compile.backend.startswith(own)})
+    return prelude_from_script(script_source, {script_backend(g.compile.backend) for g in captured} - {None})
 
 
 def _first_failing_graph(

@@ -23,7 +23,7 @@ import dataclasses
 import textwrap
 
 from minimizer.graph.call_record import Argument, RecordedCall
-from minimizer.graph.prelude import SCRIPT_MODULE, prelude_from_script, prelude_names
+from minimizer.graph.prelude import SCRIPT_MODULE, prelude_from_script, prelude_names, script_backend
 from minimizer.graph.spelling import compile_keywords, mode_lines, tensor_expression
 from minimizer.syntax import parse_python
 from oracles.api import Verdict
@@ -49,10 +49,7 @@ def lifted_program(script: str, call: RecordedCall, *, check: bool, exact: bool 
     definition = _definition(tree, owner, name)
     if definition is None or "." in owner:
         return None
-    own = f"{SCRIPT_MODULE}:"
-    carried = {owner or name} | {a.text for a in _objects(call)}
-    if call.compile.backend.startswith(own):
-        carried.add(call.compile.backend[len(own):])
+    carried = {owner or name} | {a.text for a in _objects(call)} | {script_backend(call.compile.backend)} - {None}
     prelude = _without_compile_decorators(prelude_from_script(script, carried), owner, name)
     if prelude is None:
         return None
