@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 import torch
 import torch.fx as fx
+from torch.fx._lazy_graph_module import _LazyGraphModule
 
 INPUT_SPEC = "input_spec"
 
@@ -124,7 +125,12 @@ def case_size(case: GraphCase) -> int:
 
 
 def copy_graph_module(gm: fx.GraphModule) -> fx.GraphModule:
-    """A new GraphModule with a copied graph (node meta copied shallowly, attributes shared with ``gm``)."""
+    """A new GraphModule with a copied graph (node meta copied shallowly, attributes shared with ``gm``).
+
+    Lazy: its Python code is generated only when it is called. A reduction builds thousands of proposals that
+    are emitted (from the nodes) or dropped as seen before, never called; generating their code was two thirds
+    of the cost of building one.
+    """
 
     graph = fx.Graph()
     value_map: dict[fx.Node, fx.Node] = {}
@@ -133,19 +139,15 @@ def copy_graph_module(gm: fx.GraphModule) -> fx.GraphModule:
     old_output = next(n for n in reversed(gm.graph.nodes) if n.op == "output")
     new_output = next(n for n in reversed(graph.nodes) if n.op == "output")
     new_output.meta = dict(old_output.meta)
-    return fx.GraphModule(gm, graph)
+    return _LazyGraphModule(gm, graph)
 
 
-def edit_case(
-    case: GraphCase, change: Callable[[fx.Graph], bool | None], *, only_removes: bool = False
-) -> GraphCase | None:
+def edit_case(case: GraphCase, change: Callable[[fx.Graph], bool | None]) -> GraphCase | None:
     """Apply ``change`` to a copy of the case's graph, clean up, and re-validate by shape propagation.
 
     ``change`` edits the graph in place through the Graph API; returning ``False`` abandons the edit. Returns
     ``None`` when the edit is abandoned or leaves an invalid graph (lint or propagation fails, no tensor
-    output left). ``only_removes``: the edit only chooses other outputs and drops what they do not need, so
-    every node kept computes what it did and keeps its copied shapes; propagating again would cost a run of
-    the whole graph per proposal (minutes on a library model's graph of hundreds of nodes).
+    output left).
     """
 
     gm = copy_graph_module(case.gm)
@@ -158,9 +160,39 @@ def edit_case(
     except Exception:  # a proposal that the graph rejects is simply not a candidate
         return None
     new = dataclasses.replace(case, gm=gm)
-    if not (only_removes or propagate_shapes(new)) or not tensor_outputs(new):
+    if not propagate_shapes(new) or not tensor_outputs(new):
         return None
     return new
+
+
+def case_with_outputs(case: GraphCase, names: list[str]) -> GraphCase | None:
+    """``case`` returning the nodes ``names`` and computing only what they read (and what writes in place, which
+    dead-code elimination keeps too). Every node kept computes what it did and keeps its copied shapes: nothing
+    is propagated again (a run of the whole graph per proposal, minutes on a library model's graph of hundreds
+    of nodes), and only the nodes kept are copied (a cut of a long graph keeps its first part)."""
+
+    nodes = list(case.gm.graph.nodes)
+    by_name = {n.name: n for n in nodes}
+    outputs = [by_name[name] for name in names]
+    needed: set[fx.Node] = set()
+    stack = outputs + [n for n in nodes if n.op not in ("placeholder", "output") and n.is_impure()]
+    while stack:
+        node = stack.pop()
+        if node not in needed:
+            needed.add(node)
+            stack.extend(node.all_input_nodes)
+    graph = fx.Graph()
+    copied: dict[fx.Node, fx.Node] = {}
+    for node in nodes:
+        if node in needed:
+            copied[node] = graph.node_copy(node, lambda n: copied[n])
+    graph.output(tuple(copied[n] for n in outputs)).meta = dict(case.output_node.meta)
+    try:
+        graph.lint()
+    except Exception:  # a cut the graph rejects is simply not a candidate
+        return None
+    new = dataclasses.replace(case, gm=_LazyGraphModule(case.gm, graph))
+    return new if tensor_outputs(new) else None
 
 
 def replace_spec(case: GraphCase, change: Callable[[InputSpec], InputSpec | None]) -> GraphCase | None:

@@ -16,6 +16,7 @@ from minimizer.graph.case import (
     INPUT_SPEC,
     GraphCase,
     InputSpec,
+    case_with_outputs,
     edit_case,
     input_spec_for_value,
     replace_spec,
@@ -99,7 +100,7 @@ class _CutSearch(Iterator[GraphCase]):
         name = self._nodes[index].name
         if {name} == self._current:
             return None
-        return edit_case(self._case, lambda graph: _set_outputs(graph, [name]), only_removes=True)
+        return case_with_outputs(self._case, [name])
 
 
 def drop_outputs(case: GraphCase) -> Iterator[GraphCase]:
@@ -110,15 +111,9 @@ def drop_outputs(case: GraphCase) -> Iterator[GraphCase]:
         return
     for name in outputs:
         kept = [o for o in outputs if o != name]
-        found = edit_case(case, lambda graph, kept=kept: _set_outputs(graph, kept), only_removes=True)
+        found = case_with_outputs(case, kept)
         if found is not None:
             yield found
-
-
-def _set_outputs(graph: fx.Graph, names: list[str]) -> None:
-    by_name = {n.name: n for n in graph.nodes}
-    output = next(n for n in reversed(graph.nodes) if n.op == "output")
-    output.args = (tuple(by_name[name] for name in names),)
 
 
 def _bisection_order(n: int) -> list[int]:
