@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Generated programs (bench/generate.py) reduced on the GPU machine's CPUs as on 2-core machines: GROUPS groups of
 # seeds at once, each group pinned to two cores of its own (taskset), CUDA hidden, seeds one after another within
-# a group (device tool: run from the repository root; results land in $OUT, one log per group and json.tar).
+# a group (device tool: run from the repository root; results land in $OUT: summary.log, the lines of every
+# seed, and results.tar, one log per group and one JSON per seed: the device returns only a few files).
 # Usage: [SEED_TIMEOUT=S] bash bench/generated_gpu.sh GROUPS SEED...  (S: seconds a seed may take, whole; a seed
 # stopped there prints no line, and the others' results still come back)
 set -uo pipefail
@@ -11,17 +12,18 @@ WHEELS=$(ls -d .wheels ../shared/wheels shared/wheels 2>/dev/null | head -1)
 python3 -m pip install -q --no-index --no-deps --target /tmp/site "$WHEELS"/*.whl
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 CUDA_VISIBLE_DEVICES=
 OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT/json"
-python3 -c "import torch, triton; print(torch.__version__, triton.__version__)" | tee "$OUT/group-0.log"
+RESULTS=$(mktemp -d)
+mkdir -p "$RESULTS/json" "$OUT"
+python3 -c "import torch, triton; print(torch.__version__, triton.__version__)" | tee "$RESULTS/group-0.log"
 for ((g = 0; g < GROUPS_AT_ONCE; g++)); do
   (
     for ((i = g; i < ${#SEEDS[@]}; i += GROUPS_AT_ONCE)); do
       seed=${SEEDS[$i]}
       timeout "${SEED_TIMEOUT:-0}" taskset -c $((2 * g)),$((2 * g + 1)) python3 bench/generated.py --seeds "$seed" --venv "2.13.0=$(command -v python3)" \
-        -j 2 --json "$OUT/json/seed-$seed.json" 2>&1 | grep -v "^\[" >> "$OUT/group-$g.log"
+        -j 2 --json "$RESULTS/json/seed-$seed.json" 2>&1 | grep -v "^\[" >> "$RESULTS/group-$g.log"
     done
   ) &
 done
 wait
-(cd "$OUT" && tar cf json.tar json && rm -rf json)
-cat "$OUT"/group-*.log | grep -E "x,|same_bug|error|refused" 
+(cd "$RESULTS" && tar cf "$OUT/results.tar" group-*.log json)
+cat "$RESULTS"/group-*.log | grep -E "x,|same_bug|error|refused" | tee "$OUT/summary.log"
