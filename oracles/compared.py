@@ -46,8 +46,8 @@ class KernelWrites:
 
     def __init__(self) -> None:
         # id(storage) -> (weak ref to the storage, kernel that last wrote it or None, weak ref to the tensor
-        # written or given, flat mask of its elements no launch changed or None, the numbers that launch was
-        # given), in the order of the last write (storages only read keep the place they were first given at).
+        # written or given, flat mask of its elements no launch changed or None, what that launch was given),
+        # in the order of the last write (storages only read keep the place they were first given at).
         self._storages: dict[int, tuple[Any, str | None, Any, Any, str]] = {}
         self._parameters: dict[str, set[str]] = {}  # kernel -> the parameters through which it wrote
         self.writes_noted = 0  # how many writes were noted so far; with `_last_noted`, which kernels wrote since
@@ -67,16 +67,17 @@ class KernelWrites:
         if self._entry(tensor) is None:
             self._keep(tensor, None, None)
 
-    def note(self, tensor: Any, kernel: str, unchanged: Any = None, settings: str = "") -> None:
+    def note(self, tensor: Any, kernel: str, unchanged: Any = None, launch: str = "") -> None:
         """``tensor`` was written by ``kernel``; ``unchanged``: a flat boolean mask of the elements this launch
-        left as they were (``None``: not known); ``settings``: the numbers the launch was given
-        (``oracles.settings.launch_settings``)."""
+        left as they were (``None``: not known); ``launch``: what the launch was given, as an origin tells it
+        (``(max_bucket=6) of linear+mul``: the numbers, ``oracles.settings.launch_settings``, and the torch
+        operations that computed its tensors)."""
 
         known = self._entry(tensor)
         if known is not None and known[1] is not None and known[2]() is tensor:
             # Unchanged by every launch; one launch that told nothing makes it unknown.
             unchanged = None if known[3] is None or unchanged is None else known[3] & unchanged
-        self._keep(tensor, kernel, unchanged, settings)
+        self._keep(tensor, kernel, unchanged, launch)
         self.writes_noted += 1
         self._last_noted[kernel] = self.writes_noted
 
@@ -90,12 +91,12 @@ class KernelWrites:
         known = self._storages.get(id(storage)) if storage is not None else None
         return known if known is not None and known[0]() is storage else None
 
-    def _keep(self, tensor: Any, kernel: str | None, unchanged: Any, settings: str = "") -> None:
+    def _keep(self, tensor: Any, kernel: str | None, unchanged: Any, launch: str = "") -> None:
         storage = _storage_object(tensor)
         if storage is None:
             return
         try:
-            entry = (weakref.ref(storage), kernel, weakref.ref(tensor), unchanged, settings)
+            entry = (weakref.ref(storage), kernel, weakref.ref(tensor), unchanged, launch)
         except TypeError:
             return
         self._storages.pop(id(storage), None)
@@ -118,8 +119,8 @@ class KernelWrites:
         known = self._entry(value)
         return known[1] if known is not None else None
 
-    def settings_of(self, value: Any) -> str:
-        """The numbers given to the launch that last wrote into ``value``'s storage (``max_bucket=6``)."""
+    def launch_of(self, value: Any) -> str:
+        """What the launch that last wrote into ``value``'s storage was given (``(max_bucket=6) of linear``)."""
 
         known = self._entry(value)
         return known[4] if known is not None else ""

@@ -11,11 +11,9 @@ output of a compiled call, or a tensor a Triton kernel of the script wrote).
 carries each tensor's origin from the operations' inputs to their outputs (and into tensors written in place),
 gradients read after a backward of such a value carry it too, and numbers taken out of a tensor (``.item()``,
 ``float()``) come back as ``TracedFloat``, which carries it through arithmetic and records its comparisons.
-Library checks (``torch.testing.assert_close``, ``math.isclose``, numpy's) are recorded whole. Only comparisons
-made by the script's own code count (a library's internal comparisons do not), and only those with an operand
-from the suspect are kept. ``Comparison`` is what one of them compared; ``failing_comparison`` the last one that
-did not hold, which ``oracles.capture`` reads when the script's check fails.
-"""
+Library checks (``assert_close``, ``math.isclose``, numpy's) are recorded whole. Only the script's own comparisons
+with an operand from the suspect are kept; ``failing_comparison``, the last that did not hold, is read by
+``oracles.capture`` when the script's check fails."""
 
 from __future__ import annotations
 
@@ -63,16 +61,16 @@ _WHOLE = {"allclose": "allclose", "equal": "equal"}
 _AUTOGRAD = frozenset({"backward", "grad"})
 # Reading a tensor's truth or value: where an element-wise comparison of the suspect becomes the script's bool.
 _TRUTH = frozenset({"__bool__", "item"})  # a bool, not a number: `(a == b).float().mean().item()` is a rate
-# `.item()` comes back traced (from the suspect or not: a number computed from tensors is not one the script
-# wrote); `float(t)` cannot (Python turns a subclass back into a float), so its values are kept to be matched.
+# `.item()` comes back traced (a number computed from tensors is not one the script wrote); `float(t)` cannot
+# (Python turns a subclass back into a float), so its values are kept to be matched.
 _NUMBERS = frozenset({"item"})
 # Factories, and initializers that fill a tensor in place (nn.Linear's weights): their result comes from no
 # operand, whatever the arguments.
 _FACTORIES = frozenset({
-    "uniform_", "normal_", "kaiming_uniform_", "kaiming_normal_", "xavier_uniform_", "xavier_normal_",
-    "trunc_normal_", "orthogonal_", "zero_", "fill_", "random_", "bernoulli_", "exponential_", "manual_seed",
-    "zeros", "ones", "empty", "full", "arange", "linspace", "eye", "randn", "rand", "randint",
-    "zeros_like", "ones_like", "empty_like", "full_like", "randn_like", "rand_like", "randint_like", "randperm",
+    "uniform_", "normal_", "kaiming_uniform_", "kaiming_normal_", "xavier_uniform_", "xavier_normal_", "trunc_normal_",
+    "orthogonal_", "zero_", "fill_", "random_", "bernoulli_", "exponential_", "manual_seed", "zeros", "ones", "empty",
+    "full", "arange", "linspace", "eye", "randn", "rand", "randint", "zeros_like", "ones_like", "empty_like",
+    "full_like", "randn_like", "rand_like", "randint_like", "randperm",
 })
 # Operations that move, convert or reshape a tensor: they compute nothing of a reference.
 _LOOKED_THROUGH = frozenset({
@@ -90,16 +88,14 @@ class EvidenceRecorder:
     wrote is that kernel's output. ``folder``: the script's folder; comparisons made from code elsewhere (a
     library's own) are not the script's check. ``kernels_defined``: the script's folder defines Triton kernels.
 
-    A mode is off the stack inside its own handler, so what runs inside a backward (a saved-tensor hook's
-    comparison) is not followed; what a kernel wrote meanwhile is (``_AUTOGRAD``).
-    """
+    A mode is off the stack inside its own handler: what runs inside a backward (a saved-tensor hook's comparison)
+    is not followed; what a kernel wrote meanwhile is (``_AUTOGRAD``)."""
 
     def __init__(self, writes: Any, folder: str | None, kernels_defined: bool = False):
         import torch.utils.weak
 
         self._writes = writes
-        # Whether the script (or a module beside it) defines Triton kernels: only then are the operations that
-        # computed each tensor followed (``_ops``), every operation's cost.
+        # Only where the script (or a module beside it) defines Triton kernels are operations followed (``_ops``).
         self._kernels_defined = kernels_defined
         self._folder = os.path.abspath(folder) + os.sep if folder else None
         self._origins: Any = torch.utils.weak.WeakIdKeyDictionary()  # tensor -> frozenset of suspects
@@ -260,9 +256,8 @@ class EvidenceRecorder:
             if kernel is None:
                 return found
             # What the launch was given is part of what it computed: a repro that launches it with another
-            # `max_bucket` compares other numbers (see oracles.settings).
-            settings = self._writes.settings_of(value)
-            return found | {f"kernel {kernel}({settings})" if settings else f"kernel {kernel}"}
+            # `max_bucket`, or on `x` where the script gave it `x * 0.5`, compares other numbers.
+            return found | {f"kernel {kernel}{self._writes.launch_of(value)}"}
         known = self._arrays.get(id(value))
         if known is not None and known[0]() is value:
             return known[1]
@@ -486,6 +481,11 @@ class EvidenceRecorder:
 def _compiling() -> bool:
     compiler = getattr(sys.modules["torch"], "compiler", None)
     return bool(compiler is not None and compiler.is_compiling())
+
+
+def operations_of(values: list[Any]) -> frozenset:
+    """The torch operations that computed ``values``, as the installed recorder followed them (none: empty)."""
+    return frozenset().union(*(_ACTIVE._ops.get(v, frozenset()) for v in values)) if _ACTIVE else frozenset()
 
 
 def aside() -> Any:

@@ -15,7 +15,7 @@ import os
 from typing import Any, Callable
 
 from oracles.compared import KernelWrites
-from oracles.evidence import aside
+from oracles.evidence import aside, operations_of
 from oracles.kernel_replay import FirstLaunches
 from oracles.kernel_memory import InterpretedAccesses, note_reach, out_of_bounds, stored_elements
 from oracles.settings import launch_settings
@@ -128,9 +128,10 @@ class KernelLaunches:
                 note_reach(self.reaches, (fn.__name__, verb, name), reach)
         for tensor in tensors:
             self.writes.note_passed(tensor)
-        settings = launch_settings(bound, _constexprs(fn))
+        settings, computed_by = launch_settings(bound, _constexprs(fn)), operations_of(tensors)
+        launch = (f"({settings})" if settings else "") + (f" of {'+'.join(sorted(computed_by))}" if computed_by else "")
         for tensor, unchanged in written:
-            self.writes.note(tensor, fn.__name__, unchanged, settings)
+            self.writes.note(tensor, fn.__name__, unchanged, launch)
         if written and fn.__name__ not in self.kernels:
             self.kernels.append(fn.__name__)
         return result

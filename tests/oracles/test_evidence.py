@@ -313,7 +313,7 @@ def test_a_kernels_reference_is_told_by_the_operations_that_computed_it():
         out = torch.empty_like(positions)
         writes.note_passed(positions)
         out.copy_(positions.clamp(max=4))
-        writes.note(out, "bucket_kernel", settings="max_bucket=4")
+        writes.note(out, "bucket_kernel", launch="(max_bucket=4)")
         assert not bool((out == positions.abs().clamp(max=3)).all())
         assert not bool((out == positions.abs().clamp(max=1)).all())
         assert not bool((out == positions.abs()).all())
@@ -357,7 +357,7 @@ def test_an_error_measured_against_a_reference_carries_the_reference():
         out = torch.empty_like(x)
         writes.note_passed(x)
         out.copy_(x)
-        writes.note(out, "leaky_kernel", settings="slope=0.1")
+        writes.note(out, "leaky_kernel", launch="(slope=0.1)")
         assert not (out - F.leaky_relu(x, 0.1)).abs().max().item() < 1e-5
         assert not (out - F.leaky_relu(x)).abs().max().item() < 1e-5
         assert not out.abs().max().item() < 0.5
@@ -422,3 +422,42 @@ def test_an_error_taken_as_a_number_names_what_the_kernels_output_went_through()
 
     assert error_of(twice=False) == ["< of kernel scale_shift_kernel then abs+max+sub against add(other=1)+mul, number"]
     assert error_of(twice=True) != error_of(twice=False)
+
+
+KERNEL_ON = '''import os
+os.environ["TRITON_INTERPRET"] = "1"
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def shift_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1.0, mask=offs < n)
+
+
+def shifted(x):
+    out = torch.empty_like(x)
+    shift_kernel[(1,)](x, out, x.numel(), BLOCK=4)
+    return out
+
+
+x = torch.arange(4.0)
+torch.testing.assert_close(shifted({given}), x * 0.5 + 2)
+'''
+
+
+def test_a_kernel_launched_on_other_inputs_than_the_script_gave_it_is_another_comparison(tmp_path):
+    # Generated seed 205: the script launched its kernel on `x * scale` and computed the reference from
+    # `x * scale`; a reduction dropped the scaling on the kernel's side only, and the comparison still failed
+    # (other inputs, not the bug), with the same reference operations. The kernel's origin tells what computed
+    # the tensors its launch was given.
+    pytest.importorskip("triton")
+    from minimizer.runner.process import Limits, RunSettings, run_candidate
+
+    settings = RunSettings("check.py", str(tmp_path), ("script",), Limits(timeout=120))
+    scaled, bare = (run_candidate(KERNEL_ON.format(given=g), settings).verdict("script") for g in ("x * 0.5", "x"))
+    assert scaled.fires and bare.fires
+    assert "[evidence: assert_close of kernel shift_kernel of mul(other=0.5), " in scaled.signature
+    assert scaled.signature != bare.signature
