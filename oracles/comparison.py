@@ -89,14 +89,17 @@ COMPARED: list[Callable[[str, tuple, bool | None], None] | None] = [None]
 
 
 class TracedFloat(float):
-    """A Python float taken from a tensor of the suspect (``.item()``, ``float()``), carrying its origin through
-    arithmetic and recording its comparisons. It is a float to the script in every other way."""
+    """A Python float taken from a tensor (``.item()``, ``float()``), carrying its origin (the suspects it comes
+    from) through arithmetic and recording its comparisons. It is a float to the script in every other way.
+    ``computed``: where it comes from no suspect, the torch operations that computed it, which tell a kernel's
+    reference (``ref.exp().sum().item()`` is another reference than ``x.exp().sum().item()``)."""
 
     origin: frozenset
+    computed: frozenset
 
-    def __new__(cls, value: float, origin: frozenset) -> TracedFloat:
+    def __new__(cls, value: float, origin: frozenset, computed: frozenset = frozenset()) -> TracedFloat:
         made = float.__new__(cls, value)
-        made.origin = origin
+        made.origin, made.computed = origin, computed
         return made
 
     __hash__ = float.__hash__
@@ -125,7 +128,8 @@ def _arithmetic(method: str) -> Callable[..., Any]:
         result = real(self, *other)
         if not isinstance(result, float):
             return result
-        return TracedFloat(result, self.origin | (_origin_of_number(other[0]) if other else frozenset()))
+        computed = self.computed | (other[0].computed if other and isinstance(other[0], TracedFloat) else frozenset())
+        return TracedFloat(result, self.origin | (_origin_of_number(other[0]) if other else frozenset()), computed)
 
     return arithmetic
 

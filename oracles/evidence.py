@@ -156,7 +156,6 @@ class EvidenceRecorder:
     @contextlib.contextmanager
     def aside(self) -> Iterator[None]:
         """The harness's own work: nothing followed, nothing recorded."""
-
         self._aside += 1
         try:
             yield
@@ -196,7 +195,6 @@ class EvidenceRecorder:
     def failing_comparison(self) -> Comparison | None:
         """The last comparison of the suspect's values that did not hold (or whose outcome only the script can
         judge), or ``None``."""
-
         return next((c for c in reversed(self.comparisons) if c.held is not True), None)
 
     def record(self, kind: str, values: tuple, held: bool | None) -> None:
@@ -234,7 +232,7 @@ class EvidenceRecorder:
         if origin:
             return Operand(origin_text(origin), described(value))
         if isinstance(value, TracedFloat):
-            return Operand(OTHER, described(value))
+            return Operand("+".join(sorted(value.computed)) if operations and value.computed else OTHER, described(value))
         if self._given_to_the_suspect(value):
             return Operand(INPUT, described(value))
         computed = self._ops.get(value) if operations and hasattr(value, "untyped_storage") else None
@@ -318,7 +316,7 @@ class EvidenceRecorder:
             self._truth_read(pending, result)
             return result
         if name in _NUMBERS and isinstance(result, float) and not isinstance(result, TracedFloat):
-            return TracedFloat(result, origin)
+            return TracedFloat(result, origin, frozenset() if origin else self._ops.get(args[0], frozenset()))
         if not origin:
             return result
         if name == "__float__" and isinstance(result, float):
@@ -365,9 +363,8 @@ class EvidenceRecorder:
         return result
 
     def _note_operations(self, name: str, func: Any, args: tuple, kwargs: dict, result: Any) -> None:
-        """``result`` computed by ``name`` from the arguments: their operations and this one, with what it was
-        told (``clamp(max=5)``; ``cpu``, ``view`` and the like compute nothing; a tensor a kernel was given is where
-        following stops)."""
+        """``result`` computed by ``name`` from the arguments: their operations and this one, with what it was told
+        (``clamp(max=5)``; ``cpu``, ``view`` compute nothing; a tensor a kernel was given is where following stops)."""
 
         tensors = _tensors_in(result)
         if not tensors:
@@ -378,7 +375,10 @@ class EvidenceRecorder:
         found: frozenset = frozenset({operation}) if operation else frozenset()
         for value in _shallow(args, kwargs):
             if hasattr(value, "untyped_storage") and not self._given_to_the_suspect(value):
-                found |= self._ops.get(value, frozenset())
+                computed = self._ops.get(value, frozenset())
+                # Broadcast over more elements (`h * scale + shift`, `h` shrunk to one, `shift` not): another reference.
+                spread = computed and _operation_name(name) in _ELEMENT_WISE and value.numel() < tensors[0].numel()
+                found |= computed | ({SPREAD} if spread else frozenset())
         if found:
             for tensor in tensors:
                 self._ops[tensor] = found

@@ -461,3 +461,40 @@ def test_a_kernel_launched_on_other_inputs_than_the_script_gave_it_is_another_co
     assert scaled.fires and bare.fires
     assert "[evidence: assert_close of kernel shift_kernel of mul(other=0.5), " in scaled.signature
     assert scaled.signature != bare.signature
+
+
+def test_a_number_read_from_a_kernels_reference_is_told_by_the_operations_that_computed_it():
+    # Generated seed 204: `math.isclose(out.exp().sum().item(), ref.exp().sum().item())`, and a reduction
+    # replaced the reference by the input (`x.exp().sum().item()`): a number from no suspect was `other` either way.
+    pytest.importorskip("triton")
+    import math
+
+    def compared(reference_of):
+        with following_kernels() as (writes, recorder):
+            x, out = torch.ones(2), torch.empty(2)
+            writes.note(out, "scale_shift_kernel")
+            out.fill_(0.5)
+            assert not math.isclose(out.exp().sum().item(), reference_of(x).exp().sum().item())
+        return [c.signature for c in recorder.comparisons]
+
+    scaled = compared(lambda x: x * 2.0 + 1.0)
+    assert scaled == ["math.isclose of kernel scale_shift_kernel then exp+sum, add(other=1)+exp+mul(other=2)+sum"]
+    assert compared(lambda x: x) == ["math.isclose of kernel scale_shift_kernel then exp+sum, exp+sum"]
+
+
+def test_a_reference_computed_over_more_elements_than_its_operand_is_another_reference():
+    # Generated seed 204 again: `h * scale + shift` with `h` shrunk to one element and `shift` left at two: the
+    # reference (two numbers) against the kernel's output (one), summed, differs whatever the kernel computes.
+    pytest.importorskip("triton")
+
+    def compared(shift):
+        with following_kernels() as (writes, recorder):
+            h = torch.ones(1).exp()
+            out = torch.empty(1)
+            writes.note(out, "scale_shift_kernel")
+            out.fill_(0.5)
+            assert not bool(out.sum() == (h * 2.0 + shift).sum())
+        return [c.signature for c in recorder.comparisons]
+
+    assert compared(torch.ones(1)) == ["== of kernel scale_shift_kernel then sum, add+exp+mul(other=2)+sum"]
+    assert compared(torch.ones(2)) == ["== of kernel scale_shift_kernel then sum, add+exp+mul(other=2)+spread+sum"]
