@@ -45,10 +45,13 @@ class KernelWrites:
     _MOST = 512
 
     def __init__(self) -> None:
+        from oracles.draws import DrawsFollower
+
+        self.follower = DrawsFollower()  # what the script's tensors were drawn from (``oracles.draws``)
         # id(storage) -> (weak ref to the storage, kernel that last wrote it or None, weak ref to the tensor
-        # written or given, flat mask of its elements no launch changed or None, what that launch was given),
-        # in the order of the last write (storages only read keep the place they were first given at).
-        self._storages: dict[int, tuple[Any, str | None, Any, Any, str]] = {}
+        # written or given, flat mask of its elements no launch changed or None, what that launch was given,
+        # the draws its tensors came from), in the order of the last write (storages only read keep the place they were first given at).
+        self._storages: dict[int, tuple[Any, str | None, Any, Any, str, frozenset]] = {}
         self._parameters: dict[str, set[str]] = {}  # kernel -> the parameters through which it wrote
         self.writes_noted = 0  # how many writes were noted so far; with `_last_noted`, which kernels wrote since
         self._last_noted: dict[str, int] = {}
@@ -67,17 +70,19 @@ class KernelWrites:
         if self._entry(tensor) is None:
             self._keep(tensor, None, None)
 
-    def note(self, tensor: Any, kernel: str, unchanged: Any = None, launch: str = "") -> None:
+    def note(
+        self, tensor: Any, kernel: str, unchanged: Any = None, launch: str = "", draws: frozenset = frozenset()
+    ) -> None:
         """``tensor`` was written by ``kernel``; ``unchanged``: a flat boolean mask of the elements this launch
         left as they were (``None``: not known); ``launch``: what the launch was given, as an origin tells it
         (``(max_bucket=6) of linear+mul``: the numbers, ``oracles.settings.launch_settings``, and the torch
-        operations that computed its tensors)."""
+        operations that computed its tensors); ``draws``: the draws its tensors came from (``oracles.draws``)."""
 
         known = self._entry(tensor)
         if known is not None and known[1] is not None and known[2]() is tensor:
             # Unchanged by every launch; one launch that told nothing makes it unknown.
             unchanged = None if known[3] is None or unchanged is None else known[3] & unchanged
-        self._keep(tensor, kernel, unchanged, launch)
+        self._keep(tensor, kernel, unchanged, launch, draws)
         self.writes_noted += 1
         self._last_noted[kernel] = self.writes_noted
 
@@ -86,17 +91,19 @@ class KernelWrites:
 
         return {kernel for kernel, noted in self._last_noted.items() if noted > mark}
 
-    def _entry(self, value: Any) -> tuple[Any, str | None, Any, Any, str] | None:
+    def _entry(self, value: Any) -> tuple[Any, str | None, Any, Any, str, frozenset] | None:
         storage = _storage_object(value)
         known = self._storages.get(id(storage)) if storage is not None else None
         return known if known is not None and known[0]() is storage else None
 
-    def _keep(self, tensor: Any, kernel: str | None, unchanged: Any, launch: str = "") -> None:
+    def _keep(
+        self, tensor: Any, kernel: str | None, unchanged: Any, launch: str = "", draws: frozenset = frozenset()
+    ) -> None:
         storage = _storage_object(tensor)
         if storage is None:
             return
         try:
-            entry = (weakref.ref(storage), kernel, weakref.ref(tensor), unchanged, launch)
+            entry = (weakref.ref(storage), kernel, weakref.ref(tensor), unchanged, launch, draws)
         except TypeError:
             return
         self._storages.pop(id(storage), None)
@@ -124,6 +131,12 @@ class KernelWrites:
 
         known = self._entry(value)
         return known[4] if known is not None else ""
+
+    def draws_of(self, value: Any) -> frozenset:
+        """The draws the tensors of the launch that last wrote into ``value``'s storage came from."""
+
+        known = self._entry(value)
+        return known[5] if known is not None else frozenset()
 
     def was_passed(self, value: Any) -> bool:
         """Whether ``value``'s storage is that of a tensor a launch was given, while that storage lives."""

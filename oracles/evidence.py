@@ -25,6 +25,9 @@ import weakref
 from typing import Any, Iterator
 
 from oracles.compared import digest_of
+from oracles.draws import DrawsFollower, from_other_data
+from oracles.draws import shallow as _shallow
+from oracles.draws import tensors_in as _tensors_in
 from oracles.settings import operation_settings
 from oracles.comparison import (
     AGAINST, COMPARED, COMPILED, INPUT, NUMBER, OTHER, SPREAD, THEN, Comparison, Operand, TracedFloat, described,
@@ -107,6 +110,7 @@ class EvidenceRecorder:
         # Where the script has Triton kernels: tensor -> the torch operations that computed it from what the
         # kernels were given (a kernel has no eager twin: its reference is told by how it was computed).
         self._ops: Any = torch.utils.weak.WeakIdKeyDictionary()
+        self._draws = writes.follower if writes is not None else DrawsFollower()  # what each tensor was drawn from
         self.comparisons: list[Comparison] = []
         self._mode: Any = None
         self._aside = 0  # > 0: the harness's own work, or a library check recorded whole
@@ -209,6 +213,7 @@ class EvidenceRecorder:
             # A kernel has no eager twin: its reference is told by the operations that computed it, and its
             # output spread over a larger reference by the comparison itself measures the broadcast.
             operands = _spread_where_broadcast(tuple(self._operand(v, operations=True) for v in values), values)
+            operands = from_other_data(operands, values, self._writes, self._draws)
         with self.aside():
             difference = largest_difference(values) if held is False else None
             digest = digest_of(values) if held is not True else None
@@ -306,6 +311,8 @@ class EvidenceRecorder:
             origin |= {f"kernel {k}" for k in self._writes.kernels_since(mark)}
         if origin and self._kernels_defined and _spreads_a_suspect(name, args, result, self.origin_of):
             origin |= {SPREAD}
+        if self._kernels_defined:
+            self._draws.follow(name, name in _FACTORIES, args, kwargs, _tensors_in(result))
         if self._kernels_defined and name not in _FACTORIES:
             self._note_operations(name, func, args, kwargs, result)
         if name == "__get__":
@@ -565,30 +572,6 @@ def _drop_oldest(kept: dict, most: int = _MOST_KEPT) -> None:
 
 def _in_place(name: str) -> bool:
     return name.endswith("_") and not name.startswith("_") and name not in ("requires_grad_",)
-
-
-def _shallow(args: tuple, kwargs: dict) -> Iterator[Any]:
-    for value in (*args, *kwargs.values()):
-        if isinstance(value, (list, tuple)):
-            yield from value
-        else:
-            yield value
-
-
-def _tensors_in(value: Any) -> list[Any]:
-    torch = sys.modules["torch"]
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        return [v for v in value if isinstance(v, torch.Tensor)]
-    if isinstance(value, dict):
-        return [v for v in value.values() if isinstance(v, torch.Tensor)]
-    found = []
-    for field in ("loss", "logits", "last_hidden_state", "sample"):  # library output objects
-        inner = getattr(value, field, None)
-        if isinstance(inner, torch.Tensor):
-            found.append(inner)
-    return found
 
 
 def _library_frame(frame: Any) -> bool:

@@ -110,6 +110,7 @@ class KernelLaunches:
         before = _snapshot_tensors(values) if self._launches[fn.__name__] < _LAUNCHES_COMPARED else None
         self._launches[fn.__name__] += 1
         tensors = _tensors(values)
+        drawn = self.writes.follower.of(tensors)  # before the launch: what it was given
         with self._accesses.recording(interpreted, tensors, noting=before is not None) as accesses:
             result = launch(*args, **kwargs)
         if before is None:
@@ -131,7 +132,7 @@ class KernelLaunches:
         settings, computed_by = launch_settings(bound, _constexprs(fn)), operations_of(tensors)
         launch = (f"({settings})" if settings else "") + (f" of {'+'.join(sorted(computed_by))}" if computed_by else "")
         for tensor, unchanged in written:
-            self.writes.note(tensor, fn.__name__, unchanged, launch)
+            self.writes.note(tensor, fn.__name__, unchanged, launch, drawn)
         if written and fn.__name__ not in self.kernels:
             self.kernels.append(fn.__name__)
         return result

@@ -498,3 +498,23 @@ def test_a_reference_computed_over_more_elements_than_its_operand_is_another_ref
 
     assert compared(torch.ones(1)) == ["== of kernel scale_shift_kernel then sum, add+exp+mul(other=2)+sum"]
     assert compared(torch.ones(2)) == ["== of kernel scale_shift_kernel then sum, add+exp+mul(other=2)+spread+sum"]
+
+
+def test_a_reference_drawn_from_other_random_numbers_than_the_kernels_inputs_is_another_comparison():
+    # check_lambda_all_kernel on CUDA: the script reseeded before each path; a reduction deleted the reseeding,
+    # and the kernel's output was compared with a reference computed from other random numbers.
+    pytest.importorskip("triton")
+
+    def compared(reseed):
+        with following_kernels() as (writes, recorder):
+            torch.manual_seed(0)
+            x, out = torch.randn(4), torch.empty(4)
+            writes.note(out, "scale_kernel", draws=writes.follower.of([x]))
+            out.fill_(0.5)
+            if reseed:
+                torch.manual_seed(0)
+            assert not bool(torch.allclose(out, torch.randn(4) * 2))
+        return [c.signature for c in recorder.comparisons]
+
+    assert compared(reseed=True) == ["allclose of kernel scale_kernel, mul(other=2)"]
+    assert compared(reseed=False) == ["allclose of kernel scale_kernel, mul(other=2) from other data"]
