@@ -21,7 +21,7 @@ import sys
 import weakref
 from dataclasses import dataclass
 from types import FrameType
-from typing import Any
+from typing import Any, NamedTuple
 
 _DEPTH = 24
 # Methods that move, convert or reshape a tensor without computing anything (`out.cpu()` computes what `out`
@@ -35,6 +35,17 @@ _LOOKED_THROUGH = frozenset(
 )
 
 
+class _Written(NamedTuple):
+    """What ``KernelWrites`` keeps of a storage a launch was given."""
+
+    storage: Any  # weak reference to the storage
+    kernel: str | None  # the kernel that last wrote it, or None (only read)
+    tensor: Any  # weak reference to the tensor written or given
+    unchanged: Any  # flat mask of its elements no launch changed, or None
+    launch: str  # what that launch was given, as an origin tells it
+    draws: frozenset  # the draws that launch's tensors came from
+
+
 class KernelWrites:
     """The storages of the tensors the script's own kernels were given, by weak reference, with the last kernel
     that wrote each (if one did) and, where known, which elements of the tensor written no launch changed.
@@ -45,13 +56,9 @@ class KernelWrites:
     _MOST = 512
 
     def __init__(self) -> None:
-        from oracles.draws import DrawsFollower
-
-        self.follower = DrawsFollower()  # what the script's tensors were drawn from (``oracles.draws``)
-        # id(storage) -> (weak ref to the storage, kernel that last wrote it or None, weak ref to the tensor
-        # written or given, flat mask of its elements no launch changed or None, what that launch was given,
-        # the draws its tensors came from), in the order of the last write (storages only read keep the place they were first given at).
-        self._storages: dict[int, tuple[Any, str | None, Any, Any, str, frozenset]] = {}
+        # id(storage) -> what was written there, in the order of the last write (storages only read keep the place
+        # they were first given at).
+        self._storages: dict[int, _Written] = {}
         self._parameters: dict[str, set[str]] = {}  # kernel -> the parameters through which it wrote
         self.writes_noted = 0  # how many writes were noted so far; with `_last_noted`, which kernels wrote since
         self._last_noted: dict[str, int] = {}
@@ -79,9 +86,9 @@ class KernelWrites:
         operations that computed its tensors); ``draws``: the draws its tensors came from (``oracles.draws``)."""
 
         known = self._entry(tensor)
-        if known is not None and known[1] is not None and known[2]() is tensor:
+        if known is not None and known.kernel is not None and known.tensor() is tensor:
             # Unchanged by every launch; one launch that told nothing makes it unknown.
-            unchanged = None if known[3] is None or unchanged is None else known[3] & unchanged
+            unchanged = None if known.unchanged is None or unchanged is None else known.unchanged & unchanged
         self._keep(tensor, kernel, unchanged, launch, draws)
         self.writes_noted += 1
         self._last_noted[kernel] = self.writes_noted
@@ -91,10 +98,10 @@ class KernelWrites:
 
         return {kernel for kernel, noted in self._last_noted.items() if noted > mark}
 
-    def _entry(self, value: Any) -> tuple[Any, str | None, Any, Any, str, frozenset] | None:
+    def _entry(self, value: Any) -> _Written | None:
         storage = _storage_object(value)
         known = self._storages.get(id(storage)) if storage is not None else None
-        return known if known is not None and known[0]() is storage else None
+        return known if known is not None and known.storage() is storage else None
 
     def _keep(
         self, tensor: Any, kernel: str | None, unchanged: Any, launch: str = "", draws: frozenset = frozenset()
@@ -103,13 +110,13 @@ class KernelWrites:
         if storage is None:
             return
         try:
-            entry = (weakref.ref(storage), kernel, weakref.ref(tensor), unchanged, launch, draws)
+            entry = _Written(weakref.ref(storage), kernel, weakref.ref(tensor), unchanged, launch, draws)
         except TypeError:
             return
         self._storages.pop(id(storage), None)
         self._storages[id(storage)] = entry
         if len(self._storages) > self._MOST:
-            alive = [(key, entry) for key, entry in self._storages.items() if entry[0]() is not None]
+            alive = [(key, entry) for key, entry in self._storages.items() if entry.storage() is not None]
             self._storages = dict(alive[-self._MOST :])
 
     def clear(self) -> None:
@@ -118,25 +125,25 @@ class KernelWrites:
         self._last_noted.clear()
 
     def __bool__(self) -> bool:
-        return any(entry[1] is not None for entry in self._storages.values())
+        return any(entry.kernel is not None for entry in self._storages.values())
 
     def writer_of(self, value: Any) -> str | None:
         """The last kernel that wrote into ``value``'s storage, while that storage lives."""
 
         known = self._entry(value)
-        return known[1] if known is not None else None
+        return known.kernel if known is not None else None
 
     def launch_of(self, value: Any) -> str:
         """What the launch that last wrote into ``value``'s storage was given (``(max_bucket=6) of linear``)."""
 
         known = self._entry(value)
-        return known[4] if known is not None else ""
+        return known.launch if known is not None else ""
 
     def draws_of(self, value: Any) -> frozenset:
         """The draws the tensors of the launch that last wrote into ``value``'s storage came from."""
 
         known = self._entry(value)
-        return known[5] if known is not None else frozenset()
+        return known.draws if known is not None else frozenset()
 
     def was_passed(self, value: Any) -> bool:
         """Whether ``value``'s storage is that of a tensor a launch was given, while that storage lives."""
@@ -148,7 +155,7 @@ class KernelWrites:
         or ``None``."""
 
         known = self._entry(value)
-        return known[3] if known is not None and known[2]() is value else None
+        return known.unchanged if known is not None and known.tensor() is value else None
 
 
 def _storage_object(value: Any) -> Any:

@@ -25,9 +25,9 @@ import weakref
 from typing import Any, Iterator
 
 from oracles.compared import digest_of
+from oracles.arguments import shallow as _shallow
+from oracles.arguments import tensors_in as _tensors_in
 from oracles.draws import DrawsFollower, from_other_data
-from oracles.draws import shallow as _shallow
-from oracles.draws import tensors_in as _tensors_in
 from oracles.settings import operation_settings
 from oracles.comparison import (
     AGAINST, COMPARED, COMPILED, INPUT, NUMBER, OTHER, SPREAD, THEN, Comparison, Operand, TracedFloat, described,
@@ -110,7 +110,7 @@ class EvidenceRecorder:
         # Where the script has Triton kernels: tensor -> the torch operations that computed it from what the
         # kernels were given (a kernel has no eager twin: its reference is told by how it was computed).
         self._ops: Any = torch.utils.weak.WeakIdKeyDictionary()
-        self._draws = writes.follower if writes is not None else DrawsFollower()  # what each tensor was drawn from
+        self._draws = DrawsFollower()  # where the script has Triton kernels: what each tensor was drawn from
         self.comparisons: list[Comparison] = []
         self._mode: Any = None
         self._aside = 0  # > 0: the harness's own work, or a library check recorded whole
@@ -312,9 +312,10 @@ class EvidenceRecorder:
         if origin and self._kernels_defined and _spreads_a_suspect(name, args, result, self.origin_of):
             origin |= {SPREAD}
         if self._kernels_defined:
-            self._draws.follow(name, name in _FACTORIES, args, kwargs, _tensors_in(result))
-        if self._kernels_defined and name not in _FACTORIES:
-            self._note_operations(name, func, args, kwargs, result)
+            results = _tensors_in(result)
+            self._draws.follow(name, name in _FACTORIES, args, kwargs, results)
+            if name not in _FACTORIES:
+                self._note_operations(name, func, args, kwargs, results)
         if name == "__get__":
             return self._attribute_read(func, args, result)
         if name == "backward" and origin:
@@ -369,11 +370,10 @@ class EvidenceRecorder:
             self._origins[result] = self._origins.get(result, frozenset()) | origin
         return result
 
-    def _note_operations(self, name: str, func: Any, args: tuple, kwargs: dict, result: Any) -> None:
+    def _note_operations(self, name: str, func: Any, args: tuple, kwargs: dict, tensors: list[Any]) -> None:
         """``result`` computed by ``name`` from the arguments: their operations and this one, with what it was told
         (``clamp(max=5)``; ``cpu``, ``view`` compute nothing; a tensor a kernel was given is where following stops)."""
 
-        tensors = _tensors_in(result)
         if not tensors:
             return
         operation = _operation_name(name)
@@ -493,6 +493,11 @@ def _compiling() -> bool:
 def operations_of(values: list[Any]) -> frozenset:
     """The torch operations that computed ``values``, as the installed recorder followed them (none: empty)."""
     return frozenset().union(*(_ACTIVE._ops.get(v, frozenset()) for v in values)) if _ACTIVE else frozenset()
+
+
+def draws_of(values: list[Any]) -> frozenset:
+    """The draws ``values`` were computed from, as the installed recorder followed them (none: empty)."""
+    return _ACTIVE._draws.of(values) if _ACTIVE else frozenset()
 
 
 def aside() -> Any:

@@ -15,7 +15,8 @@ import os
 from typing import Any, Callable
 
 from oracles.compared import KernelWrites
-from oracles.evidence import aside, operations_of
+from oracles.arguments import tensors_in
+from oracles.evidence import aside, draws_of, operations_of
 from oracles.kernel_replay import FirstLaunches
 from oracles.kernel_memory import InterpretedAccesses, note_reach, out_of_bounds, stored_elements
 from oracles.settings import launch_settings
@@ -109,8 +110,8 @@ class KernelLaunches:
         # each launch being copied and compared.
         before = _snapshot_tensors(values) if self._launches[fn.__name__] < _LAUNCHES_COMPARED else None
         self._launches[fn.__name__] += 1
-        tensors = _tensors(values)
-        drawn = self.writes.follower.of(tensors)  # before the launch: what it was given
+        tensors = tensors_in(values)
+        drawn = draws_of(tensors)  # before the launch: what it was given
         with self._accesses.recording(interpreted, tensors, noting=before is not None) as accesses:
             result = launch(*args, **kwargs)
         if before is None:
@@ -141,16 +142,10 @@ class KernelLaunches:
 def _snapshot_tensors(values: list[Any]) -> list[tuple[Any, Any]] | None:
     """(tensor, copy of its bytes) for each tensor argument; ``None`` when they are too large to copy."""
 
-    tensors = _tensors(values)
+    tensors = tensors_in(values)
     if sum(t.numel() * t.element_size() for t in tensors) > _SNAPSHOT_LIMIT_BYTES:
         return None
     return [(t, _bytes_of(t).clone()) for t in tensors]
-
-
-def _tensors(values: list[Any]) -> list[Any]:
-    import torch
-
-    return [v for v in values if isinstance(v, torch.Tensor)]
 
 
 def _bytes_of(tensor: Any) -> Any:

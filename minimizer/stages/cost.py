@@ -69,10 +69,10 @@ def plain_costs(runs: Runs, original: Sequence[PlainRun], repro: Sequence[PlainR
     Those runs are not alike: the user's compile caches already hold the original's kernels (it ran before:
     a 12 s cold run of a corpus program takes 5.5 s warm), the repro's kernels are new, and its runs go at once.
     A repro that reads slower by them beyond a few percent is run again beside the original (at once, with two
-    jobs or more), both caches
-    warm and both under the same load, and those two runs stand (``"again": true``). Within that noise the figures
-    stand as they are: measuring again costs two more plain runs, 35 s where a library's import takes 10 (at
-    once, half of that: run one after the other they were a fifth of a small script's reduction)."""
+    jobs or more), both caches warm and both under the same load, and those two runs stand (``"again": true``).
+    Within that noise the figures stand as they are: measuring again costs two more plain runs, 35 s where a
+    library's import takes 10 (at once, half of that: run one after the other they were a fifth of a small
+    script's reduction)."""
 
     cost = {"original": cost_of(list(original)), "repro": cost_of(list(repro))}
     if cost["repro"]["seconds"] <= READS_SLOWER * cost["original"]["seconds"] + READS_SLOWER_SLACK:

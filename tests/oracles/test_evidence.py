@@ -19,7 +19,7 @@ import torch
 from minimizer.runner.child import run_script
 from oracles.api import NEEDS_EAGER_RERUN, NEEDS_EVIDENCE, NEEDS_KERNELS, ExceptionInfo
 from oracles.capture import exception_info
-from oracles.evidence import EvidenceRecorder, TracedFloat, shows_evidence
+from oracles.evidence import EvidenceRecorder, TracedFloat, draws_of, shows_evidence
 from oracles.harness import Harness
 from oracles.script import script as script_oracle
 
@@ -509,7 +509,7 @@ def test_a_reference_drawn_from_other_random_numbers_than_the_kernels_inputs_is_
         with following_kernels() as (writes, recorder):
             torch.manual_seed(0)
             x, out = torch.randn(4), torch.empty(4)
-            writes.note(out, "scale_kernel", draws=writes.follower.of([x]))
+            writes.note(out, "scale_kernel", draws=draws_of([x]))
             out.fill_(0.5)
             if reseed:
                 torch.manual_seed(0)
