@@ -437,7 +437,10 @@ def test_a_generic_assert_over_several_compiled_calls_is_held_to_the_one_that_fa
     assert "[with only focal_loss compiled]" in data["signature"]
     repro = tmp_path / "parity.min.py"
     assert "focal" in repro.read_text() and "kl_loss" not in repro.read_text()
-    assert fails_in_a_fresh_folder(repro, [], tmp_path) == python_says
+    # The focal loss's call, lifted out of the dict of compiled losses (its backend made by the script's factory),
+    # compared with eager: the lifted comparison stands for the script's assert.
+    assert python_says.startswith("AssertionError") and "torch.testing.assert_close(" in repro.read_text()
+    assert fails_in_a_fresh_folder(repro, [], tmp_path).startswith("AssertionError: Tensor-likes are not close!")
 
 
 def test_a_generic_assert_over_the_outputs_of_one_compiled_call_is_held_to_the_output_that_fails_it(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import dataclasses
+import inspect
 import io
 import json
 import operator
@@ -75,7 +76,7 @@ def compile_call_of(kwargs: dict[str, Any]) -> CompileCall:
     backend = kwargs.get("backend", "inductor") or "inductor"
     if not isinstance(backend, str):
         module = getattr(backend, "__module__", None)
-        qualname = getattr(backend, "__qualname__", None) or getattr(backend, "__name__", None)
+        qualname = _made_by(backend) or getattr(backend, "__qualname__", None) or getattr(backend, "__name__", None)
         backend = f"{module}:{qualname}" if module and qualname else repr(backend)
     options = kwargs.get("options")
     return CompileCall(
@@ -85,6 +86,28 @@ def compile_call_of(kwargs: dict[str, Any]) -> CompileCall:
         dynamic=kwargs.get("dynamic"),
         options=dict(options) if options else None,
     )
+
+
+def _made_by(backend: Any) -> str | None:
+    """``make_backend(scale=2.0)``: the call of a top-level factory that made a closure backend, where the
+    closure holds exactly the factory's parameters as literals (``skewing_backend.<locals>.backend``, made by
+    ``skewing_backend("focal")``, is otherwise no name a lifted program can write); ``None`` otherwise."""
+
+    qualname = getattr(backend, "__qualname__", "")
+    factory, sep, inner = qualname.partition(".<locals>.")
+    cells = getattr(backend, "__closure__", None) or ()
+    names = getattr(getattr(backend, "__code__", None), "co_freevars", ())
+    maker = getattr(sys.modules.get(getattr(backend, "__module__", "")), factory, None)
+    if not sep or "<locals>" in inner or "." in factory or len(cells) != len(names) or not callable(maker):
+        return None
+    try:
+        values = {name: cell.cell_contents for name, cell in zip(names, cells)}
+        if any(ast.literal_eval(repr(v)) != v for v in values.values()):
+            return None
+        inspect.signature(maker).bind(**values)
+    except (ValueError, SyntaxError, TypeError):  # an empty cell, a value with no literal, another signature
+        return None
+    return f"{factory}({', '.join(f'{k}={v!r}' for k, v in values.items())})"
 
 
 def input_specs(gm: fx.GraphModule, example_inputs: list[Any]) -> list[InputSpec]:

@@ -19,10 +19,11 @@ SCRIPT_MODULE = "__main__"
 
 
 def script_backend(backend: str) -> str | None:
-    """The name of a backend the script itself defines (recorded as ``__main__:name``), else ``None``."""
+    """The name of a backend the script itself defines (recorded as ``__main__:name``, or made by a factory it
+    defines, ``__main__:factory(scale=2.0)``), else ``None``."""
 
     module, sep, name = backend.partition(":")
-    return name if sep and module == SCRIPT_MODULE else None
+    return name.partition("(")[0] if sep and module == SCRIPT_MODULE else None
 
 
 def imports_by_name(prelude: str, module: str, name: str) -> bool:

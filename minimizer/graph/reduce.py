@@ -17,6 +17,7 @@ from minimizer.graph.capture import CaptureFailed, CapturedGraph, capture_graphs
 from minimizer.graph.case import GraphCase, case_size, operator_count, with_recorded_values
 from minimizer.graph.emit import emit_script
 from minimizer.graph.prelude import prelude_from_script, script_backend
+from minimizer.graph.spelling import nameable
 from minimizer.graph.passes import graph_passes
 from minimizer.metrics import count_tokens
 from minimizer.reduce.scheduler import OutOfTime, Reducer
@@ -170,6 +171,10 @@ def _first_failing_graph(
 
     seen: set[str] = set()
     for graph in reversed(captured):
+        if not nameable(graph.compile):
+            report.message(f"graph {graph.index}: compiled with {graph.compile.backend.partition(':')[2]}, a backend"
+                           " made inside a function that a lifted program cannot name; skipped")
+            continue
         case = case_from_capture(graph, prelude=prelude, check=check)
         if case is None:
             report.message(f"graph {graph.index}: does not re-run from its recorded inputs; skipped")

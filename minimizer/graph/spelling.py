@@ -59,8 +59,8 @@ def compile_keywords(call: CompileCall, prelude: str) -> tuple[list[str], set[st
         module, sep, qualname = call.backend.partition(":")
         if sep and imports_by_name(prelude, module, qualname):
             parts.append(f"backend={qualname}")  # as the script imported it: `from serve_backend import serve`
-        elif module == SCRIPT_MODULE and qualname in prelude_names(prelude):
-            parts.append(f"backend={qualname}")  # the script's own, carried in the prelude
+        elif module == SCRIPT_MODULE and qualname.partition("(")[0] in prelude_names(prelude):
+            parts.append(f"backend={qualname}")  # the script's own (or its factory's call), carried in the prelude
         elif sep:
             imports.add(module)
             parts.append(f"backend={module}.{qualname}")
@@ -75,6 +75,13 @@ def compile_keywords(call: CompileCall, prelude: str) -> tuple[list[str], set[st
     if call.options:
         parts.append(f"options={call.options!r}")
     return parts, imports
+
+
+def nameable(call: CompileCall) -> bool:
+    """Whether a lifted program can write the call's backend: not a closure made inside a function (one made by
+    a top-level factory from literals is recorded as that factory's call)."""
+
+    return "<locals>" not in call.backend
 
 
 def mode_lines(grad_enabled: bool, autocast: tuple[str, ...] | list[str]) -> list[str]:

@@ -24,7 +24,7 @@ import textwrap
 
 from minimizer.graph.call_record import Argument, RecordedCall
 from minimizer.graph.prelude import SCRIPT_MODULE, prelude_from_script, prelude_names, script_backend
-from minimizer.graph.spelling import compile_keywords, mode_lines, tensor_expression
+from minimizer.graph.spelling import compile_keywords, mode_lines, nameable, tensor_expression
 from minimizer.syntax import parse_python
 from oracles.api import Verdict
 from oracles.evidence import EVIDENCE_MARK
@@ -39,7 +39,7 @@ def lifted_program(script: str, call: RecordedCall, *, check: bool, exact: bool 
     function is not the script's own, or an argument is no tensor, literal or dataclass of the script).
     ``check``: end comparing compiled with eager; ``exact``: small floating tensors hold the recorded values."""
 
-    if call.module != SCRIPT_MODULE or not call.writable:
+    if call.module != SCRIPT_MODULE or not call.writable or not nameable(call.compile):
         return None
     try:
         tree = parse_python(script)

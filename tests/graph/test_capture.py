@@ -145,3 +145,26 @@ def test_the_capture_run_records_the_compiled_functions_first_distinct_calls(tmp
     assert [c.args[0].spec.shape for c in calls] == [(2, 3), (2, 5)] and calls[0].args[0].spec.requires_grad
     assert calls[0].kwargs == (("width", calls[0].kwargs[0][1]),) and calls[0].kwargs[0][1].text == "8"
     assert calls[0].compile.backend == "eager" and calls[0].module == "__main__"
+
+
+def _factory(name, scale=1.5):
+    def backend(gm, example_inputs):
+        return gm.forward if name != "focal" else (lambda *args: [o * scale for o in gm(*args)])
+    return backend
+
+
+def _computing_factory(scale):
+    doubled = scale * 2
+
+    def backend(gm, example_inputs):
+        return lambda *args: [o * doubled for o in gm(*args)]
+    return backend
+
+
+def test_a_closure_backend_is_recorded_as_its_factorys_call_where_that_remakes_it():
+    from minimizer.graph.capture import compile_call_of
+
+    made = compile_call_of({"backend": _factory("focal")}).backend
+    assert made == f"{__name__}:_factory(name='focal', scale=1.5)"  # its cells are the factory's parameters, as literals
+    computed = compile_call_of({"backend": _computing_factory(1.5)}).backend
+    assert computed.endswith("_computing_factory.<locals>.backend")  # `doubled` is no parameter: not remade

@@ -110,3 +110,36 @@ def test_the_lifted_check_stands_for_the_scripts_own_only_where_it_compares_the_
     assert lifted_signature("requires-grad", "requires-grad: eager=True compiled=False", Verdict(True, "requires-grad: eager=True compiled=False"))
     assert lifted_signature("numerical", "numerical: float32 value", Verdict(True, "numerical: float32 nan")) is None
     assert lifted_signature("script", original, Verdict(False)) is None
+
+
+FACTORY_SCRIPT = '''
+import torch
+
+
+def skewing_backend(name, scale=1.5):
+    def backend(gm, example_inputs):
+        return lambda *args: [out * scale for out in gm(*args)] if name == "focal" else gm.forward
+    return backend
+
+
+def focal_loss(logits):
+    return logits.sigmoid().mean()
+
+
+compiled = {n: torch.compile(focal_loss, backend=skewing_backend(n)) for n in ("focal", "kl")}
+'''
+
+
+def test_a_backend_made_by_a_factory_of_the_script_is_lifted_as_the_factorys_call():
+    logits = Argument("tensor", spec=InputSpec("logits", shape=(4, 8)))
+    call = _call("focal_loss", [logits], backend="__main__:skewing_backend(name='focal')")
+    program = lifted_program(FACTORY_SCRIPT, call, check=True)
+    assert "def skewing_backend(name, scale=1.5):" in program and "compiled = {" not in program
+    assert "out = torch.compile(focal_loss, backend=skewing_backend(name='focal'))(logits)" in program
+    compile(program, "lifted", "exec")
+
+
+def test_a_closure_backend_no_program_can_name_is_not_lifted():
+    logits = Argument("tensor", spec=InputSpec("logits", shape=(4, 8)))
+    call = _call("focal_loss", [logits], backend="__main__:skewing_backend.<locals>.backend")
+    assert lifted_program(FACTORY_SCRIPT, call, check=True) is None
