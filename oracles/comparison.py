@@ -157,6 +157,41 @@ def origin_text(origin: frozenset) -> str:
     return "+".join(suspects) + after + spread + (f" against {'+'.join(against)}" if against else "")
 
 
+def _kernel_parts(item: str) -> tuple[str, frozenset]:
+    """``("kernel k(block=4)", {"linear", "mul"})`` for ``kernel k(block=4) of linear+mul``."""
+
+    head, sep, operations = item.rpartition(" of ")
+    return (head, frozenset(operations.split("+"))) if sep and item.startswith("kernel ") else (item, frozenset())
+
+
+def launched_operations(origin: frozenset) -> frozenset:
+    """The operations that computed what the kernels of ``origin`` were launched on."""
+
+    return frozenset().union(*(_kernel_parts(o)[1] for o in origin))
+
+
+def measured_operations(origin: frozenset) -> frozenset:
+    """The operations that computed what ``origin``'s kernel output was measured against (``against ...``)."""
+
+    return frozenset(o.removeprefix(AGAINST) for o in origin if o.startswith(AGAINST))
+
+
+def without_common(origin: frozenset, launched: frozenset, measured: frozenset) -> frozenset:
+    """``origin`` told relative to the launch: an operation both the kernel's inputs and its reference went
+    through is left out of both (a `linear` before the kernel and inside the reference is the same input; one
+    side dropping it leaves it on the other, another comparison)."""
+
+    kept: set[str] = set()
+    for item in origin:
+        head, operations = _kernel_parts(item)
+        if operations:
+            rest = operations - measured
+            kept.add(f"{head} of {'+'.join(sorted(rest))}" if rest else head)
+        elif not (item.startswith(AGAINST) and item.removeprefix(AGAINST) in launched):
+            kept.add(item)
+    return frozenset(kept)
+
+
 def described(value: Any) -> str:
     """``float32 [2]``, ``float 0.25``: what an operand was."""
 

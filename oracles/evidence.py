@@ -28,9 +28,13 @@ from oracles.compared import digest_of
 from oracles.arguments import shallow as _shallow
 from oracles.arguments import tensors_in as _tensors_in
 from oracles.draws import DrawsFollower, from_other_data
+from oracles.operation_names import (
+    AUTOGRAD, COMPARISONS, ELEMENT_WISE, FACTORIES, NUMBERS, TRUTH, WHOLE, in_place, operation_name,
+)
 from oracles.settings import operation_settings
 from oracles.comparison import (
     AGAINST, COMPARED, COMPILED, INPUT, NUMBER, OTHER, SPREAD, THEN, Comparison, Operand, TracedFloat, described,
+    launched_operations, measured_operations, without_common,
     largest_difference, origin_text,
 )
 
@@ -38,7 +42,6 @@ __all__ = ["EVIDENCE_MARK", "Comparison", "EvidenceRecorder", "TracedFloat", "as
 # How a signature names the comparison of the suspect's values that failed the script's check.
 EVIDENCE_MARK = "[evidence: "
 _MOST_KEPT = 256
-_ELEMENT_WISE = frozenset({"add", "sub", "mul", "div", "pow", "remainder", "maximum", "minimum", "where"})
 
 
 def shows_evidence(signature: str) -> bool:
@@ -52,34 +55,6 @@ def shows_evidence(signature: str) -> bool:
 # The recorder installed in this process, if any (TracedFloat's comparisons report to it).
 _ACTIVE: EvidenceRecorder | None = None
 
-# Tensor operations whose result compares its operands element by element, by the symbol a check reads.
-_ELEMENTWISE = {
-    "eq": "==", "__eq__": "==", "ne": "!=", "__ne__": "!=", "not_equal": "!=", "lt": "<", "__lt__": "<", "less": "<",
-    "le": "<=", "__le__": "<=", "less_equal": "<=", "gt": ">", "__gt__": ">", "greater": ">", "ge": ">=",
-    "__ge__": ">=", "greater_equal": ">=", "isclose": "isclose",
-}
-# Operations that return whether two tensors agree, as a bool.
-_WHOLE = {"allclose": "allclose", "equal": "equal"}
-# Autograd's entry points: the gradients they compute go through whatever ran in the backward.
-_AUTOGRAD = frozenset({"backward", "grad"})
-# Reading a tensor's truth or value: where an element-wise comparison of the suspect becomes the script's bool.
-_TRUTH = frozenset({"__bool__", "item"})  # a bool, not a number: `(a == b).float().mean().item()` is a rate
-# `.item()` comes back traced (a number computed from tensors is not one the script wrote); `float(t)` cannot
-# (Python turns a subclass back into a float), so its values are kept to be matched.
-_NUMBERS = frozenset({"item"})
-# Factories, and initializers that fill a tensor in place (nn.Linear's weights): their result comes from no
-# operand, whatever the arguments.
-_FACTORIES = frozenset({
-    "uniform_", "normal_", "kaiming_uniform_", "kaiming_normal_", "xavier_uniform_", "xavier_normal_", "trunc_normal_",
-    "orthogonal_", "zero_", "fill_", "random_", "bernoulli_", "exponential_", "manual_seed", "zeros", "ones", "empty",
-    "full", "arange", "linspace", "eye", "randn", "rand", "randint", "zeros_like", "ones_like", "empty_like",
-    "full_like", "randn_like", "rand_like", "randint_like", "randperm",
-})
-# Operations that move, convert or reshape a tensor: they compute nothing of a reference.
-_LOOKED_THROUGH = frozenset({
-    "cpu", "cuda", "to", "float", "double", "half", "bfloat16", "detach", "clone", "contiguous", "view", "reshape",
-    "flatten", "squeeze", "unsqueeze", "expand", "expand_as", "__getitem__", "numpy", "requires_grad_",
-})
 # Frames of these modules are looked through when asking whether the script itself made a comparison.
 _LIBRARY_FRAMES = ("torch", "numpy", "unittest", "oracles", "minimizer", "functools", "contextlib", "triton")
 
@@ -92,7 +67,7 @@ class EvidenceRecorder:
     library's own) are not the script's check. ``kernels_defined``: the script's folder defines Triton kernels.
 
     A mode is off the stack inside its own handler: what runs inside a backward (a saved-tensor hook's comparison)
-    is not followed; what a kernel wrote meanwhile is (``_AUTOGRAD``)."""
+    is not followed; what a kernel wrote meanwhile is (``AUTOGRAD``)."""
 
     def __init__(self, writes: Any, folder: str | None, kernels_defined: bool = False):
         import torch.utils.weak
@@ -210,9 +185,12 @@ class EvidenceRecorder:
         if not any(o.suspect for o in operands) or not self._made_by_the_script():
             return
         if any(o.origin.startswith("kernel ") for o in operands):
-            # A kernel has no eager twin: its reference is told by the operations that computed it, and its
-            # output spread over a larger reference by the comparison itself measures the broadcast.
-            operands = _spread_where_broadcast(tuple(self._operand(v, operations=True) for v in values), values)
+            # A kernel has no eager twin: its reference is told by the operations that computed it (those its
+            # launch's inputs went through as well left out of both), and its output spread over a larger
+            # reference by the comparison itself measures the broadcast.
+            common = self._common_operations(values)
+            operands = tuple(self._operand(v, operations=True, common=common) for v in values)
+            operands = _spread_where_broadcast(operands, values)
             operands = from_other_data(operands, values, self._writes, self._draws)
         with self.aside():
             difference = largest_difference(values) if held is False else None
@@ -232,15 +210,31 @@ class EvidenceRecorder:
         )
         return Comparison(symbol, operands, None)
 
-    def _operand(self, value: Any, operations: bool = False) -> Operand:
+    def _common_operations(self, values: tuple) -> tuple[frozenset, frozenset]:
+        """(launched, measured): the operations that computed the compared kernels' inputs, and those that
+        computed what their outputs are compared with (``against ...``, and the other operands' own)."""
+
+        origins = [self.origin_of(v) for v in values]
+        launched = frozenset().union(*(launched_operations(o) for o in origins))
+        measured = frozenset().union(*(measured_operations(o) for o in origins),
+                                     *(self._operations_of(v) for v, o in zip(values, origins) if not o))
+        return launched, measured
+
+    def _operations_of(self, value: Any) -> frozenset:
+        if isinstance(value, TracedFloat):
+            return value.computed
+        return self._ops.get(value, frozenset()) if hasattr(value, "untyped_storage") else frozenset()
+
+    def _operand(self, value: Any, operations: bool = False, common: tuple = (frozenset(), frozenset())) -> Operand:
+        launched, measured = common
         origin = self.origin_of(value)
         if origin:
-            return Operand(origin_text(origin), described(value))
+            return Operand(origin_text(without_common(origin, launched, measured)), described(value))
+        computed = self._operations_of(value) - launched if operations else None
         if isinstance(value, TracedFloat):
-            return Operand("+".join(sorted(value.computed)) if operations and value.computed else OTHER, described(value))
+            return Operand("+".join(sorted(computed)) if computed else OTHER, described(value))
         if self._given_to_the_suspect(value):
             return Operand(INPUT, described(value))
-        computed = self._ops.get(value) if operations and hasattr(value, "untyped_storage") else None
         if computed:
             return Operand("+".join(sorted(computed)), described(value))
         if isinstance(value, (bool, int, float)):
@@ -295,9 +289,9 @@ class EvidenceRecorder:
         if self._aside or _compiling():
             return func(*args, **kwargs)
         name = getattr(func, "__name__", "")
-        if name in _WHOLE:
+        if name in WHOLE:
             result = func(*args, **kwargs)
-            self.record(_WHOLE[name], args[:2], bool(result))
+            self.record(WHOLE[name], args[:2], bool(result))
             return result
         origin = self._origin_of_arguments(args, kwargs)
         if origin and self._kernels_defined:
@@ -305,7 +299,7 @@ class EvidenceRecorder:
         pending = self._pending_of(args) if self._pending else None
         mark = self._writes.writes_noted if self._writes is not None else 0
         result = func(*args, **kwargs)
-        if name in _AUTOGRAD and self._writes is not None and self._writes.writes_noted != mark:
+        if name in AUTOGRAD and self._writes is not None and self._writes.writes_noted != mark:
             # A kernel wrote while autograd ran (a backward kernel, or one writing into a saved tensor): what
             # autograd computed went through it, though no operation the script called shows it.
             origin |= {f"kernel {k}" for k in self._writes.kernels_since(mark)}
@@ -313,17 +307,17 @@ class EvidenceRecorder:
             origin |= {SPREAD}
         if self._kernels_defined:
             results = _tensors_in(result)
-            self._draws.follow(name, name in _FACTORIES, args, kwargs, results)
-            if name not in _FACTORIES:
+            self._draws.follow(name, name in FACTORIES, args, kwargs, results)
+            if name not in FACTORIES:
                 self._note_operations(name, func, args, kwargs, results)
         if name == "__get__":
             return self._attribute_read(func, args, result)
         if name == "backward" and origin:
             self._note_gradients(args, kwargs, origin)
-        if pending is not None and name in _TRUTH and isinstance(result, bool):
+        if pending is not None and name in TRUTH and isinstance(result, bool):
             self._truth_read(pending, result)
             return result
-        if name in _NUMBERS and isinstance(result, float) and not isinstance(result, TracedFloat):
+        if name in NUMBERS and isinstance(result, float) and not isinstance(result, TracedFloat):
             return TracedFloat(result, origin, frozenset() if origin else self._ops.get(args[0], frozenset()))
         if not origin:
             return result
@@ -338,16 +332,16 @@ class EvidenceRecorder:
 
     def _taint_results(self, name: str, func: Any, args: tuple, kwargs: dict, result: Any, origin: frozenset,
                        pending: Any) -> None:
-        if name in _FACTORIES:
+        if name in FACTORIES:
             return
         for tensor in _tensors_in(result):
             self._origins[tensor] = self._origins.get(tensor, frozenset()) | origin
         written = kwargs.get("out")
-        if written is None and args and (name == "__setitem__" or name.startswith("__i") or _in_place(name)):
+        if written is None and args and (name == "__setitem__" or name.startswith("__i") or in_place(name)):
             written = args[0]
         for tensor in _tensors_in(written):
             self._origins[tensor] = self._origins.get(tensor, frozenset()) | origin
-        symbol = _ELEMENTWISE.get(name)
+        symbol = COMPARISONS.get(name)
         tensors = _tensors_in(result)
         if symbol is not None:
             for tensor in tensors:
@@ -376,7 +370,7 @@ class EvidenceRecorder:
 
         if not tensors:
             return
-        operation = _operation_name(name)
+        operation = operation_name(name)
         settings = operation_settings(func, args, kwargs) if operation else ""
         operation = f"{operation}({settings})" if settings else operation
         found: frozenset = frozenset({operation}) if operation else frozenset()
@@ -384,7 +378,7 @@ class EvidenceRecorder:
             if hasattr(value, "untyped_storage") and not self._given_to_the_suspect(value):
                 computed = self._ops.get(value, frozenset())
                 # Broadcast over more elements (`h * scale + shift`, `h` shrunk to one, `shift` not): another reference.
-                spread = computed and _operation_name(name) in _ELEMENT_WISE and value.numel() < tensors[0].numel()
+                spread = computed and operation_name(name) in ELEMENT_WISE and value.numel() < tensors[0].numel()
                 found |= computed | ({SPREAD} if spread else frozenset())
         if found:
             for tensor in tensors:
@@ -515,35 +509,16 @@ def _top_function_mode(torch: Any) -> Any:
         return None
 
 
-_DUNDER_OPERATIONS = {
-    "add": "add", "radd": "add", "iadd": "add", "sub": "sub", "rsub": "sub", "isub": "sub", "mul": "mul",
-    "rmul": "mul", "imul": "mul", "truediv": "div", "rtruediv": "div", "itruediv": "div", "neg": "neg",
-    "pow": "pow", "rpow": "pow", "matmul": "matmul", "rmatmul": "matmul", "abs": "abs", "mod": "remainder",
-    "floordiv": "floor_divide", "and": "logical_and", "or": "logical_or", "invert": "logical_not",
-}
-
-
 def _then(name: str, func: Any, args: tuple, kwargs: dict, origin: frozenset) -> frozenset:
     """``then mul``: a kernel's output went into an operation that computes something. A value computed from
     it is not that output (a repro once scaled and shifted a kernel's output a second time: the same origin
     otherwise, a bug the kernel's fix no longer mends)."""
 
-    operation = None if name in _NUMBERS else _operation_name(name)
+    operation = None if name in NUMBERS else operation_name(name)
     if operation is None or not any(o.startswith("kernel ") for o in origin):
         return frozenset()
     settings = operation_settings(func, args, kwargs)
     return frozenset({THEN + (f"{operation}({settings})" if settings else operation)})
-
-
-def _operation_name(name: str) -> str | None:
-    """``mul`` for ``__rmul__``, ``softmax`` for itself; ``None`` for what computes nothing (``cpu``,
-    ``__getitem__``, an attribute read)."""
-
-    if name in _LOOKED_THROUGH:
-        return None
-    if name.startswith("__") and name.endswith("__"):
-        return _DUNDER_OPERATIONS.get(name.strip("_"))
-    return name
 
 
 def _spread_where_broadcast(operands: tuple, values: tuple) -> tuple:
@@ -563,7 +538,7 @@ def _spreads_a_suspect(name: str, args: tuple, result: Any, origin_of: Any) -> b
     """Whether an element-wise operation broadcast a suspect's value over more elements than it has (a kernel's
     one-column output added to two columns): the comparison then measures the broadcast, not the kernel."""
 
-    if _operation_name(name) not in _ELEMENT_WISE or not hasattr(result, "numel"):
+    if operation_name(name) not in ELEMENT_WISE or not hasattr(result, "numel"):
         return False
     return any(
         hasattr(a, "untyped_storage") and 0 < a.numel() < result.numel() and origin_of(a) for a in args[:2]
@@ -573,10 +548,6 @@ def _spreads_a_suspect(name: str, args: tuple, result: Any, origin_of: Any) -> b
 def _drop_oldest(kept: dict, most: int = _MOST_KEPT) -> None:
     while len(kept) > most:
         del kept[next(iter(kept))]
-
-
-def _in_place(name: str) -> bool:
-    return name.endswith("_") and not name.startswith("_") and name not in ("requires_grad_",)
 
 
 def _library_frame(frame: Any) -> bool:
