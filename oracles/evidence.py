@@ -85,6 +85,9 @@ class EvidenceRecorder:
         # Where the script has Triton kernels: tensor -> the torch operations that computed it from what the
         # kernels were given (a kernel has no eager twin: its reference is told by how it was computed).
         self._ops: Any = torch.utils.weak.WeakIdKeyDictionary()
+        # ... and tensor -> how many elements a number was reduced from (``_note_extent``).
+        self._extents: Any = torch.utils.weak.WeakIdKeyDictionary()
+        self._array_ops: dict[int, tuple[Any, frozenset]] = {}  # id(ndarray) -> (weak ref, operations), no suspect's
         self._draws = DrawsFollower()  # where the script has Triton kernels: what each tensor was drawn from
         self.comparisons: list[Comparison] = []
         self._mode: Any = None
@@ -130,6 +133,8 @@ class EvidenceRecorder:
         self._read_numbers.clear()
         self._inputs.clear()
         self._ops.clear()
+        self._extents.clear()
+        self._array_ops.clear()
         self.comparisons.clear()
 
     @contextlib.contextmanager
@@ -190,7 +195,7 @@ class EvidenceRecorder:
             # reference by the comparison itself measures the broadcast.
             common = self._common_operations(values)
             operands = tuple(self._operand(v, operations=True, common=common) for v in values)
-            operands = _spread_where_broadcast(operands, values)
+            operands = _spread_where_broadcast(operands, [self._extent(v) for v in values])
             operands = from_other_data(operands, values, self._writes, self._draws)
         with self.aside():
             difference = largest_difference(values) if held is False else None
@@ -223,7 +228,16 @@ class EvidenceRecorder:
     def _operations_of(self, value: Any) -> frozenset:
         if isinstance(value, TracedFloat):
             return value.computed
-        return self._ops.get(value, frozenset()) if hasattr(value, "untyped_storage") else frozenset()
+        if hasattr(value, "untyped_storage"):
+            return self._ops.get(value, frozenset())
+        array = self._array_ops.get(id(value))  # a reference read with `.numpy()` keeps what computed it
+        return array[1] if array is not None and array[0]() is value else frozenset()
+
+    def _extent(self, value: Any) -> int | None:
+        """How many elements ``value`` was computed over: a number reduced from a tensor (``out.exp().sum()``)
+        counts the tensor's; ``None`` for what is no tensor."""
+
+        return self._extents.get(value, value.numel()) if hasattr(value, "untyped_storage") else None
 
     def _operand(self, value: Any, operations: bool = False, common: tuple = (frozenset(), frozenset())) -> Operand:
         launched, measured = common
@@ -310,6 +324,10 @@ class EvidenceRecorder:
             self._draws.follow(name, name in FACTORIES, args, kwargs, results)
             if name not in FACTORIES:
                 self._note_operations(name, func, args, kwargs, results)
+                self._note_extent(name, args, kwargs, results)
+            if name == "numpy" and not origin:
+                self._array_ops[id(result)] = (weakref.ref(result), self._ops.get(args[0], frozenset()))
+                _drop_oldest(self._array_ops)
         if name == "__get__":
             return self._attribute_read(func, args, result)
         if name == "backward" and origin:
@@ -383,6 +401,17 @@ class EvidenceRecorder:
         if found:
             for tensor in tensors:
                 self._ops[tensor] = found
+
+    def _note_extent(self, name: str, args: tuple, kwargs: dict, tensors: list[Any]) -> None:
+        """A single number computed from larger tensors (``.sum()``, ``.max()``, a dot product) keeps their
+        extent: a kernel's output and its reference each summed to one number still compare an extent each (a
+        reference broadcast over two elements against a kernel's one, `h * scale` with `h` shrunk, is another)."""
+
+        if len(tensors) != 1 or tensors[0].numel() != 1 or operation_name(name) is None:
+            return
+        extents = [self._extent(v) for v in _shallow(args, kwargs) if hasattr(v, "untyped_storage")]
+        if max(extents, default=1) > 1:
+            self._extents[tensors[0]] = max(extents)
 
     def _note_gradients(self, args: tuple, kwargs: dict, origin: frozenset) -> None:
         """A backward of the suspect's value: the leaves of its graph get gradients that went through it."""
@@ -521,16 +550,16 @@ def _then(name: str, func: Any, args: tuple, kwargs: dict, origin: frozenset) ->
     return frozenset({THEN + (f"{operation}({settings})" if settings else operation)})
 
 
-def _spread_where_broadcast(operands: tuple, values: tuple) -> tuple:
-    """The operands, a suspect's marked where it has fewer elements than another tensor compared with it."""
+def _spread_where_broadcast(operands: tuple, extents: list[int | None]) -> tuple:
+    """The operands, a suspect's marked where it was computed over fewer elements than another tensor compared
+    with it (``extents``: each operand's, ``None`` for no tensor)."""
 
-    sizes = [v.numel() for v in values if hasattr(v, "untyped_storage")]
-    most = max(sizes, default=0)
+    most = max((e for e in extents if e is not None), default=0)
     return tuple(
         Operand(f"{o.origin} spread by broadcasting", o.described)
-        if o.suspect and hasattr(v, "untyped_storage") and 0 < v.numel() < most and "spread by" not in o.origin
+        if o.suspect and e is not None and 0 < e < most and "spread by" not in o.origin
         else o
-        for o, v in zip(operands, values)
+        for o, e in zip(operands, extents)
     )
 
 

@@ -499,7 +499,9 @@ def test_a_reference_computed_over_more_elements_than_its_operand_is_another_ref
         return [c.signature for c in recorder.comparisons]
 
     assert compared(torch.ones(1)) == ["== of kernel scale_shift_kernel then sum, add+exp+mul(other=2)+sum"]
-    assert compared(torch.ones(2)) == ["== of kernel scale_shift_kernel then sum, add+exp+mul(other=2)+spread+sum"]
+    assert compared(torch.ones(2)) == [  # each sum's extent tells it too (the number read from one element, not two)
+        "== of kernel scale_shift_kernel then sum spread by broadcasting, add+exp+mul(other=2)+spread+sum"
+    ]
 
 
 def test_a_reference_drawn_from_other_random_numbers_than_the_kernels_inputs_is_another_comparison():
@@ -550,3 +552,42 @@ def test_an_origin_is_told_relative_to_the_launch():
     launched, measured = launched_operations(origin), measured_operations(origin)
     assert (launched, measured) == ({"linear", "relu"}, {"add", "linear"})
     assert without_common(origin, launched, measured) == {"kernel k(block=4) of relu", "then sub", "against add"}
+
+
+def test_a_reference_summed_over_more_elements_than_the_kernels_output_is_another_reference():
+    # Never-seen seed 244: `math.isclose(out.exp().sum(), ref.exp().sum())`, and a reduction shrank the kernel's
+    # input to one element while `scale` kept two: the reference, `h * scale + shift`, summed two numbers.
+    pytest.importorskip("triton")
+    import math
+
+    def compared(scale):
+        with following_kernels() as (writes, recorder):
+            h, out = torch.ones(1), torch.empty(1)
+            writes.note(out, "scale_shift_kernel")
+            out.fill_(0.5)
+            ref = h * scale + 1.0
+            assert not math.isclose(out.exp().sum(), ref.exp().sum())
+        return [c.signature for c in recorder.comparisons]
+
+    assert compared(torch.full((1,), 2.0)) == ["math.isclose of kernel scale_shift_kernel then exp+sum, add(other=1)+exp+mul+sum"]
+    assert compared(torch.full((2,), 2.0)) == [
+        "math.isclose of kernel scale_shift_kernel then exp+sum spread by broadcasting, add(other=1)+exp+mul+sum"
+    ]
+
+
+def test_a_reference_read_with_numpy_is_told_by_the_operations_that_computed_it():
+    # Never-seen seed 226: `np.testing.assert_allclose(out.numpy(), ref.numpy())`, and a reduction replaced the
+    # reference by the input: an array from no suspect was `other` either way.
+    pytest.importorskip("triton")
+    numpy = pytest.importorskip("numpy")
+
+    def compared(reference_of):
+        with following_kernels() as (writes, recorder):
+            x, out = torch.ones(2), torch.zeros(2)
+            writes.note(out, "scale_kernel")
+            with pytest.raises(AssertionError):
+                numpy.testing.assert_allclose(out.numpy(), reference_of(x).detach().numpy())
+        return [c.signature for c in recorder.comparisons]
+
+    assert compared(lambda x: x * 2.0) == ["np.testing.assert_allclose of kernel scale_kernel, mul(other=2)"]
+    assert compared(lambda x: x) == ["np.testing.assert_allclose of kernel scale_kernel, other"]
