@@ -383,7 +383,7 @@ def test_a_kernels_output_broadcast_over_more_elements_is_another_comparison():
     assert [c.signature for c in recorder.comparisons] == [
         "== of kernel scale_kernel then add spread by broadcasting, mul(other=2)",
         "== of kernel scale_kernel then add, mul(other=2)",
-        "allclose of kernel scale_kernel spread by broadcasting, mul(other=2)",
+        "allclose (unlike shapes) of kernel scale_kernel spread by broadcasting, mul(other=2)",
     ]
 
 
@@ -591,3 +591,20 @@ def test_a_reference_read_with_numpy_is_told_by_the_operations_that_computed_it(
 
     assert compared(lambda x: x * 2.0) == ["np.testing.assert_allclose of kernel scale_kernel, mul(other=2)"]
     assert compared(lambda x: x) == ["np.testing.assert_allclose of kernel scale_kernel, other"]
+
+
+def test_a_comparison_of_two_shapes_is_another_comparison():
+    # triton_rms_norm_mask on the GPU machine's CPUs: the reduction flattened the reference's input, not the
+    # kernel's, and `assert_close` compared [1, 3] with [3]: it fails on the shapes whatever the kernel computes.
+    pytest.importorskip("triton")
+
+    def compared(reference):
+        with following_kernels() as (writes, recorder):
+            out = torch.zeros(1, 3)
+            writes.note(out, "rms_norm_kernel")
+            with pytest.raises(AssertionError):
+                torch.testing.assert_close(out, reference)
+        return [c.signature for c in recorder.comparisons]
+
+    assert compared(torch.ones(1, 3)) == ["assert_close of kernel rms_norm_kernel, other"]
+    assert compared(torch.ones(3)) == ["assert_close (unlike shapes) of kernel rms_norm_kernel, other"]
