@@ -19,6 +19,9 @@ OTHER = "other"
 AGAINST = "against "
 THEN = "then "
 SPREAD = "spread"
+# What a reference read when it was computed from the tensors a kernel was given (``against`` it: an origin's
+# mark, never shown).
+LAUNCH_INPUTS = "the launch's inputs"
 MOST_BYTES_DIFFERENCED = 64 * 2**20
 
 
@@ -151,7 +154,7 @@ def origin_text(origin: frozenset) -> str:
 
     suspects = sorted(o for o in origin if not o.startswith((AGAINST, THEN)) and o != SPREAD)
     then = sorted(o.removeprefix(THEN) for o in origin if o.startswith(THEN))
-    against = sorted(o.removeprefix(AGAINST) for o in origin if o.startswith(AGAINST))
+    against = sorted(o.removeprefix(AGAINST) for o in origin if o.startswith(AGAINST) and o != AGAINST + LAUNCH_INPUTS)
     spread = " spread by broadcasting" if SPREAD in origin else ""
     after = f" then {'+'.join(then)}" if then else ""
     return "+".join(suspects) + after + spread + (f" against {'+'.join(against)}" if against else "")
@@ -190,6 +193,19 @@ def without_common(origin: frozenset, launched: frozenset, measured: frozenset) 
         elif not (item.startswith(AGAINST) and item.removeprefix(AGAINST) in launched):
             kept.add(item)
     return frozenset(kept)
+
+
+def spread_where_broadcast(operands: tuple, extents: list[int | None]) -> tuple:
+    """The operands, a suspect's marked where it was computed over fewer elements than another tensor compared
+    with it (``extents``: each operand's, ``None`` for no tensor)."""
+
+    most = max((e for e in extents if e is not None), default=0)
+    return tuple(
+        Operand(f"{o.origin} spread by broadcasting", o.described)
+        if o.suspect and e is not None and 0 < e < most and "spread by" not in o.origin
+        else o
+        for o, e in zip(operands, extents)
+    )
 
 
 def described(value: Any) -> str:

@@ -34,7 +34,7 @@ from oracles.operation_names import (
 from oracles.settings import operation_settings
 from oracles.comparison import (
     AGAINST, COMPARED, COMPILED, INPUT, NUMBER, OTHER, SPREAD, THEN, Comparison, Operand, TracedFloat, described,
-    launched_operations, measured_operations, without_common,
+    LAUNCH_INPUTS, launched_operations, measured_operations, spread_where_broadcast, without_common,
     largest_difference, origin_text,
 )
 
@@ -88,6 +88,8 @@ class EvidenceRecorder:
         self._ops: Any = torch.utils.weak.WeakIdKeyDictionary()
         # ... and tensor -> how many elements a number was reduced from (``_note_extent``).
         self._extents: Any = torch.utils.weak.WeakIdKeyDictionary()
+        # ... and the tensors computed from what a kernel was given (a reference that reads the launch's inputs).
+        self._reads_launch: Any = torch.utils.weak.WeakIdKeyDictionary()
         self._array_ops: dict[int, tuple[Any, frozenset]] = {}  # id(ndarray) -> (weak ref, operations), no suspect's
         self._draws = DrawsFollower()  # where the script has Triton kernels: what each tensor was drawn from
         self.comparisons: list[Comparison] = []
@@ -135,6 +137,7 @@ class EvidenceRecorder:
         self._inputs.clear()
         self._ops.clear()
         self._extents.clear()
+        self._reads_launch.clear()
         self._array_ops.clear()
         self.comparisons.clear()
 
@@ -196,7 +199,7 @@ class EvidenceRecorder:
             # reference by the comparison itself measures the broadcast.
             common = self._common_operations(values)
             operands = tuple(self._operand(v, operations=True, common=common) for v in values)
-            operands = _spread_where_broadcast(operands, [self._extent(v) for v in values])
+            operands = spread_where_broadcast(operands, [self._extent(v) for v in values])
             operands = from_other_data(operands, values, self._writes, self._draws)
         with self.aside():
             difference = largest_difference(values) if held is False else None
@@ -228,6 +231,11 @@ class EvidenceRecorder:
         launched = frozenset().union(*(launched_operations(o) for o in origins))
         measured = frozenset().union(*(measured_operations(o) for o in origins),
                                      *(self._operations_of(v) for v, o in zip(values, origins) if not o))
+        # A reference computed from the very tensors the kernel was given (`softmax(logits)`) sees the launch's
+        # inputs whatever computed them: those operations are then no part of what the check compares.
+        if LAUNCH_INPUTS in measured or any(self._reads_launch.get(v, False) for v, o in zip(values, origins)
+                                            if not o and hasattr(v, "untyped_storage")):
+            measured |= launched
         return launched, measured
 
     def _operations_of(self, value: Any) -> frozenset:
@@ -397,8 +405,12 @@ class EvidenceRecorder:
         settings = operation_settings(func, args, kwargs) if operation else ""
         operation = f"{operation}({settings})" if settings else operation
         found: frozenset = frozenset({operation}) if operation else frozenset()
-        for value in _shallow(args, kwargs):
-            if hasattr(value, "untyped_storage") and not self._given_to_the_suspect(value):
+        tensors_read = [v for v in _shallow(args, kwargs) if hasattr(v, "untyped_storage")]
+        if any(self._given_to_the_suspect(v) or self._reads_launch.get(v, False) for v in tensors_read):
+            for tensor in tensors:
+                self._reads_launch[tensor] = True
+        for value in tensors_read:
+            if not self._given_to_the_suspect(value):
                 computed = self._ops.get(value, frozenset())
                 # Broadcast over more elements (`h * scale + shift`, `h` shrunk to one, `shift` not): another reference.
                 spread = computed and operation_name(name) in ELEMENT_WISE and value.numel() < tensors[0].numel()
@@ -460,6 +472,7 @@ class EvidenceRecorder:
         for value in _shallow(args, kwargs):
             if hasattr(value, "untyped_storage") and not self.origin_of(value) and not self._given_to_the_suspect(value):
                 found |= {f"{AGAINST}{operation}" for operation in self._ops.get(value, ())}
+                found |= {f"{AGAINST}{LAUNCH_INPUTS}"} if self._reads_launch.get(value, False) else set()
         return frozenset(found)
 
     def _pending_of(self, args: tuple) -> Any:
@@ -553,19 +566,6 @@ def _then(name: str, func: Any, args: tuple, kwargs: dict, origin: frozenset) ->
         return frozenset()
     settings = operation_settings(func, args, kwargs)
     return frozenset({THEN + (f"{operation}({settings})" if settings else operation)})
-
-
-def _spread_where_broadcast(operands: tuple, extents: list[int | None]) -> tuple:
-    """The operands, a suspect's marked where it was computed over fewer elements than another tensor compared
-    with it (``extents``: each operand's, ``None`` for no tensor)."""
-
-    most = max((e for e in extents if e is not None), default=0)
-    return tuple(
-        Operand(f"{o.origin} spread by broadcasting", o.described)
-        if o.suspect and e is not None and 0 < e < most and "spread by" not in o.origin
-        else o
-        for o, e in zip(operands, extents)
-    )
 
 
 def _spreads_a_suspect(name: str, args: tuple, result: Any, origin_of: Any) -> bool:

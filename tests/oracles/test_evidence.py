@@ -608,3 +608,27 @@ def test_a_comparison_of_two_shapes_is_another_comparison():
 
     assert compared(torch.ones(1, 3)) == ["assert_close of kernel rms_norm_kernel, other"]
     assert compared(torch.ones(3)) == ["assert_close (unlike shapes) of kernel rms_norm_kernel, other"]
+
+
+def test_a_reference_computed_from_the_tensor_the_kernel_was_given_needs_no_account_of_how_it_was_made():
+    # triton_row_softmax: the kernel gets `logits` (a linear layer's) and the reference is `softmax(logits)`, the
+    # same tensor: whatever computed it, both sides see it, and the layer may go. A reference computed from other
+    # tensors without the layer is another comparison (generated seed 205).
+    pytest.importorskip("triton")
+
+    def compared(logits_of, reference_from):
+        with following_kernels() as (writes, recorder):
+            x = torch.ones(1, 2)
+            logits, out = logits_of(x), torch.zeros(1, 2)
+            writes.note_passed(logits)
+            writes.note(out, "row_softmax_kernel", launch=" of linear" if logits_of is not torch.clone else "")
+            reference = torch.softmax({"the same tensor": logits, "the input": x.exp()}[reference_from], -1)
+            with pytest.raises(AssertionError):
+                torch.testing.assert_close(out, reference)
+        return [c.signature for c in recorder.comparisons]
+
+    layer = torch.nn.Linear(2, 2)
+    assert compared(layer, "the same tensor") == compared(torch.clone, "the same tensor") == [
+        "assert_close of kernel row_softmax_kernel, softmax"
+    ]
+    assert compared(layer, "the input") == ["assert_close of kernel row_softmax_kernel of linear, exp+softmax"]
