@@ -19,9 +19,6 @@ OTHER = "other"
 AGAINST = "against "
 THEN = "then "
 SPREAD = "spread"
-# What a reference read when it was computed from the tensors a kernel was given (``against`` it: an origin's
-# mark, never shown).
-LAUNCH_INPUTS = "the launch's inputs"
 MOST_BYTES_DIFFERENCED = 64 * 2**20
 
 
@@ -154,7 +151,7 @@ def origin_text(origin: frozenset) -> str:
 
     suspects = sorted(o for o in origin if not o.startswith((AGAINST, THEN)) and o != SPREAD)
     then = sorted(o.removeprefix(THEN) for o in origin if o.startswith(THEN))
-    against = sorted(o.removeprefix(AGAINST) for o in origin if o.startswith(AGAINST) and o != AGAINST + LAUNCH_INPUTS)
+    against = sorted(o.removeprefix(AGAINST) for o in origin if o.startswith(AGAINST))
     spread = " spread by broadcasting" if SPREAD in origin else ""
     after = f" then {'+'.join(then)}" if then else ""
     return "+".join(suspects) + after + spread + (f" against {'+'.join(against)}" if against else "")

@@ -34,7 +34,7 @@ from oracles.operation_names import (
 from oracles.settings import operation_settings
 from oracles.comparison import (
     AGAINST, COMPARED, COMPILED, INPUT, NUMBER, OTHER, SPREAD, THEN, Comparison, Operand, TracedFloat, described,
-    LAUNCH_INPUTS, launched_operations, measured_operations, spread_where_broadcast, without_common,
+    launched_operations, measured_operations, spread_where_broadcast, without_common,
     largest_difference, origin_text,
 )
 
@@ -88,7 +88,7 @@ class EvidenceRecorder:
         self._ops: Any = torch.utils.weak.WeakIdKeyDictionary()
         # ... and tensor -> how many elements a number was reduced from (``_note_extent``).
         self._extents: Any = torch.utils.weak.WeakIdKeyDictionary()
-        # ... and the tensors computed from what a kernel was given (a reference that reads the launch's inputs).
+        # ... and tensor -> the operations that computed the tensors a kernel was given that it was computed from.
         self._reads_launch: Any = torch.utils.weak.WeakIdKeyDictionary()
         self._array_ops: dict[int, tuple[Any, frozenset]] = {}  # id(ndarray) -> (weak ref, operations), no suspect's
         self._draws = DrawsFollower()  # where the script has Triton kernels: what each tensor was drawn from
@@ -231,11 +231,10 @@ class EvidenceRecorder:
         launched = frozenset().union(*(launched_operations(o) for o in origins))
         measured = frozenset().union(*(measured_operations(o) for o in origins),
                                      *(self._operations_of(v) for v, o in zip(values, origins) if not o))
-        # A reference computed from the very tensors the kernel was given (`softmax(logits)`) sees the launch's
-        # inputs whatever computed them: those operations are then no part of what the check compares.
-        if LAUNCH_INPUTS in measured or any(self._reads_launch.get(v, False) for v, o in zip(values, origins)
-                                            if not o and hasattr(v, "untyped_storage")):
-            measured |= launched
+        # A reference computed from the very tensors the kernel was given (`softmax(logits)`) sees them whatever
+        # computed them: those operations are then no part of what the check compares.
+        measured |= frozenset().union(*(self._reads_launch.get(v, frozenset()) for v, o in zip(values, origins)
+                                        if not o and hasattr(v, "untyped_storage")))
         return launched, measured
 
     def _operations_of(self, value: Any) -> frozenset:
@@ -406,9 +405,10 @@ class EvidenceRecorder:
         operation = f"{operation}({settings})" if settings else operation
         found: frozenset = frozenset({operation}) if operation else frozenset()
         tensors_read = [v for v in _shallow(args, kwargs) if hasattr(v, "untyped_storage")]
-        if any(self._given_to_the_suspect(v) or self._reads_launch.get(v, False) for v in tensors_read):
-            for tensor in tensors:
-                self._reads_launch[tensor] = True
+        seen = frozenset().union(*(self._ops.get(v, frozenset()) if self._given_to_the_suspect(v)
+                                   else self._reads_launch.get(v, frozenset()) for v in tensors_read))
+        for tensor in tensors if seen else ():
+            self._reads_launch[tensor] = seen
         for value in tensors_read:
             if not self._given_to_the_suspect(value):
                 computed = self._ops.get(value, frozenset())
@@ -472,7 +472,7 @@ class EvidenceRecorder:
         for value in _shallow(args, kwargs):
             if hasattr(value, "untyped_storage") and not self.origin_of(value) and not self._given_to_the_suspect(value):
                 found |= {f"{AGAINST}{operation}" for operation in self._ops.get(value, ())}
-                found |= {f"{AGAINST}{LAUNCH_INPUTS}"} if self._reads_launch.get(value, False) else set()
+                found |= {f"{AGAINST}{operation}" for operation in self._reads_launch.get(value, ())}
         return frozenset(found)
 
     def _pending_of(self, args: tuple) -> Any:

@@ -357,14 +357,14 @@ def test_an_error_measured_against_a_reference_carries_the_reference():
         out = torch.empty_like(x)
         writes.note_passed(x)
         out.copy_(x)
-        writes.note(out, "leaky_kernel", launch="(slope=0.1)")
+        writes.note(out, "leaky_kernel", launch="(slope=0.1) of neg")  # as the launch tells `-torch.ones(3)`
         assert not (out - F.leaky_relu(x, 0.1)).abs().max().item() < 1e-5
         assert not (out - F.leaky_relu(x)).abs().max().item() < 1e-5
         assert not out.abs().max().item() < 0.5
     assert [c.signature for c in recorder.comparisons] == [
         "< of kernel leaky_kernel(slope=0.1) then abs+max+sub against leaky_relu(negative_slope=0.1), number",
         "< of kernel leaky_kernel(slope=0.1) then abs+max+sub against leaky_relu(negative_slope=0.01), number",
-        "< of kernel leaky_kernel(slope=0.1) then abs+max, number",
+        "< of kernel leaky_kernel(slope=0.1) of neg then abs+max, number",
     ]
 
 
@@ -618,17 +618,20 @@ def test_a_reference_computed_from_the_tensor_the_kernel_was_given_needs_no_acco
 
     def compared(logits_of, reference_from):
         with following_kernels() as (writes, recorder):
-            x = torch.ones(1, 2)
+            x, weight = torch.ones(1, 2), torch.ones(2)
             logits, out = logits_of(x), torch.zeros(1, 2)
             writes.note_passed(logits)
+            writes.note_passed(weight)
             writes.note(out, "row_softmax_kernel", launch=" of linear" if logits_of is not torch.clone else "")
-            reference = torch.softmax({"the same tensor": logits, "the input": x.exp()}[reference_from], -1)
+            reference = torch.softmax({"the same tensor": logits, "the input": x.exp()}[reference_from], -1) * weight
             with pytest.raises(AssertionError):
                 torch.testing.assert_close(out, reference)
         return [c.signature for c in recorder.comparisons]
 
     layer = torch.nn.Linear(2, 2)
     assert compared(layer, "the same tensor") == compared(torch.clone, "the same tensor") == [
-        "assert_close of kernel row_softmax_kernel, softmax"
+        "assert_close of kernel row_softmax_kernel, mul+softmax"
     ]
-    assert compared(layer, "the input") == ["assert_close of kernel row_softmax_kernel of linear, exp+softmax"]
+    # Seed 205 after the first version of this rule: a reference that reads another of the launch's tensors (the
+    # weight) but not `logits` still has to account for the layer.
+    assert compared(layer, "the input") == ["assert_close of kernel row_softmax_kernel of linear, exp+mul+softmax"]
