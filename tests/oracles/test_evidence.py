@@ -469,15 +469,9 @@ def test_a_number_read_from_a_kernels_reference_is_told_by_the_operations_that_c
     # Generated seed 204: `math.isclose(out.exp().sum().item(), ref.exp().sum().item())`, and a reduction
     # replaced the reference by the input (`x.exp().sum().item()`): a number from no suspect was `other` either way.
     pytest.importorskip("triton")
-    import math
 
     def compared(reference_of):
-        with following_kernels() as (writes, recorder):
-            x, out = torch.ones(2), torch.empty(2)
-            writes.note(out, "scale_shift_kernel")
-            out.fill_(0.5)
-            assert not math.isclose(out.exp().sum().item(), reference_of(x).exp().sum().item())
-        return [c.signature for c in recorder.comparisons]
+        return _isclose_of_sums(reference_of, elements=2, read=lambda t: t.exp().sum().item())
 
     scaled = compared(lambda x: x * 2.0 + 1.0)
     assert scaled == ["math.isclose of kernel scale_shift_kernel then exp+sum, add(other=1)+exp+mul(other=2)+sum"]
@@ -558,16 +552,9 @@ def test_a_reference_summed_over_more_elements_than_the_kernels_output_is_anothe
     # Never-seen seed 244: `math.isclose(out.exp().sum(), ref.exp().sum())`, and a reduction shrank the kernel's
     # input to one element while `scale` kept two: the reference, `h * scale + shift`, summed two numbers.
     pytest.importorskip("triton")
-    import math
 
     def compared(scale):
-        with following_kernels() as (writes, recorder):
-            h, out = torch.ones(1), torch.empty(1)
-            writes.note(out, "scale_shift_kernel")
-            out.fill_(0.5)
-            ref = h * scale + 1.0
-            assert not math.isclose(out.exp().sum(), ref.exp().sum())
-        return [c.signature for c in recorder.comparisons]
+        return _isclose_of_sums(lambda h: h * scale + 1.0, elements=1, read=lambda t: t.exp().sum())
 
     assert compared(torch.full((1,), 2.0)) == ["math.isclose of kernel scale_shift_kernel then exp+sum, add(other=1)+exp+mul+sum"]
     assert compared(torch.full((2,), 2.0)) == [
@@ -635,3 +622,17 @@ def test_a_reference_computed_from_the_tensor_the_kernel_was_given_needs_no_acco
     # Seed 205 after the first version of this rule: a reference that reads another of the launch's tensors (the
     # weight) but not `logits` still has to account for the layer.
     assert compared(layer, "the input") == ["assert_close of kernel row_softmax_kernel of linear, exp+mul+softmax"]
+
+
+def _isclose_of_sums(reference_of, *, elements, read):
+    """The comparisons of ``math.isclose(read(out), read(reference_of(x)))``: ``out`` a kernel's output of
+    ``elements`` halves, ``x`` as many ones."""
+
+    import math
+
+    with following_kernels() as (writes, recorder):
+        x, out = torch.ones(elements), torch.empty(elements)
+        writes.note(out, "scale_shift_kernel")
+        out.fill_(0.5)
+        assert not math.isclose(read(out), read(reference_of(x)))
+    return [c.signature for c in recorder.comparisons]
