@@ -19,6 +19,10 @@ OTHER = "other"
 AGAINST = "against "
 THEN = "then "
 SPREAD = "spread"
+# Checks that fail on two shapes whatever the values (the others broadcast: ``spread`` tells that), and how a
+# comparison of two shapes by one of them is marked.
+STRICT_SHAPES = ("assert_close", "equal", "np.testing.")
+UNLIKE_SHAPES = "(unlike shapes)"
 MOST_BYTES_DIFFERENCED = 64 * 2**20
 
 

@@ -33,7 +33,8 @@ from oracles.operation_names import (
 )
 from oracles.settings import operation_settings
 from oracles.comparison import (
-    AGAINST, COMPARED, COMPILED, INPUT, NUMBER, OTHER, SPREAD, THEN, Comparison, Operand, TracedFloat, described,
+    AGAINST, COMPARED, COMPILED, INPUT, NUMBER, OTHER, SPREAD, STRICT_SHAPES, THEN, UNLIKE_SHAPES, Comparison,
+    Operand, TracedFloat, described,
     launched_operations, measured_operations, spread_where_broadcast, without_common,
     largest_difference, origin_text,
 )
@@ -42,7 +43,6 @@ __all__ = ["EVIDENCE_MARK", "Comparison", "EvidenceRecorder", "TracedFloat", "as
 # How a signature names the comparison of the suspect's values that failed the script's check.
 EVIDENCE_MARK = "[evidence: "
 _MOST_KEPT = 256
-UNLIKE_SHAPES = "(unlike shapes)"
 
 
 def shows_evidence(signature: str) -> bool:
@@ -199,7 +199,7 @@ class EvidenceRecorder:
             # reference by the comparison itself measures the broadcast.
             common = self._common_operations(values)
             operands = tuple(self._operand(v, operations=True, common=common) for v in values)
-            operands = spread_where_broadcast(operands, [self._extent(v) for v in values])
+            operands = spread_where_broadcast(operands, self._extents_compared(values))
             operands = from_other_data(operands, values, self._writes, self._draws)
         with self.aside():
             difference = largest_difference(values) if held is False else None
@@ -207,7 +207,7 @@ class EvidenceRecorder:
         # Arrays of two shapes: `assert_close` fails on the shapes alone, whatever the values (a reduction that
         # flattened the reference's input, not the kernel's, compared [1, 3] with [3]).
         shapes = {tuple(v.shape) for v in values if hasattr(v, "shape") and not isinstance(v, (int, float))}
-        kind = f"{kind} {UNLIKE_SHAPES}" if len(shapes) > 1 else kind
+        kind = f"{kind} {UNLIKE_SHAPES}" if len(shapes) > 1 and kind.startswith(STRICT_SHAPES) else kind
         self.comparisons.append(Comparison(kind, operands, held, difference, digest))
         del self.comparisons[:-_MOST_KEPT]
 
@@ -244,6 +244,14 @@ class EvidenceRecorder:
             return self._ops.get(value, frozenset())
         array = self._array_ops.get(id(value))  # a reference read with `.numpy()` keeps what computed it
         return array[1] if array is not None and array[0]() is value else frozenset()
+
+    def _extents_compared(self, values: tuple) -> list[int | None]:
+        """Each tensor operand's element count; where every one is a number reduced from a tensor, the count it
+        was reduced from (a reduction kernel's own output, compared with a reduced reference, is not spread)."""
+
+        tensors = [v for v in values if hasattr(v, "untyped_storage")]
+        reduced = bool(tensors) and all(v in self._extents for v in tensors)
+        return [(self._extent(v) if reduced else v.numel()) if hasattr(v, "untyped_storage") else None for v in values]
 
     def _extent(self, value: Any) -> int | None:
         """How many elements ``value`` was computed over: a number reduced from a tensor (``out.exp().sum()``)
@@ -427,8 +435,7 @@ class EvidenceRecorder:
         if len(tensors) != 1 or tensors[0].numel() != 1 or operation_name(name) is None:
             return
         extents = [self._extent(v) for v in _shallow(args, kwargs) if hasattr(v, "untyped_storage")]
-        if max(extents, default=1) > 1:
-            self._extents[tensors[0]] = max(extents)
+        self._extents[tensors[0]] = max(extents, default=1)
 
     def _note_gradients(self, args: tuple, kwargs: dict, origin: frozenset) -> None:
         """A backward of the suspect's value: the leaves of its graph get gradients that went through it."""
