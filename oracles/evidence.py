@@ -412,13 +412,13 @@ class EvidenceRecorder:
         settings = operation_settings(func, args, kwargs) if operation else ""
         operation = f"{operation}({settings})" if settings else operation
         found: frozenset = frozenset({operation}) if operation else frozenset()
-        tensors_read = [v for v in _shallow(args, kwargs) if hasattr(v, "untyped_storage")]
-        seen = frozenset().union(*(self._ops.get(v, frozenset()) if self._given_to_the_suspect(v)
-                                   else self._reads_launch.get(v, frozenset()) for v in tensors_read))
+        read = [(v, self._given_to_the_suspect(v)) for v in _shallow(args, kwargs) if hasattr(v, "untyped_storage")]
+        seen = frozenset().union(*(self._ops.get(v, frozenset()) if given else self._reads_launch.get(v, frozenset())
+                                   for v, given in read))
         for tensor in tensors if seen else ():
             self._reads_launch[tensor] = seen
-        for value in tensors_read:
-            if not self._given_to_the_suspect(value):
+        for value, given in read:
+            if not given:
                 computed = self._ops.get(value, frozenset())
                 # Broadcast over more elements (`h * scale + shift`, `h` shrunk to one, `shift` not): another reference.
                 spread = computed and operation_name(name) in ELEMENT_WISE and value.numel() < tensors[0].numel()
