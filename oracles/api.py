@@ -34,6 +34,8 @@ class ExceptionInfo:
     compared: str | None = None
     # For such a comparison, a digest of the values compared (see ``oracles.compared.compared_values``).
     compared_values: str | None = None
+    # And a digest of how they differ, element by element (see ``oracles.comparison.difference_digest``).
+    compared_difference: str | None = None
     # For such a comparison, the script's module-level tensors: (name, shape, dtype, device, requires_grad) each.
     module_tensors: tuple = ()
     # For a failed check of the script (an assert, a raise, an exit, a library check): the comparison of values
@@ -52,6 +54,7 @@ class ExceptionInfo:
             "operands": self.operands,
             "compared": self.compared,
             "compared_values": self.compared_values,
+            "compared_difference": self.compared_difference,
             "module_tensors": [list(t) for t in self.module_tensors],
             "evidence": self.evidence,
             "evidence_detail": self.evidence_detail,

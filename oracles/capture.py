@@ -11,7 +11,7 @@ from types import FrameType
 from typing import Any
 
 from oracles.api import ExceptionInfo
-from oracles.compared import KernelWrites, compared_operands, compared_values, innermost_statement
+from oracles.compared import KernelWrites, compared_difference, compared_operands, compared_values, innermost_statement
 from oracles.evidence import EvidenceRecorder
 from oracles.stages import stage_of
 
@@ -36,7 +36,7 @@ def exception_info(
     told = unittest_failure(exc)
     if told is not None:  # python shows the test's failure, as the exit's cause
         name, message = told
-    assert_text = operands = compared = values = None
+    assert_text = operands = compared = values = differences = None
     tensors: tuple = ()
     frame, tree, statement = None, None, None
     if script_path is not None:
@@ -51,6 +51,7 @@ def exception_info(
             compared = compared_operands(tree, statement, frame, kernel_writes, callee)
             if compared is not None:  # what the compared-kernel stages read (minimizer.stages.reduce)
                 values, tensors = compared_values(statement, frame, callee), _module_tensors(frame)
+                differences = compared_difference(statement, frame, callee)
     comparison = None
     if evidence is not None and failed_a_check(exc, statement, frame):
         test = _unnegated(_deciding_test(tree, statement)) if tree is not None else None
@@ -63,11 +64,14 @@ def exception_info(
         # The static reading missed it (a helper's return, `.all()`, a loop): the run knows which kernel's
         # output the check compared, and the values it compared.
         compared, values = ", ".join(o.origin for o in comparison.operands), comparison.values
+        differences = comparison.differences
+    if differences is None and comparison is not None and comparison.kernels:
+        differences = comparison.differences
         tensors = _module_tensors(frame) if frame is not None else ()
     tail = "".join(traceback.format_exception(exc))[-_TAIL_CHARS:]
     return ExceptionInfo(
         type=name, message=message, assert_text=assert_text, stage=stage_of(exc), traceback_tail=tail, operands=operands,
-        compared=compared, compared_values=values, module_tensors=tensors,
+        compared=compared, compared_values=values, compared_difference=differences, module_tensors=tensors,
         evidence=comparison.signature if comparison is not None else None,
         evidence_detail=comparison.describe() if comparison is not None else None,
     )

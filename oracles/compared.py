@@ -204,13 +204,28 @@ def compared_values(statement: ast.stmt, frame: FrameType, callee: FrameType | N
     bytes), or ``None`` where they cannot be told or are too large to hash cheaply. Two runs with the same digest
     compared exactly the same numbers (see ``oracles.script.same_comparison``)."""
 
+    values = _compared(statement, frame, callee)
+    return digest_of(values) if values is not None else None
+
+
+def compared_difference(statement: ast.stmt, frame: FrameType, callee: FrameType | None = None) -> str | None:
+    """How the two values the failing comparison ``statement`` compared differ, digested
+    (``oracles.comparison.difference_digest``), or ``None`` (see ``oracles.script.same_difference``)."""
+
+    from oracles.comparison import difference_digest
+
+    values = _compared(statement, frame, callee)
+    return difference_digest(tuple(values)) if values is not None else None
+
+
+def _compared(statement: ast.stmt, frame: FrameType, callee: FrameType | None) -> list | None:
     operands = _operands_of(statement)
     values = _values(operands, frame, callee) if operands else []
     if operands and len(values) != len(operands):
         values = [_evaluated(operand, frame) for operand in operands]
     if not values or any(value is _UNTOLD for value in values):
         return None
-    return digest_of(values)
+    return values
 
 
 def digest_of(values: list | tuple) -> str | None:

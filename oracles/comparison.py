@@ -4,6 +4,7 @@ follows: what a failing check compared, in a form that travels (its signature, i
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -47,6 +48,7 @@ class Comparison:
     ``held``: whether it held (close, equal); ``None`` for an ordering (``err < tol``), whose failing side only
     the script knows. ``difference``: the largest absolute difference of two operands of one shape. ``values``:
     a digest of the operands' dtypes, shapes and bytes (``None`` where they cannot be told cheaply).
+    ``differences``: a digest of how they differ, element by element (``difference_digest``).
     """
 
     kind: str
@@ -54,6 +56,7 @@ class Comparison:
     held: bool | None
     difference: float | None = None
     values: str | None = None
+    differences: str | None = None
 
     @property
     def kernels(self) -> list[str]:
@@ -237,6 +240,35 @@ def largest_difference(values: tuple) -> float | None:
         return float((left.double() - right.double().to(left.device)).abs().max())
     except Exception:  # noqa: BLE001 - not two numeric arrays alike: nothing to tell
         return None
+
+
+# Steps of the largest difference a difference is told in: two computations of one difference round apart by far
+# less (`x * s + a - (x * s + b)` against `a - b`), two differences of another bug by far more.
+_DIFFERENCE_STEPS = 2**12
+
+
+def difference_digest(values: tuple) -> str | None:
+    """A digest of how two operands of one shape differ, element by element (``a - b`` in float64, told in
+    ``_DIFFERENCE_STEPS`` of its largest magnitude, with that magnitude to four digits); ``None`` where they do not
+    differ or cannot be told. Two comparisons with the same digest compared values apart by the same amounts,
+    whatever both sides computed alike (``oracles.script.same_difference``)."""
+
+    if len(values) != 2:
+        return None
+    torch = _torch()
+    try:
+        left, right = (torch.as_tensor(v).detach() for v in values)
+        if left.shape != right.shape or not left.numel() or left.numel() * 8 > MOST_BYTES_DIFFERENCED:
+            return None
+        difference = (left.double().cpu() - right.double().cpu()).reshape(-1)
+    except Exception:  # noqa: BLE001 - not two numeric arrays alike: nothing to tell
+        return None
+    largest = float(difference.abs().max())
+    if not largest or largest != largest or largest == float("inf"):
+        return None
+    steps = torch.round(difference / largest * _DIFFERENCE_STEPS).to(torch.int64)
+    header = f"{tuple(left.shape)} {largest:.4g}|".encode()
+    return hashlib.sha1(header + steps.numpy().tobytes()).hexdigest()[:12]
 
 
 def _torch() -> Any:

@@ -36,7 +36,7 @@ from oracles.comparison import (
     AGAINST, COMPARED, COMPILED, INPUT, NUMBER, OTHER, SPREAD, STRICT_SHAPES, THEN, UNLIKE_SHAPES, Comparison,
     Operand, TracedFloat, described,
     launched_operations, measured_operations, spread_where_broadcast, without_common,
-    largest_difference, origin_text,
+    difference_digest, largest_difference, origin_text,
 )
 
 __all__ = ["EVIDENCE_MARK", "Comparison", "EvidenceRecorder", "TracedFloat", "aside", "shows_evidence"]
@@ -203,12 +203,12 @@ class EvidenceRecorder:
             operands = from_other_data(operands, values, self._writes, self._draws)
         with self.aside():
             difference = largest_difference(values) if held is False else None
-            digest = digest_of(values) if held is not True else None
+            digest, differences = (digest_of(values), difference_digest(values)) if held is not True else (None, None)
         # Arrays of two shapes: `assert_close` fails on the shapes alone, whatever the values (a reduction that
         # flattened the reference's input, not the kernel's, compared [1, 3] with [3]).
         shapes = {tuple(v.shape) for v in values if hasattr(v, "shape") and not isinstance(v, (int, float))}
         kind = f"{kind} {UNLIKE_SHAPES}" if len(shapes) > 1 and kind.startswith(STRICT_SHAPES) else kind
-        self.comparisons.append(Comparison(kind, operands, held, difference, digest))
+        self.comparisons.append(Comparison(kind, operands, held, difference, digest, differences))
         del self.comparisons[:-_MOST_KEPT]
 
     def compared_numbers(self, symbol: str, values: tuple) -> Comparison | None:

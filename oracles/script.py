@@ -68,6 +68,34 @@ def same_comparison(run: RecordedRun) -> Verdict:
     return dataclasses.replace(verdict, signature=f"{verdict.signature} [values: {values}]") if verdict.fires else verdict
 
 
+@oracle("oracles.script:same_difference", needs={NEEDS_EAGER_RERUN, NEEDS_KERNELS, NEEDS_EVIDENCE})
+def same_difference(run: RecordedRun) -> Verdict:
+    """``script``, held to how the values of its failing comparison of a kernel's output differ, element by
+    element (``[difference: 5be0...]``, see ``oracles.comparison.difference_digest``), not to the values.
+
+    With the difference held, the kernel and its reference may change together: an operation both sides apply
+    alike (``x * scale + shift`` in the kernel, ``h * scale + shift`` in the reference, where the kernel's bug is
+    in how it reads ``shift``) may go from both, which holding either side's values refuses. The comparison must
+    still compare a kernel's output (its evidence names one); what else it compares is not part of the
+    signature, since the reference's operations are what changes. Pinned only by the reducer's stage for
+    kernels and references reduced together (``minimizer.stages.reduce``).
+    """
+
+    if run.used_compile:
+        return Verdict(False, detail="the script compiles: its compiled calls are not held by a difference")
+    exception = run.exception
+    difference = exception.compared_difference if exception is not None else None
+    if difference is None or exception is None or "kernel " not in (exception.evidence or ""):
+        return Verdict(False, detail="no difference between a kernel's output and what it is compared with could be told")
+    strays = list(dict.fromkeys(" ".join(stray.split()[:2]) for stray in run.kernel_strays))
+    failure = exception_signature(exception, evidence=True)
+    operands = f" [operands: {normalize_message(exception.operands)}]" if exception.operands else ""
+    kernels = f" [kernels: {', '.join(sorted(run.kernels))}]" if run.kernels else ""
+    out_of_bounds = f" [out of bounds: {'; '.join(strays)}]" if strays else ""
+    kind = exception.evidence.split(" of ", 1)[0]
+    return Verdict(True, f"{failure}{operands}{kernels}{out_of_bounds} [{kind}: difference {difference}]")
+
+
 def _script_verdict(run: RecordedRun, strays: list[str]) -> Verdict:
     if run.exception is None:
         return Verdict(False, detail="the script ran to the end")
@@ -99,5 +127,6 @@ def only_compiled(target: str) -> str:
 
 
 SAME_COMPARISON = "oracles.script:same_comparison"
+SAME_DIFFERENCE = "oracles.script:same_difference"
 ONLY_UNDER_COMPILE = "[only under torch.compile]"
 ALSO_WITHOUT_COMPILE = "[also without torch.compile]"

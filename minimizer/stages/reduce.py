@@ -27,7 +27,7 @@ from minimizer.stages.pin import Pinned, Target
 from oracles.api import NEEDS_CALLS
 from oracles.kernel_replay import asking
 from oracles.registry import load_oracle
-from oracles.script import SAME_COMPARISON
+from oracles.script import SAME_COMPARISON, SAME_DIFFERENCE
 
 if TYPE_CHECKING:
     from minimizer.runs import Runs
@@ -47,9 +47,7 @@ def reduce_script(runs: Runs, pinned: Pinned, best: BestSoFar, deadline: float |
             text = lifted
         else:
             if reducer in ("source", "auto"):
-                text = _reduce_source(runs, text, target, settings, best, deadline)
-                text = _tensors_as_factories(runs, text, target, settings, best, deadline)
-                text = _reduce_compared_kernels(runs, text, target, settings, best, deadline)
+                text = _source_stages(runs, text, target, settings, best, deadline)
             captured = _graphs_if_they_pay(runs, text, target, settings) if reducer == "auto" else None
             if reducer == "graph":
                 text = _reduce_graph_safely(runs, text, target, settings, best, deadline, captured, polish_until=deadline)
@@ -67,6 +65,18 @@ def reduce_script(runs: Runs, pinned: Pinned, best: BestSoFar, deadline: float |
         raise
     best.work.finish()
     return text
+
+
+def _source_stages(runs: Runs, text: str, target: Target, settings: RunSettings, best: BestSoFar, deadline: float | None) -> str:
+    """The source reducer; the tensors a compared kernel is given as factories; the compared kernels with the
+    values compared held, then with their references; and, where those changed the kernels, the source reducer
+    once more (the kernels as they are now): they leave tensors unused and helpers called once."""
+
+    text = _reduce_source(runs, text, target, settings, best, deadline)
+    text = _tensors_as_factories(runs, text, target, settings, best, deadline)
+    kernels = _reduce_compared_kernels(runs, text, target, settings, best, deadline)
+    kernels = _reduce_kernels_with_their_references(runs, kernels, target, settings, best, deadline)
+    return text if kernels == text else _reduce_source(runs, kernels, target, settings, best, deadline, named=None)
 
 
 def _smaller_of(runs: Runs, best: BestSoFar, target: Target, source_repro: str, graph_repro: Callable[[], str]) -> str:
@@ -88,10 +98,12 @@ def _smaller_of(runs: Runs, best: BestSoFar, target: Target, source_repro: str, 
 def _reduce_source(
     runs: Runs, text: str, target: Target, settings: RunSettings, best: BestSoFar, deadline: float | None, *,
     kept: FrozenKernels | GuardedMasks | None = None, passes: list | None = None, named: str | None = "source",
+    leftovers: bool = True,
 ) -> str:
     """The libcst source reducer, run until a whole round of passes changes nothing; ``kept``: what of the kernels
     the failing comparison checks stays as it is (``source.frozen``; by default, all of them); ``passes``: these
-    instead of every source pass; ``named``: how the report's ``reducers`` names it (``None``: the caller does)."""
+    instead of every source pass; ``named``: how the report's ``reducers`` names it (``None``: the caller does);
+    ``leftovers``: whether what a step left dead is removed right after it."""
 
     from minimizer.source.format import parse_module, render_module, source_passes, source_size
     from minimizer.source.passes import FOLLOW_UP
@@ -129,7 +141,7 @@ def _reduce_source(
     best.work.add_stage(tester, passes)
     try:
         reducer = Reducer(
-            passes, tester, source_size, best, deadline=deadline, follow_up=FOLLOW_UP, settle=settled
+            passes, tester, source_size, best, deadline=deadline, follow_up=FOLLOW_UP if leftovers else None, settle=settled
         )
         best.work.reducers += [named] if named else []
         return render_module(reducer.reduce(parse_module(text)))
@@ -192,6 +204,43 @@ def _reduce_held_kernels(
         _repin(runs, best.best_text, target, settings)
         raise
     best.work.reducers += ["kernels"] if reduced != text else []
+    _repin(runs, reduced, target, settings)
+    return reduced
+
+
+def _reduce_kernels_with_their_references(
+    runs: Runs, text: str, target: Target, settings: RunSettings, best: BestSoFar, deadline: float | None
+) -> str:
+    """The compared kernels and the references they are compared with, reduced together where both apply an
+    operation alike (``source.passes.paired``), with how the values compared differ held
+    (``oracles.script.same_difference``); the pinned signature then the repro's own, as after the stage for
+    compared kernels."""
+
+    if target.spec != "script" or not compared_kernels(target.signature):
+        return text
+    held_settings = dataclasses.replace(settings, oracles=(SAME_DIFFERENCE,))
+    held, again = (r.verdict(SAME_DIFFERENCE) for r in runs.call_all([lambda: runs.run(text, held_settings)] * 2))
+    if not held.fires or held.signature != again.signature:
+        why = held.detail if not held.fires else "how the values differ changes from run to run"
+        runs.progress.message(f"the compared kernels and their references stay as they are: {why}")
+        return text
+    from minimizer.reduce.scheduler import Pass
+    from minimizer.source.passes.dead_code import remove_unused_definitions
+    from minimizer.source.passes.paired import bypass_alike_operators, kernel_bodies_kept
+    from minimizer.source.passes.parameters import remove_unused_parameters
+
+    runs.progress.message("reducing the compared kernels with their references, with how their values differ held")
+    passes = [Pass.of(bypass_alike_operators), Pass.of(remove_unused_parameters), Pass.of(kernel_bodies_kept(remove_unused_definitions))]
+    held_target = Target(SAME_DIFFERENCE, held.signature, target.own_failure)
+    try:
+        reduced = _reduce_source(
+            runs, text, held_target, held_settings, best, deadline, kept=GuardedMasks.of(text, target.signature),
+            named=None, passes=passes, leftovers=False,
+        )
+    except OutOfTime:
+        _repin(runs, best.best_text, target, settings)
+        raise
+    best.work.reducers += ["kernels with references"] if reduced != text else []
     _repin(runs, reduced, target, settings)
     return reduced
 

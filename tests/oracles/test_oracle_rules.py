@@ -265,3 +265,31 @@ def test_same_comparison_holds_the_values_compared_and_counts_strays_by_kernel()
     assert same_comparison(run("9c01", ["k reads 1 past x_ptr"])).signature != held.signature
     assert not same_comparison(run(None, [])).fires  # nothing to hold: no kernel's output compared
     assert script(run("3f2a", ["k reads 1 past x_ptr"])).signature != script(run("3f2a", [])).signature
+
+
+def test_same_difference_holds_how_a_kernels_output_differs_not_what_it_is_compared_with():
+    from oracles.script import same_difference
+
+    def run(difference, evidence="allclose of kernel k, add+mul", used_compile=False):
+        failure = ExceptionInfo("AssertionError", "not close", compared_difference=difference, evidence=evidence)
+        return RecordedRun(exception=failure, kernels=["k"], used_compile=used_compile)
+
+    held = same_difference(run("5be0"))
+    assert held.fires and held.signature.endswith("[kernels: k] [allclose: difference 5be0]")
+    assert same_difference(run("5be0", "allclose of kernel k, input")).signature == held.signature  # the reference changed
+    assert same_difference(run("77aa")).signature != held.signature
+    assert not same_difference(run("5be0", "allclose of input, add")).fires  # no kernel's output compared any more
+    assert not same_difference(run(None)).fires
+    assert not same_difference(run("5be0", used_compile=True)).fires
+
+
+def test_a_difference_computed_both_ways_alike_digests_alike():
+    from oracles.comparison import difference_digest
+
+    x, scale, shift = torch.tensor([1.5, -0.25]), torch.tensor([0.3, 0.7]), torch.tensor([0.1, 2.0])
+    by_row, by_column = shift[[0, 0]], shift
+    with_common = difference_digest((x * scale + by_row, x * scale + by_column))
+    assert with_common is not None and with_common == difference_digest((by_row, by_column))
+    assert difference_digest((by_row * 2, by_column * 2)) != with_common  # apart by other amounts
+    assert difference_digest((shift, shift.clone())) is None  # no difference: nothing to hold
+    assert difference_digest((shift, shift[:1])) is None  # two shapes

@@ -28,6 +28,7 @@ from minimizer.source.passes.dead_code import (
 from minimizer.source.passes.delegating import collapse_delegating_modules
 from minimizer.source.passes.delete_statements import delete_statements
 from minimizer.source.passes.factories import constant_tensors_to_factories
+from minimizer.source.passes.flags import inline_flag_calls
 from minimizer.source.passes.elements import delete_collection_elements, unwrap_single_item_list_arguments
 from minimizer.source.passes.effectless import remove_effectless_statements, split_tuple_assignments
 from minimizer.source.passes.dtypes import simplify_dtypes
@@ -60,6 +61,7 @@ SOURCE_PASSES = [
     autograd_functions_to_functions,
     single_instances_to_functions,
     inline_expression_functions,
+    inline_flag_calls,
     asserts_to_their_calls,
     inline_single_call_functions,
     shrink_library_configs,

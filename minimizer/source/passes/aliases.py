@@ -20,10 +20,11 @@ _ALIAS = m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(target=m.N
 
 
 def remove_name_aliases(module: cst.Module) -> Iterator[cst.Module]:
-    """Yield `module` with one module-level `A = B` removed and every read of `A` reading `B`, in source order.
+    """Yield `module` with one `A = B` removed and every read of `A` reading `B`, in source order.
 
     Both names are bound exactly once at module level (so `B` is what it was when `A` was bound, everywhere `A`
-    is read), and no scope that reads `A` binds a `B` of its own.
+    is read), and no scope that reads `A` binds a `B` of its own; or, in the body of a module-level function or
+    method, `A` is bound once there and `B` is a name bound once at module level and not in the function.
     """
 
     return distinct_candidates(module, _removals(module))
@@ -32,16 +33,28 @@ def remove_name_aliases(module: cst.Module) -> Iterator[cst.Module]:
 def _removals(module: cst.Module) -> Iterator[cst.Module | None]:
     scopes = metadata(module).resolve(ScopeProvider)
     global_scope = scopes[module]
-    for statement in module.body:
+    for statement in _statements_of_module_and_functions(module):
         if not m.matches(statement, _ALIAS):
             continue
         assign = statement.body[0]  # type: ignore[attr-defined]
         alias, original = assign.targets[0].target.value, assign.value.value
-        if alias == original or len(global_scope.assignments[alias]) != 1 or len(global_scope.assignments[original]) != 1:
+        scope = scopes[assign]
+        if alias == original or len(scope.assignments[alias]) != 1 or len(global_scope.assignments[original]) != 1:
             continue
-        reads = [access.node for access in next(iter(global_scope.assignments[alias])).references]
+        if scope is not global_scope and scope.assignments[original]:
+            continue  # in a function, the alias of a module-level name only
+        reads = [access.node for access in next(iter(scope.assignments[alias])).references]
         if any(binds_locally(scopes[node], original) for node in reads):
             continue
         replacements: dict = {node: cst.Name(original) for node in reads}
         replacements[statement] = cst.RemovalSentinel.REMOVE
         yield lambda r=replacements: replace_nodes(module, r)
+
+
+def _statements_of_module_and_functions(module: cst.Module) -> Iterator[cst.CSTNode]:
+    yield from module.body
+    for node in module.body:
+        methods = node.body.body if isinstance(node, cst.ClassDef) and isinstance(node.body, cst.IndentedBlock) else ()
+        for function in (node, *methods):
+            if isinstance(function, cst.FunctionDef) and isinstance(function.body, cst.IndentedBlock):
+                yield from function.body.body

@@ -18,15 +18,15 @@ from minimizer.source.traversal import find_all
 __all__ = ["constant_kernel_loads"]
 
 _JIT = m.Attribute(value=m.Name("triton"), attr=m.Name("jit")) | m.Name("jit")
-_KERNEL = m.FunctionDef(decorators=[m.ZeroOrMore(), m.Decorator(decorator=_JIT | m.Call(func=_JIT)), m.ZeroOrMore()])
-_LOAD = m.Call(func=m.Attribute(value=m.Name("tl"), attr=m.Name("load")))
+KERNEL = m.FunctionDef(decorators=[m.ZeroOrMore(), m.Decorator(decorator=_JIT | m.Call(func=_JIT)), m.ZeroOrMore()])
+LOAD = m.Call(func=m.Attribute(value=m.Name("tl"), attr=m.Name("load")))
 
 
 def constant_kernel_loads(module: cst.Module) -> Iterator[cst.Module]:
     """Yield `module` with `tl.load(...)` calls inside `@triton.jit` functions replaced by `0.0`: every load at
     once, then each alone in source order."""
 
-    loads = [load for kernel in find_all(module, _KERNEL) for load in find_all(kernel, _LOAD)]
+    loads = [load for kernel in find_all(module, KERNEL) for load in find_all(kernel, LOAD)]
     groups = ([loads] if len(loads) > 1 else []) + [[load] for load in loads]
     return distinct_candidates(
         module, (lambda group=group: replace_nodes(module, {load: cst.Float("0.0") for load in group}) for group in groups)

@@ -1,0 +1,184 @@
+"""Inline a helper at a call whose literal flag leaves it only returning an expression: with
+
+    def scaled_head(x, fused=True):
+        h = x
+        if fused:
+            ...  # launch the kernel
+            return out
+        return h * scale + shift
+
+the call `scaled_head(x, False)` becomes `x * scale + shift`.
+
+A helper that runs a kernel or its reference by a flag is called both ways by the check that compares them. With
+two calls and two returns no other pass inlines it, so the reference stays behind the flag and the kernel's side
+behind a condition. Inlined where the flag sends it to an expression, the helper is left with one call, which
+the passes for single calls and conditions then take.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional, Sequence
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.metadata import ScopeProvider
+
+from minimizer.source.cst_utils import (
+    DOCSTRING_LINE,
+    PLAIN_VALUE,
+    as_operand,
+    bind_names,
+    binds_locally,
+    bound_arguments,
+    code_size,
+    distinct_candidates,
+    metadata,
+    replace_nodes,
+)
+from minimizer.source.traversal import find_all, parent_map
+
+__all__ = ["inline_flag_calls"]
+
+# Where a call's value stands without parentheses whatever expression replaces it.
+_BARE_PLACES = (cst.Arg, cst.Assign, cst.AnnAssign, cst.Return, cst.Expr, cst.Element, cst.DictElement)
+_FLAGS = {"True": True, "False": False, "None": False}
+
+
+def inline_flag_calls(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with one call of a helper replaced by the expression the helper returns there.
+
+    The helper is a module-level, undecorated, synchronous function with plain parameters. At the call, its
+    body (after a docstring) reads, statement by statement, as: `if p:` / `if not p:` on a parameter the call
+    binds to `True`, `False` or `None` (by argument or default), which picks a branch; `name = value` where the
+    value is a name or literal, or the name is read once after; then `return EXPR`. At least one such `if` is
+    decided. Nothing is inlined where the call's scope binds a name the expression reads from the module. The
+    helper stays for its other calls, and goes where this was its only one.
+    """
+
+    return distinct_candidates(module, _flag_inlinings(module))
+
+
+def _flag_inlinings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
+    scopes = metadata(module).resolve(ScopeProvider)
+    global_scope = scopes[module]
+    parents = parent_map(module)
+    for function in module.body:
+        if not _plain_function(function):
+            continue
+        assignments = global_scope[function.name.value]  # type: ignore[attr-defined]
+        if len(assignments) != 1:
+            continue
+        references = [access.node for assignment in assignments for access in assignment.references]
+        for call in find_all(module, m.Call()):
+            if not any(call.func is reference for reference in references):  # type: ignore[attr-defined]
+                continue
+            value = _returned_at(function, call, scopes)  # type: ignore[arg-type]
+            if value is None:
+                continue
+            placed = value if isinstance(parents.get(call), _BARE_PLACES) else as_operand(value)
+            replacements: dict = {call: placed}
+            if len(references) == 1:
+                replacements[function] = cst.RemovalSentinel.REMOVE
+            yield lambda r=replacements: _no_larger(module, replace_nodes(module, r))
+
+
+def _no_larger(module: cst.Module, candidate: cst.Module) -> Optional[cst.Module]:
+    # A reference written out longer than its call is no step: the helper's other call keeps the helper.
+    return candidate if code_size(candidate.code) <= code_size(module.code) else None
+
+
+def _plain_function(node: cst.CSTNode) -> bool:
+    if not isinstance(node, cst.FunctionDef) or node.decorators or node.asynchronous:
+        return False
+    params = node.params
+    plain = params.star_arg is cst.MaybeSentinel.DEFAULT or isinstance(params.star_arg, cst.ParamStar)
+    return plain and params.star_kwarg is None and not params.posonly_params
+
+
+def _returned_at(function: cst.FunctionDef, call: cst.Call, scopes) -> Optional[cst.BaseExpression]:
+    """What ``function`` returns at ``call``, written in the call's terms, where its flags decide it (see
+    ``inline_flag_calls``); None otherwise."""
+
+    params = function.params
+    values = bound_arguments(call.args, list(params.params), list(params.kwonly_params), function.body)
+    if values is None or not isinstance(function.body, cst.IndentedBlock):
+        return None
+    parameters = set(values)
+    statements = list(function.body.body)
+    if statements and m.matches(statements[0], DOCSTRING_LINE):
+        statements = statements[1:]
+    decided = 0
+    while statements:
+        statement, rest = statements[0], statements[1:]
+        if isinstance(statement, cst.If):
+            branch = _decided_branch(statement, values, parameters)
+            if branch is None:
+                return None
+            statements, decided = [*branch, *rest], decided + 1
+            continue
+        small = _only_small_statement(statement)
+        if isinstance(small, cst.Return) and small.value is not None:
+            if not decided:
+                return None
+            returned = bind_names(small.value, values)
+            reads = {name.value for name in m.findall(small.value, m.Name())} - set(values)
+            if reads & _assigned_names(function):
+                return None  # a local the branches not taken would have bound
+            if returned is None or any(binds_locally(scopes.get(call), name) for name in reads):
+                return None
+            return returned
+        alias = _alias(small, values, rest)
+        if alias is None:
+            return None
+        values = {**values, alias[0]: alias[1]}
+        statements = rest
+    return None
+
+
+def _decided_branch(
+    statement: cst.If, values: dict[str, cst.BaseExpression], parameters: set[str]
+) -> Optional[Sequence[cst.BaseStatement]]:
+    """The statements ``if p:`` / ``if not p:`` runs, ``p`` a parameter bound to a literal flag; None otherwise."""
+
+    test, negated = statement.test, False
+    if m.matches(test, m.UnaryOperation(operator=m.Not())):
+        test, negated = test.expression, True  # type: ignore[attr-defined]
+    if not isinstance(test, cst.Name) or test.value not in parameters:
+        return None
+    flag = values.get(test.value)
+    if not isinstance(flag, cst.Name) or flag.value not in _FLAGS:
+        return None
+    if _FLAGS[flag.value] != negated:
+        return list(statement.body.body)
+    orelse = statement.orelse
+    if orelse is None:
+        return []
+    return [orelse] if isinstance(orelse, cst.If) else list(orelse.body.body)
+
+
+def _assigned_names(function: cst.FunctionDef) -> set[str]:
+    return {name.value for target in m.findall(function.body, m.AssignTarget()) for name in m.findall(target, m.Name())}
+
+
+def _only_small_statement(statement: cst.BaseStatement) -> Optional[cst.BaseSmallStatement]:
+    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+        return statement.body[0]
+    return None
+
+
+def _alias(
+    small: Optional[cst.BaseSmallStatement], values: dict[str, cst.BaseExpression], rest: list[cst.BaseStatement]
+) -> Optional[tuple[str, cst.BaseExpression]]:
+    """``(name, value)`` for ``name = value``, the value in the call's terms, where substituting it computes
+    nothing twice: a name or literal, or a name read once in ``rest``."""
+
+    if not isinstance(small, cst.Assign) or len(small.targets) != 1 or not isinstance(small.targets[0].target, cst.Name):
+        return None
+    name = small.targets[0].target.value
+    value = bind_names(small.value, values)
+    if value is None:
+        return None
+    reads = sum(len(m.findall(statement, m.Name(name))) for statement in rest)
+    if not m.matches(value, PLAIN_VALUE) and reads > 1:
+        return None
+    return name, as_operand(value)

@@ -1,0 +1,62 @@
+import libcst as cst
+
+from minimizer.source.passes.flags import inline_flag_calls
+from tests.source.helpers import check_candidates_are_valid_and_not_larger, greedy_reduce, runs_and_computes
+
+HELPER = '''def head(x, fused=True):
+    """Doc."""
+    h = x
+    if fused:
+        out = torch.empty_like(h)
+        kernel[1,](h, out)
+        return out
+    return h * scale + shift
+'''
+
+
+def candidates(code: str) -> list[str]:
+    return [candidate.code for candidate in inline_flag_calls(cst.parse_module(code))]
+
+
+def test_the_call_the_flag_sends_to_an_expression_becomes_that_expression():
+    code = HELPER + "ok = close(head(x), head(x, False))\n"
+    assert candidates(code) == [HELPER + "ok = close(head(x), x * scale + shift)\n"]
+
+
+def test_a_keyword_flag_a_negated_test_and_an_else_branch_are_read():
+    code = "def f(x, *, eager=False):\n    if not eager:\n        return g(x)\n    else:\n        return x + 1\ny = f(2, eager=True) * 3\n"
+    assert candidates(code) == ["y = (2 + 1) * 3\n"]  # its only call: the helper goes; parentheses where an operand
+
+
+def test_the_default_decides_where_the_call_passes_no_flag():
+    code = "def f(x, ref=True):\n    if ref:\n        return x.sum()\n    return k(x)\nprint(f(a), f(a, ref=False))\n"
+    # `a.sum()` is longer than `f(a)`: no step; `k(a)` is shorter than `f(a, ref=False)`.
+    assert candidates(code) == ["def f(x, ref=True):\n    if ref:\n        return x.sum()\n    return k(x)\nprint(f(a), k(a))\n"]
+
+
+def test_helpers_that_do_more_than_decide_and_return_are_left():
+    assert candidates(HELPER + "print(head(x))\n") == []  # the kernel's branch launches it
+    assert candidates("def f(x):\n    return x + 1\nf(1)\n") == []  # no flag decided: another pass's work
+    assert candidates("def f(x, on=True):\n    if on:\n        print(x)\n    return x\nf(1)\n") == []
+    assert candidates("def f(x, on):\n    if on:\n        return x\n    return -x\nf(1, flag)\n") == []  # not a literal
+    assert candidates("def f(x, on=True):\n    y = g(x)\n    if on:\n        return y + y\n    return x\nf(1)\n") == []  # g twice
+    assert candidates("def f(x, on=True):\n    if not on:\n        out = 1\n    return out\nf(1)\n") == []  # a local
+
+
+def test_a_name_the_callers_scope_binds_otherwise_is_not_read_there():
+    code = "def f(x, on=True):\n    if on:\n        return x * scale\n    return x\ndef user(scale):\n    return f(scale)\n"
+    assert candidates(code) == []
+
+
+def test_candidates_are_valid_and_not_larger():
+    check_candidates_are_valid_and_not_larger(HELPER + "ok = close(head(x), head(x, False))\nhead(y, False)\n", inline_flag_calls)
+
+
+def test_the_inlined_reference_computes_the_same():
+    code = (
+        "scale, shift = 2, 1\ndef kernel(h):\n    return h * scale + shift + 1\n"
+        "def head(x, fused=True):\n    h = x\n    if fused:\n        out = kernel(h)\n        return out\n"
+        "    return h * scale + shift\nresult = (head(3), head(3, False))\n"
+    )
+    reduced = greedy_reduce(code, inline_flag_calls, runs_and_computes("result", (8, 7)))
+    assert reduced.endswith("result = (kernel(3), 3 * scale + shift)\n") and "def head" not in reduced
