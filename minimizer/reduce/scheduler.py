@@ -142,7 +142,8 @@ class Reducer(Generic[T]):
         follow_up: T | None = None  # asked first after a step: the step's leftovers removed
         while True:
             self._check_time()
-            found = self.tester.first_interesting(self._questions(passes, where, current, follow_up, counted=True))
+            questions = self._questions(passes, where, current, follow_up, counted=True)
+            found = self.tester.first_interesting(questions, check_time=self._check_time)
             if found is None:
                 return current
             question: Proposal[T] = found[1]

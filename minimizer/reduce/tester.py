@@ -182,7 +182,9 @@ class Tester(Generic[T]):
 
         return self.first_interesting([candidate]) is not None
 
-    def first_interesting(self, candidates: Iterable[Proposal[T] | T], *, p_interesting: float = 0.5):
+    def first_interesting(
+        self, candidates: Iterable[Proposal[T] | T], *, p_interesting: float = 0.5, check_time: Callable[[], None] | None = None
+    ):
         """The index and item of the first of ``candidates`` whose candidate still shows the bug, or ``None``.
 
         Candidates (plain, or ``Proposal``s that say what comes next) are pulled lazily. With one worker they
@@ -190,7 +192,8 @@ class Tester(Generic[T]):
         sequence's later candidates or the follow-on ones of a candidate still running, each of which shows the
         bug with the chance learnt for its group (``p_interesting`` if it has none). Work for the follow-on
         questions of the answer keeps running. The item comes back as given: a plain candidate, or its
-        ``Proposal``.
+        ``Proposal``. ``check_time`` raises when the time is up; asked while runs are awaited too, since runs
+        started before may outlast it (it ends no run: ``close`` does).
         """
 
         if not self.speculate:
@@ -206,7 +209,9 @@ class Tester(Generic[T]):
                     return None if found is None else (found.position, found.item)
                 self._cancel_unneeded()
                 if not self._start_likeliest(sequences, p_interesting):
-                    self._wait()
+                    if check_time is not None:
+                        check_time()
+                    self._wait(_WAKE_TO_CHECK_TIME if check_time is not None else None)
         finally:
             self._record_asked(main, found)
 
@@ -339,10 +344,10 @@ class Tester(Generic[T]):
                 del self._running[key]
         self._dying = [job for job in self._dying if not job.future.done()]
 
-    def _wait(self) -> None:
+    def _wait(self, timeout: float | None) -> None:
         futures = [job.future for job in (*self._running.values(), *self._dying)]
         if futures:
-            wait(futures, return_when=FIRST_COMPLETED)
+            wait(futures, timeout=timeout, return_when=FIRST_COMPLETED)
 
     def _cancel(self, key: str) -> None:
         job = self._running.pop(key)
@@ -469,6 +474,10 @@ class Tester(Generic[T]):
             self._cancel(key)
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+# How often a caller that must stop in time is asked whether it must, while runs are awaited (seconds).
+_WAKE_TO_CHECK_TIME = 1.0
 
 
 def _by_chance(option: tuple[float, object] | None) -> float:

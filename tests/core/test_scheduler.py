@@ -448,3 +448,25 @@ def test_a_groups_questions_are_predicted_by_the_answer_its_question_before_got(
         assert tester._group_chance("g", True, 0.5) > rate > tester._group_chance("g", False, 0.5)
     finally:
         tester.close()
+
+
+def test_the_time_is_up_while_runs_outlast_it():
+    # Runs started before the deadline may take far longer (a candidate slowed by a loaded machine): the
+    # reduction stops at its deadline, not when they end.
+    from minimizer.reduce.scheduler import OutOfTime
+
+    def evaluate(text, cancel):
+        cancel.wait(20)
+        return False
+
+    tester = Tester(repr, evaluate, jobs=2)
+    reducer = Reducer([Pass.of(delete_one)], tester, len, Events(), deadline=time.monotonic() + 0.5)
+    began = time.monotonic()
+    try:
+        reducer.reduce((1, 2, 3))
+        raise AssertionError("no OutOfTime")
+    except OutOfTime:
+        pass
+    finally:
+        tester.close()
+    assert time.monotonic() - began < 5
