@@ -43,6 +43,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import re
 import shutil
 import socket
@@ -56,6 +57,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+# The reductions this bench starts run this checkout's minimizer, not whichever one the interpreter has installed
+# (a bench run from a worktree of another commit measured the installed one).
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
 
 from minimizer.metrics import measure  # noqa: E402
 from minimizer.runner.plain import run_plain  # noqa: E402

@@ -100,3 +100,10 @@ def test_a_helper_called_in_an_asserts_test_is_inlined_before_it_but_not_from_it
     ]
     in_message = helper + "assert ok, outcome(torch.compile(model), x)\n"
     assert codes(in_message) == []
+
+
+def test_a_helper_called_in_an_if_test_runs_before_the_if_but_not_before_an_elif():
+    source = "def head(x):\n    out = k(x)\n    return out\n\n\nif not close(head(a), ref):\n    problems.append(1)\n"
+    assert codes(source) == ["out = k(a)\nif not close(out, ref):\n    problems.append(1)\n"]
+    elif_test = "def head(x):\n    out = k(x)\n    return out\n\n\nif a:\n    pass\nelif head(a):\n    pass\n"
+    assert codes(elif_test) == []
