@@ -43,6 +43,7 @@ from minimizer.source.passes.leftovers import remove_what_the_step_left
 from minimizer.source.passes.module_lists import unwrap_single_module_lists
 from minimizer.source.passes.modules import module_classes_to_functions
 from minimizer.source.passes.literals import shrink_int_literals, shrink_shapes
+from minimizer.source.passes.partials import partial_calls_to_calls
 from minimizer.source.passes.parameters import bind_constant_parameters, remove_unused_parameters
 from minimizer.source.passes.random_inputs import random_inputs_to_ones
 from minimizer.source.passes.returns import drop_unread_returned_values, return_one_of_the_values, return_the_element_read
@@ -62,6 +63,7 @@ SOURCE_PASSES = [
     single_instances_to_functions,
     inline_expression_functions,
     inline_flag_calls,
+    partial_calls_to_calls,
     asserts_to_their_calls,
     inline_single_call_functions,
     shrink_library_configs,
