@@ -186,26 +186,12 @@ def _reduce_held_kernels(
     runs: Runs, text: str, target: Target, settings: RunSettings, held_settings: RunSettings, best: BestSoFar,
     deadline: float | None,
 ) -> str:
-    # Twice: a kernel whose values vary from run to run (atomics) holds nothing.
-    held, again = (r.verdict(SAME_COMPARISON) for r in runs.call_all([lambda: runs.run(text, held_settings)] * 2))
-    if not held.fires or held.signature != again.signature:
-        why = held.detail if not held.fires else "the values it compares differ from run to run"
-        runs.progress.message(f"the compared kernels stay as they are: {why}")
-        return text
-    runs.progress.message("reducing the compared kernels, with the values the script compares held")
-    held_target = Target(SAME_COMPARISON, held.signature, target.own_failure)
-    guarded = GuardedMasks.of(text, target.signature)
-    try:
-        reduced = _reduce_source(
-            runs, text, held_target, held_settings, best, deadline, kept=guarded, named=None, passes=_kernel_passes()
-        )
-    except OutOfTime:
-        best.work.reducers.append("kernels")
-        _repin(runs, best.best_text, target, settings)
-        raise
-    best.work.reducers += ["kernels"] if reduced != text else []
-    _repin(runs, reduced, target, settings)
-    return reduced
+    held = _HeldRound(
+        "kernels", SAME_COMPARISON, held_settings, _kernel_passes(), subject="the compared kernels",
+        varies="the values it compares differ from run to run",
+        says="reducing the compared kernels, with the values the script compares held",
+    )
+    return _reduce_held(runs, text, target, settings, best, deadline, held)
 
 
 def _reduce_kernels_with_their_references(
@@ -213,34 +199,64 @@ def _reduce_kernels_with_their_references(
 ) -> str:
     """The compared kernels and the references they are compared with, reduced together where both apply an
     operation alike (``source.passes.paired``), with how the values compared differ held
-    (``oracles.script.same_difference``); the pinned signature then the repro's own, as after the stage for
-    compared kernels."""
+    (``oracles.script.same_difference``); the kernels' other lines stay (no step's leftovers are swept: the line
+    a fix mends may read them)."""
 
     if target.spec != "script" or not compared_kernels(target.signature):
-        return text
-    held_settings = dataclasses.replace(settings, oracles=(SAME_DIFFERENCE,))
-    held, again = (r.verdict(SAME_DIFFERENCE) for r in runs.call_all([lambda: runs.run(text, held_settings)] * 2))
-    if not held.fires or held.signature != again.signature:
-        why = held.detail if not held.fires else "how the values differ changes from run to run"
-        runs.progress.message(f"the compared kernels and their references stay as they are: {why}")
         return text
     from minimizer.reduce.scheduler import Pass
     from minimizer.source.passes.dead_code import remove_unused_definitions
     from minimizer.source.passes.paired import bypass_alike_operators, kernel_bodies_kept
     from minimizer.source.passes.parameters import remove_unused_parameters
 
-    runs.progress.message("reducing the compared kernels with their references, with how their values differ held")
-    passes = [Pass.of(bypass_alike_operators), Pass.of(remove_unused_parameters), Pass.of(kernel_bodies_kept(remove_unused_definitions))]
-    held_target = Target(SAME_DIFFERENCE, held.signature, target.own_failure)
+    passes = [bypass_alike_operators, remove_unused_parameters, kernel_bodies_kept(remove_unused_definitions)]
+    held = _HeldRound(
+        "kernels with references", SAME_DIFFERENCE, dataclasses.replace(settings, oracles=(SAME_DIFFERENCE,)),
+        [Pass.of(p) for p in passes], subject="the compared kernels and their references",
+        varies="how the values differ changes from run to run",
+        says="reducing the compared kernels with their references, with how their values differ held", leftovers=False,
+    )
+    return _reduce_held(runs, text, target, settings, best, deadline, held)
+
+
+@dataclasses.dataclass(frozen=True)
+class _HeldRound:
+    """A round of the source reducer on the compared kernels with the bug held tighter than by the script's
+    signature (``spec``, run with ``settings``); ``name``: how the report's reducers name it."""
+
+    name: str
+    spec: str
+    settings: RunSettings
+    passes: list
+    subject: str  # what stays as it is where nothing holds
+    varies: str  # why nothing holds where two runs of the start differ
+    says: str  # what the progress says as the round starts
+    leftovers: bool = True
+
+
+def _reduce_held(
+    runs: Runs, text: str, target: Target, settings: RunSettings, best: BestSoFar, deadline: float | None, held: _HeldRound
+) -> str:
+    """``held``'s round from ``text``; the pinned signature then the repro's own (which pointers a kernel reads
+    past, what it is compared with, may have changed)."""
+
+    # Twice: a kernel whose values vary from run to run (atomics) holds nothing.
+    first, again = (r.verdict(held.spec) for r in runs.call_all([lambda: runs.run(text, held.settings)] * 2))
+    if not first.fires or first.signature != again.signature:
+        runs.progress.message(f"{held.subject} stay as they are: {first.detail if not first.fires else held.varies}")
+        return text
+    runs.progress.message(held.says)
+    held_target = Target(held.spec, first.signature, target.own_failure)
     try:
         reduced = _reduce_source(
-            runs, text, held_target, held_settings, best, deadline, kept=GuardedMasks.of(text, target.signature),
-            named=None, passes=passes, leftovers=False,
+            runs, text, held_target, held.settings, best, deadline, kept=GuardedMasks.of(text, target.signature),
+            named=None, passes=held.passes, leftovers=held.leftovers,
         )
     except OutOfTime:
+        best.work.reducers.append(held.name)
         _repin(runs, best.best_text, target, settings)
         raise
-    best.work.reducers += ["kernels with references"] if reduced != text else []
+    best.work.reducers += [held.name] if reduced != text else []
     _repin(runs, reduced, target, settings)
     return reduced
 
