@@ -71,3 +71,17 @@ def test_assignments_that_are_read_or_alias_a_name_are_left_alone():
 def test_candidates_are_valid_and_never_larger(code):
     check_candidates_are_valid_and_not_larger(code, module_classes_to_functions)
     check_candidates_are_valid_and_not_larger(code, keep_effects_of_unused_assignments)
+
+
+def test_a_stateless_class_used_for_one_method_is_that_method():
+    source = "import dataclasses\n\n\n@dataclasses.dataclass\nclass Evaluator:\n    def evaluate(self, x):\n        return x, ref\n\n\nname, out, ref = 'eval', *Evaluator().evaluate(a)\nEvaluator().evaluate(b)\n"
+    (code,) = [c.code for c in module_classes_to_functions(cst.parse_module(source))]
+    assert "class " not in code and "def evaluate(x):\n    return x, ref\n" in code
+    assert code.endswith("name, out, ref = 'eval', *evaluate(a)\nevaluate(b)\n")
+    for kept in [
+        source.replace("return x, ref", "return self.scale * x"),  # reads its state
+        source.replace("Evaluator().evaluate(b)", "e = Evaluator()"),  # used as an object
+        source.replace("@dataclasses.dataclass\n", "@register\n"),  # a decorator that may do anything
+        source + "evaluate = 1\n",  # the name is taken
+    ]:
+        assert [c.code for c in module_classes_to_functions(cst.parse_module(kept))] == [], kept

@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from typing import Iterator
 
 import libcst as cst
@@ -13,7 +15,7 @@ import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
 from minimizer.source.cst_utils import distinct_candidates, metadata, replace_nodes
-from minimizer.source.traversal import walk
+from minimizer.source.traversal import parent_map, walk
 
 # A line `super().__init__()` (shared with the delegating-module pass).
 SUPER_INIT = m.SimpleStatementLine(
@@ -24,9 +26,12 @@ SUPER_INIT = m.SimpleStatementLine(
 def module_classes_to_functions(module: cst.Module) -> Iterator[cst.Module]:
     """Yield one candidate per top-level class whose body is only `forward` or `__call__` (plus an `__init__` that only calls
     `super().__init__()`), whose `forward` never reads `self`, and whose every use is a call with no arguments.
-    The class becomes `def <name in snake case>(...)` and each `Cls()` becomes that name."""
+    The class becomes `def <name in snake case>(...)` and each `Cls()` becomes that name.
 
-    return distinct_candidates(module, _conversions(module))
+    Likewise a class of one other method (`evaluate`), undecorated or a `dataclass` with no fields, that never
+    reads `self` and is only used as `Cls().evaluate`: the method becomes a function of its own name."""
+
+    return distinct_candidates(module, itertools.chain(_conversions(module), _method_conversions(module)))
 
 
 def top_level_classes(module: cst.Module) -> Iterator[tuple[cst.ClassDef, list[cst.CSTNode], dict]]:
@@ -61,6 +66,49 @@ def _conversions(module: cst.Module) -> Iterator[cst.Module | None]:
         replacements: dict[cst.CSTNode, cst.CSTNode] = {statement: function}
         replacements.update({call: cst.Name(function_name) for call in calls})
         yield lambda: replace_nodes(module, replacements)
+
+
+def _method_conversions(module: cst.Module) -> Iterator[cst.Module | None]:
+    for statement, uses, scopes in top_level_classes(module):
+        method = _only_method(statement)
+        if method is None or _reads_self(method, scopes) or method.name.value in scopes[module]:
+            continue
+        parents = parent_map(module)
+        reads = [parents.get(parents.get(use)) for use in uses]
+        if not uses or not all(_reads_method(read, use, method.name.value) for read, use in zip(reads, uses)):
+            continue
+        params = method.params.with_changes(params=method.params.params[1:])
+        function = method.with_changes(params=params, leading_lines=statement.leading_lines)
+        replacements: dict[cst.CSTNode, cst.CSTNode] = {statement: function}
+        replacements.update({read: cst.Name(method.name.value) for read in reads})
+        yield lambda r=replacements: replace_nodes(module, r)
+
+
+_DATACLASS = m.Decorator(decorator=m.Name("dataclass") | m.Attribute(value=m.Name("dataclasses"), attr=m.Name("dataclass")))
+
+
+def _only_method(cls: cst.ClassDef) -> cst.FunctionDef | None:
+    """The one method of a class that holds nothing else (an `__init__` that only calls `super().__init__()`,
+    `pass`), other than `forward` / `__call__`; undecorated, or a `dataclass` with no fields."""
+
+    if cls.bases or not all(m.matches(d, _DATACLASS) for d in cls.decorators):
+        return None
+    methods = [item for item in cls.body.body if isinstance(item, cst.FunctionDef) and item.name.value != "__init__"]
+    if len(methods) != 1 or methods[0].name.value in ("forward", "__call__") or methods[0].decorators:
+        return None
+    for item in cls.body.body:
+        if m.matches(item, m.FunctionDef(name=m.Name("__init__"))):
+            if not all(m.matches(line, SUPER_INIT) for line in item.body.body):  # type: ignore[union-attr]
+                return None
+        elif item is not methods[0] and not m.matches(item, m.SimpleStatementLine(body=[m.Pass()])):
+            return None
+    return methods[0] if methods[0].params.params else None
+
+
+def _reads_method(read: cst.CSTNode | None, use: cst.CSTNode, name: str) -> bool:
+    """Whether ``read`` is ``Cls().name``, ``use`` being ``Cls``."""
+
+    return m.matches(read, m.Attribute(attr=m.Name(name))) and m.matches(read.value, m.Call(args=[])) and read.value.func is use  # type: ignore[union-attr]
 
 
 def _only_forward(cls: cst.ClassDef) -> cst.FunctionDef | None:
