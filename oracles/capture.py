@@ -63,11 +63,10 @@ def exception_info(
     if comparison is not None and comparison.kernels and (compared is None or "kernel " not in compared):
         # The static reading missed it (a helper's return, `.all()`, a loop): the run knows which kernel's
         # output the check compared, and the values it compared.
-        compared, values = ", ".join(o.origin for o in comparison.operands), comparison.values
-        differences = comparison.differences
+        compared, values, differences = ", ".join(o.origin for o in comparison.operands), comparison.values, comparison.differences
+        tensors = _module_tensors(frame) if frame is not None else ()
     if differences is None and comparison is not None and comparison.kernels:
         differences = comparison.differences
-        tensors = _module_tensors(frame) if frame is not None else ()
     tail = "".join(traceback.format_exception(exc))[-_TAIL_CHARS:]
     return ExceptionInfo(
         type=name, message=message, assert_text=assert_text, stage=stage_of(exc), traceback_tail=tail, operands=operands,

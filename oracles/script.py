@@ -63,15 +63,14 @@ def same_comparison(run: RecordedRun) -> Verdict:
         # Held values on shrunk inputs are not enough: the kernel must compute what the original's did on its
         # first launch (oracles.kernel_replay).
         return Verdict(False, detail=run.kernel_replays[0])
-    strays = list(dict.fromkeys(" ".join(stray.split()[:2]) for stray in run.kernel_strays))
-    verdict = _script_verdict(run, strays)
+    verdict = _script_verdict(run, _strays_by_kernel(run))
     return dataclasses.replace(verdict, signature=f"{verdict.signature} [values: {values}]") if verdict.fires else verdict
 
 
 @oracle("oracles.script:same_difference", needs={NEEDS_EAGER_RERUN, NEEDS_KERNELS, NEEDS_EVIDENCE})
 def same_difference(run: RecordedRun) -> Verdict:
     """``script``, held to how the values of its failing comparison of a kernel's output differ, element by
-    element (``[difference: 5be0...]``, see ``oracles.comparison.difference_digest``), not to the values.
+    element (``[allclose: difference 5be0...]``, see ``oracles.comparison.difference_digest``), not to the values.
 
     With the difference held, the kernel and its reference may change together: an operation both sides apply
     alike (``x * scale + shift`` in the kernel, ``h * scale + shift`` in the reference, where the kernel's bug is
@@ -87,13 +86,20 @@ def same_difference(run: RecordedRun) -> Verdict:
     difference = exception.compared_difference if exception is not None else None
     if difference is None or exception is None or "kernel " not in (exception.evidence or ""):
         return Verdict(False, detail="no difference between a kernel's output and what it is compared with could be told")
-    strays = list(dict.fromkeys(" ".join(stray.split()[:2]) for stray in run.kernel_strays))
+    strays = _strays_by_kernel(run)
     failure = exception_signature(exception, evidence=True)
     operands = f" [operands: {normalize_message(exception.operands)}]" if exception.operands else ""
     kernels = f" [kernels: {', '.join(sorted(run.kernels))}]" if run.kernels else ""
     out_of_bounds = f" [out of bounds: {'; '.join(strays)}]" if strays else ""
     kind = exception.evidence.split(" of ", 1)[0]
     return Verdict(True, f"{failure}{operands}{kernels}{out_of_bounds} [{kind}: difference {difference}]")
+
+
+def _strays_by_kernel(run: RecordedRun) -> list[str]:
+    """Out-of-bounds accesses by kernel and kind (``k reads``), not by pointer: a kernel that stopped reading its
+    weight no longer reads past it."""
+
+    return list(dict.fromkeys(" ".join(stray.split()[:2]) for stray in run.kernel_strays))
 
 
 def _script_verdict(run: RecordedRun, strays: list[str]) -> Verdict:

@@ -205,13 +205,23 @@ def test_a_write_through_a_view_that_died_still_marks_the_tensor_sharing_its_sto
 
 
 
-def compared_values(tmp_path, body):
+def compared_values(tmp_path, body, told="compared_values"):
     script = tmp_path / "check.py"
     script.write_text(SCRIPT.format(body=body))
     writes = KernelWrites()
     with pytest.raises(AssertionError) as caught:
         runpy.run_path(str(script), init_globals={"WRITES": writes}, run_name="__main__")
-    return exception_info(caught.value, str(script), writes).compared_values
+    return getattr(exception_info(caught.value, str(script), writes), told)
+
+
+def test_how_the_values_compared_differ_is_told_whatever_both_sides_add_alike(tmp_path):
+    launch = "logits = torch.ones(2, 3)\nout = torch.full_like(logits, 7.0)\nkernel(logits, out)\n"
+    differs = compared_values(tmp_path, launch + "torch.testing.assert_close(out, torch.zeros(2, 3))\n", "compared_difference")
+    both_shifted = compared_values(
+        tmp_path, launch + "torch.testing.assert_close(out + 0.5, torch.zeros(2, 3) + 0.5)\n", "compared_difference"
+    )
+    other = compared_values(tmp_path, launch + "torch.testing.assert_close(out, torch.ones(2, 3))\n", "compared_difference")
+    assert differs is not None and differs == both_shifted and other != differs
 
 
 def test_the_values_compared_are_told_by_a_digest_of_their_bytes(tmp_path):
