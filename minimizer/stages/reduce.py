@@ -69,14 +69,15 @@ def reduce_script(runs: Runs, pinned: Pinned, best: BestSoFar, deadline: float |
 
 def _source_stages(runs: Runs, text: str, target: Target, settings: RunSettings, best: BestSoFar, deadline: float | None) -> str:
     """The source reducer; the tensors a compared kernel is given as factories; the compared kernels with the
-    values compared held, then with their references; and, where those changed the kernels, the source reducer
-    once more (the kernels as they are now): they leave tensors unused and helpers called once."""
+    values compared held, then with their references; and, where the references changed with them, the source
+    reducer once more (the kernels as they are now): a reference reduced leaves tensors unused and a helper
+    that ran the kernel or the reference by a flag called once."""
 
     text = _reduce_source(runs, text, target, settings, best, deadline)
     text = _tensors_as_factories(runs, text, target, settings, best, deadline)
-    kernels = _reduce_compared_kernels(runs, text, target, settings, best, deadline)
-    kernels = _reduce_kernels_with_their_references(runs, kernels, target, settings, best, deadline)
-    return text if kernels == text else _reduce_source(runs, kernels, target, settings, best, deadline, named=None)
+    text = _reduce_compared_kernels(runs, text, target, settings, best, deadline)
+    paired = _reduce_kernels_with_their_references(runs, text, target, settings, best, deadline)
+    return text if paired == text else _reduce_source(runs, paired, target, settings, best, deadline, named=None)
 
 
 def _smaller_of(runs: Runs, best: BestSoFar, target: Target, source_repro: str, graph_repro: Callable[[], str]) -> str:
