@@ -35,6 +35,8 @@ class Options:
     # (minimizer.stages.culprit.cheapest_backend): three more runs of the original.
     cheaper_backend: bool = True
     culprit: bool = True  # name the compiler layer of the repro's bug (minimizer.stages.culprit): four more runs
+    # Within Inductor, its subsystem (minimizer.stages.subsystem): the compiler bisector, some twenty runs more.
+    subsystem: bool = False
     ray: str | None = None  # run candidates as Ray tasks: "local", an address, or "auto" (RAY_ADDRESS)
     script_args: tuple[str, ...] = ()  # the script's own command line: ``python SCRIPT ARGS...``
 

@@ -28,7 +28,9 @@ from minimizer.stages.best_so_far import BestSoFar
 from minimizer.stages.check import CheckReport, OracleFinding, check_original
 from minimizer.stages.confirm import Confirmation, confirm_repro
 from minimizer.stages.cost import plain_costs
-from minimizer.stages.culprit import Culprit, cheapest_backend, name_the_culprit, names_its_backend, with_backend
+from minimizer.stages.culprit import (
+    Culprit, cheapest_backend, name_the_culprit, names_its_backend, with_backend, with_subsystem,
+)
 from minimizer.stages.pin import Pinned, Target, candidate_timeout, hold_to_one_compiled_target, pin
 from minimizer.stages.reduce import reduce_script
 from minimizer.stages.state import Statement, state_repro
@@ -71,7 +73,9 @@ class Session:
 
         settings = self.runs.settings((finding.spec,), candidate_timeout(self.options, report))
         compiles = any(run.used_compile for run in report.runs)
-        return name_the_culprit(self.runs, self.source, Target(finding.spec, finding.signature), settings, compiles=compiles)
+        culprit = name_the_culprit(self.runs, self.source, Target(finding.spec, finding.signature), settings, compiles=compiles)
+        failure = report.plain[0].failure if report.plain else None
+        return self._with_subsystem(culprit, self.source, failure)
 
     def reduce(self) -> Outcome:
         """Check, pin, reduce, state, confirm; the repro and the report are written as they go."""
@@ -189,8 +193,18 @@ class Session:
             return None
         compiles = any(run.used_compile for run in confirmation.runs)
         culprit = name_the_culprit(self.runs, confirmation.text, best.target, statement.settings, compiles=compiles)
+        failure = confirmation.plain[0].failure if confirmation.plain else None
+        culprit = self._with_subsystem(culprit, confirmation.text, failure)
         self.progress.message(f"culprit: {culprit.describe()}")
         return culprit
+
+    def _with_subsystem(self, culprit: Culprit, source: str, failure: str | None) -> Culprit:
+        """``culprit`` with Inductor's subsystem where ``--subsystem`` asks for it (``stages.subsystem``)."""
+
+        if not self.options.subsystem or culprit.layer != "Inductor":
+            return culprit
+        self.progress.message("naming Inductor's subsystem with torch's compiler bisector")
+        return with_subsystem(culprit, source, self.options.script.name, str(self.runs.workspace.folder), failure)
 
     def _write_report(self, outcome: Outcome) -> None:
         if self.options.report:

@@ -43,22 +43,26 @@ class Culprit:
     backend: str = ""
     ladder: list[tuple[str, bool]] = field(default_factory=list)
     detail: str = ""
+    subsystem: str = ""  # within Inductor, from its compiler bisector (``stages.subsystem``), where asked
 
     def to_json(self) -> dict:
         return {
             "layer": self.layer,
             "backend": self.backend,
+            "subsystem": self.subsystem,
             "detail": self.detail,
             "ladder": [{"backend": backend, "shows_the_bug": shown} for backend, shown in self.ladder],
         }
 
     def describe(self) -> str:
-        """``AOTAutograd (eager no, aot_eager yes)``: the layer, then each rung and whether it showed the same bug
+        """``AOTAutograd (eager no, aot_eager yes)``: the layer (with Inductor's subsystem where it was bisected:
+        ``Inductor: post_grad_passes, application 1 (...)``), then each rung and whether it showed the same bug
         (the header's line; ``read_ladder`` reads it back)."""
 
         if self.layer == NOT_TOLD:
             return f"{NOT_TOLD}: {self.detail}"
-        return f"{self.layer} ({', '.join(f'{backend} {_YES_NO[shown]}' for backend, shown in self.ladder)})"
+        layer = f"{self.layer}: {self.subsystem}" if self.subsystem else self.layer
+        return f"{layer} ({', '.join(f'{backend} {_YES_NO[shown]}' for backend, shown in self.ladder)})"
 
 
 _YES_NO = {True: "yes", False: "no"}
@@ -108,3 +112,20 @@ def cheapest_backend(runs: Runs, text: str, target: Target, settings: RunSetting
 
     results = runs.call_all([lambda b=backend: runs.run(text, with_backend(settings, b)) for backend in CHEAPER_THAN_INDUCTOR])
     return next((b for b, result in zip(CHEAPER_THAN_INDUCTOR, results) if target.shown_by(result)), None)
+
+
+def with_subsystem(culprit: Culprit, source: str, filename: str, beside: str | None, failure: str | None) -> Culprit:
+    """``culprit`` with the subsystem of Inductor its bug needs (``stages.subsystem``), where the ladder named
+    Inductor, ``failure`` is what the repro claims under plain python, and torch ships the bisector; else as it is
+    (``detail`` says why not, where it was worth asking)."""
+
+    from minimizer.stages.subsystem import bisect_inductor, ships_the_bisector
+
+    if culprit.layer != "Inductor" or not failure:
+        return culprit
+    if not ships_the_bisector():
+        return dataclasses.replace(culprit, detail="this torch has no compiler bisector to name the subsystem")
+    found = bisect_inductor(source, filename, beside, failure)
+    if isinstance(found, str):
+        return dataclasses.replace(culprit, detail=f"subsystem not named: {found}")
+    return dataclasses.replace(culprit, subsystem=found.describe())

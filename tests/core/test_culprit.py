@@ -114,3 +114,31 @@ def test_a_script_that_chooses_its_backend_keeps_it():
     assert names_its_backend("f = torch.compile(g, backend=my_backend)\n")
     assert names_its_backend("f = torch._dynamo.optimize('aot_eager')(g)\n")
     assert not names_its_backend("f = torch.compile(g, mode='max-autotune')\n")
+
+
+def test_the_compiler_bisectors_finding_is_read_and_told_after_the_layer(monkeypatch):
+    import minimizer.stages.subsystem as subsystem
+    from minimizer.stages.culprit import Culprit, with_subsystem
+    from minimizer.stages.subsystem import Subsystem, read_bisection
+
+    printed = "Bisection complete: BisectionResult(backend='inductor', subsystem='post_grad_passes', bisect_number=1, debug_info='post_grad_custom_pre_pass')"
+    found = read_bisection("Binary search completed ...\n" + printed + "\n")
+    assert found == Subsystem("post_grad_passes", 1, "post_grad_custom_pre_pass")
+    assert read_bisection("Bisection complete: BisectionResult(backend='inductor', subsystem='lowerings', bisect_number=None, debug_info=None)") == Subsystem("lowerings")
+    assert read_bisection("Bisection complete: no issue found") == "the bisector found no issue"
+    assert read_bisection("Traceback ...") == "the bisector did not finish"
+
+    ladder = [("eager", False), ("aot_eager", False), ("aot_eager_decomp_partition", False), ("inductor", True)]
+    inductor = Culprit("Inductor", "inductor", ladder)
+    monkeypatch.setattr(subsystem, "ships_the_bisector", lambda python=None: True)
+    monkeypatch.setattr(subsystem, "bisect_inductor", lambda *args, **kwargs: found)
+    named = with_subsystem(inductor, "repro", "repro.py", None, "AssertionError: not close")
+    assert named.describe() == (
+        "Inductor: post_grad_passes, application 1 (post_grad_custom_pre_pass) "
+        "(eager no, aot_eager no, aot_eager_decomp_partition no, inductor yes)"
+    )
+    assert read_ladder(named.describe()) == ("Inductor: post_grad_passes, application 1 (post_grad_custom_pre_pass)", ladder)
+    dynamo = Culprit("Dynamo", "eager", [("eager", True)])
+    assert with_subsystem(dynamo, "repro", "repro.py", None, "AssertionError") is dynamo  # not Inductor's: no bisection
+    monkeypatch.setattr(subsystem, "ships_the_bisector", lambda python=None: False)
+    assert "no compiler bisector" in with_subsystem(inductor, "repro", "repro.py", None, "AssertionError").detail
