@@ -257,7 +257,7 @@ def run_case(name: str, pythons: dict[str, str], args: argparse.Namespace, case_
             wanted_types |= {failure.split(":", 1)[0]} if failure else set()
         report = scratch / "report.json"
         command = [python, "-m", "minimizer", "reduce", "program.py", "-o", str(scratch / "out.py"), "-q"]
-        command += ["--report", str(report), "-j", str(args.jobs)]
+        command += ["--report", str(report), "-j", str(args.jobs)] + (["--subsystem"] if getattr(args, "subsystem", False) else [])
         result.max_time = args.max_time if args.max_time is not None else meta.get("max_time", DEFAULT_MAX_TIME)
         if result.max_time:
             command += ["--max-time", str(result.max_time)]
@@ -320,6 +320,7 @@ def main() -> None:
         help=f"passed to minimizer reduce for every case (0: none; default: the case's max_time, else {DEFAULT_MAX_TIME:.0f})",
     )
     parser.add_argument("-j", "--jobs", type=int, default=2)
+    parser.add_argument("--subsystem", action="store_true", help="reduce with --subsystem (Inductor's subsystem bisected)")
     parser.add_argument("--json-out", default="")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folders")
     args = parser.parse_args()
@@ -350,6 +351,7 @@ def main() -> None:
             f"{result.ratio}x), {result.oracle_calls} calls, {result.seconds} s, oracle {result.oracle}, "
             f"checks {result.checks}"
             + (f", layer {'named' if result.layer_named else 'NOT named'} ({result.culprit.get('layer')})" if result.layer_known else "")
+            + (f", subsystem {result.culprit.get('subsystem') or result.culprit.get('detail') or 'none'}" if args.subsystem else "")
         )
         print(f"{name}: {status}", flush=True)
         write_results(out, results, pythons, args)  # after each case: a long run stopped keeps what is done
