@@ -293,12 +293,13 @@ def _differs_where_unwritten(value: Any, other: Any, writes: KernelWrites) -> bo
     unchanged = writes.unchanged_elements(value)
     if unchanged is None or not bool(unchanged.any()):
         return False
+    torch = sys.modules["torch"]
     try:
-        if tuple(value.shape) != tuple(other.shape):
-            return False
+        # A reference of fewer elements broadcast over the output (`[1]` against `[2]`) is compared with every
+        # element, the unwritten ones too.
+        theirs = torch.broadcast_to(torch.as_tensor(other).detach().to(device=value.device, dtype=value.dtype), value.shape)
         mine = value.detach().reshape(-1)[unchanged]
-        theirs = other.detach().reshape(-1).to(device=value.device, dtype=value.dtype)[unchanged]
-        return not bool(sys.modules["torch"].isclose(mine, theirs, equal_nan=True).all())
+        return not bool(torch.isclose(mine, theirs.reshape(-1)[unchanged], equal_nan=True).all())
     except Exception:  # noqa: BLE001 - not two tensors alike: nothing to tell
         return False
 

@@ -181,6 +181,10 @@ def test_a_kernel_output_that_differs_where_the_kernel_did_not_write_is_marked(t
     assert compared(tmp_path, part) == "kernel row_softmax_kernel, differing where it did not write, softmax"
     names = part.replace("torch.testing.assert_close(out, x.softmax(-1))", "ref = x.softmax(-1)\nassert torch.equal(out, ref)")
     assert compared(tmp_path, names) == "kernel row_softmax_kernel, differing where it did not write, softmax"
+    # A reference of one element broadcast over the output is compared with the unwritten elements too
+    # (generated seed 261: a kernel launched on one element of a two-element output, against `shift` of one).
+    broadcast = "x = torch.ones(1)\nout = torch.ones(2)\nkernel(x, out, 1)\nref = x * 3\nassert torch.allclose(out, ref)\n"
+    assert compared(tmp_path, broadcast) == "kernel row_softmax_kernel, differing where it did not write, mult"
 
 
 def test_a_dead_tensor_no_longer_counts_as_written():
