@@ -50,7 +50,8 @@ def inline_flag_calls(module: cst.Module) -> Iterator[cst.Module]:
     The helper is a module-level, undecorated, synchronous function with plain parameters. At the call, its
     body (after a docstring) reads, statement by statement, as: `if p:` / `if not p:` on a parameter the call
     binds to `True`, `False` or `None` (by argument or default), which picks a branch; `name = value` where the
-    value is a name or literal, or the name is read once after; then `return EXPR`. At least one such `if` is
+    value is a name or literal, or the name is read once by what runs after (a branch not taken reads
+    nothing); then `return EXPR`. At least one such `if` is
     decided. Nothing is inlined where the call's scope binds a name the expression reads from the module. The
     helper stays for its other calls, and goes where this was its only one.
     """
@@ -83,8 +84,12 @@ def _flag_inlinings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
 
 
 def _no_larger(module: cst.Module, candidate: cst.Module) -> Optional[cst.Module]:
-    # A reference written out longer than its call is no step: the helper's other call keeps the helper.
-    return candidate if code_size(candidate.code) <= code_size(module.code) else None
+    # A reference written out longer than its call is no step: the helper's other call keeps the helper. Measured
+    # without the parentheses the arguments were put in (`(x * 0.5) * scale`), as the reducer measures it.
+    from minimizer.source.layout import format_source
+
+    laid_out = cst.parse_module(format_source(candidate.code))
+    return laid_out if code_size(laid_out.code) <= code_size(module.code) else None
 
 
 def _plain_function(node: cst.CSTNode) -> bool:
@@ -108,6 +113,8 @@ def _returned_at(function: cst.FunctionDef, call: cst.Call, scopes) -> Optional[
     if statements and m.matches(statements[0], DOCSTRING_LINE):
         statements = statements[1:]
     decided = 0
+    computed: list[str] = []  # names bound to what is not a name or literal: each may be read once
+    walked: list[cst.BaseExpression] = []  # what the statements that run read (a branch not taken reads nothing)
     while statements:
         statement, rest = statements[0], statements[1:]
         if isinstance(statement, cst.If):
@@ -126,10 +133,15 @@ def _returned_at(function: cst.FunctionDef, call: cst.Call, scopes) -> Optional[
                 return None  # a local the branches not taken would have bound
             if returned is None or any(binds_locally(scopes.get(call), name) for name in reads):
                 return None
+            walked.append(small.value)
+            if any(sum(len(m.findall(read, m.Name(name))) for read in walked) > 1 for name in computed):
+                return None  # substituted, it would be computed twice
             return returned
-        alias = _alias(small, values, rest)
+        alias = _alias(small, values)
         if alias is None:
             return None
+        walked.append(small.value)  # type: ignore[union-attr]
+        computed += [] if m.matches(alias[1], PLAIN_VALUE) else [alias[0]]
         values = {**values, alias[0]: alias[1]}
         statements = rest
     return None
@@ -166,19 +178,10 @@ def _only_small_statement(statement: cst.BaseStatement) -> Optional[cst.BaseSmal
     return None
 
 
-def _alias(
-    small: Optional[cst.BaseSmallStatement], values: dict[str, cst.BaseExpression], rest: list[cst.BaseStatement]
-) -> Optional[tuple[str, cst.BaseExpression]]:
-    """``(name, value)`` for ``name = value``, the value in the call's terms, where substituting it computes
-    nothing twice: a name or literal, or a name read once in ``rest``."""
+def _alias(small: Optional[cst.BaseSmallStatement], values: dict[str, cst.BaseExpression]) -> Optional[tuple[str, cst.BaseExpression]]:
+    """``(name, value)`` for ``name = value``, the value in the call's terms."""
 
     if not isinstance(small, cst.Assign) or len(small.targets) != 1 or not isinstance(small.targets[0].target, cst.Name):
         return None
-    name = small.targets[0].target.value
     value = bind_names(small.value, values)
-    if value is None:
-        return None
-    reads = sum(len(m.findall(statement, m.Name(name))) for statement in rest)
-    if not m.matches(value, PLAIN_VALUE) and reads > 1:
-        return None
-    return name, as_operand(value)
+    return None if value is None else (small.targets[0].target.value, as_operand(value))
