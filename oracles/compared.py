@@ -289,6 +289,20 @@ def _frame_value(frame: FrameType, name: str) -> Any:
     return frame.f_locals.get(name, frame.f_globals.get(name))
 
 
+def marked_where_unwritten(operands: tuple, values: tuple, writes: KernelWrites) -> tuple:
+    """``operands`` (``oracles.comparison.Operand``), a kernel's output marked where it differs from the other
+    value on elements the kernel did not write: the run's reading of a comparison, as ``compared_operands``
+    is the text's."""
+
+    if len(values) != 2 or writes is None:
+        return operands
+    return tuple(
+        dataclasses.replace(o, origin=f"{o.origin}, differing where it did not write")
+        if o.origin.startswith("kernel ") and _differs_where_unwritten(values[i], values[1 - i], writes) else o
+        for i, o in enumerate(operands)
+    )
+
+
 def _differs_where_unwritten(value: Any, other: Any, writes: KernelWrites) -> bool:
     unchanged = writes.unchanged_elements(value)
     if unchanged is None or not bool(unchanged.any()):

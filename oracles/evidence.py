@@ -24,7 +24,7 @@ import sys
 import weakref
 from typing import Any, Iterator
 
-from oracles.compared import digest_of
+from oracles.compared import digest_of, marked_where_unwritten
 from oracles.arguments import shallow as _shallow
 from oracles.arguments import tensors_in as _tensors_in
 from oracles.draws import DrawsFollower, from_other_data
@@ -200,7 +200,7 @@ class EvidenceRecorder:
             common = self._common_operations(values)
             operands = tuple(self._operand(v, operations=True, common=common) for v in values)
             operands = spread_where_broadcast(operands, self._extents_compared(values))
-            operands = from_other_data(operands, values, self._writes, self._draws)
+            operands = marked_where_unwritten(from_other_data(operands, values, self._writes, self._draws), values, self._writes)
         with self.aside():
             difference = largest_difference(values) if held is False else None
             digest, differences = (digest_of(values), difference_digest(values)) if held is not True else (None, None)

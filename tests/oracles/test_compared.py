@@ -253,3 +253,16 @@ def test_the_module_tensors_at_the_failure_are_recorded(tmp_path):
     assert recorded["logits"] == ([2, 3], "torch.float32", "cpu", True)
     assert recorded["out"][:3] == ([2, 3], "torch.float32", "cpu")
     assert exception_info(caught.value, str(script), None).module_tensors == ()  # a compiled side's: not asked
+
+
+def test_the_runs_reading_marks_a_kernel_output_differing_where_it_did_not_write():
+    from oracles.comparison import Operand
+    from oracles.compared import marked_where_unwritten
+
+    writes = KernelWrites()
+    out, shift = torch.tensor([0.5, 1.0]), torch.tensor([0.5])
+    writes.note(out, "scale_shift_kernel", torch.tensor([False, True]))  # the second element was not written
+    operands = (Operand("kernel scale_shift_kernel", "float32 [2]"), Operand("input", "float32 [1]"))
+    marked = marked_where_unwritten(operands, (out, shift), writes)
+    assert marked[0].origin == "kernel scale_shift_kernel, differing where it did not write" and marked[1] == operands[1]
+    assert marked_where_unwritten(operands, (out, torch.tensor([0.5, 1.0])), writes) == operands
