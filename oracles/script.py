@@ -86,13 +86,9 @@ def same_difference(run: RecordedRun) -> Verdict:
     difference = exception.compared_difference if exception is not None else None
     if difference is None or exception is None or "kernel " not in (exception.evidence or ""):
         return Verdict(False, detail="no difference between a kernel's output and what it is compared with could be told")
-    strays = _strays_by_kernel(run)
-    failure = exception_signature(exception, evidence=True)
-    operands = f" [operands: {normalize_message(exception.operands)}]" if exception.operands else ""
-    kernels = f" [kernels: {', '.join(sorted(run.kernels))}]" if run.kernels else ""
-    out_of_bounds = f" [out of bounds: {'; '.join(strays)}]" if strays else ""
-    kind = exception.evidence.split(" of ", 1)[0]
-    return Verdict(True, f"{failure}{operands}{kernels}{out_of_bounds} [{kind}: difference {difference}]")
+    kind = exception.evidence.split(" of ", 1)[0]  # type: ignore[union-attr]
+    failed = _failed_where(run, exception_signature(exception, evidence=True), _strays_by_kernel(run))
+    return Verdict(True, f"{failed} [{kind}: difference {difference}]")
 
 
 def _strays_by_kernel(run: RecordedRun) -> list[str]:
@@ -102,15 +98,22 @@ def _strays_by_kernel(run: RecordedRun) -> list[str]:
     return list(dict.fromkeys(" ".join(stray.split()[:2]) for stray in run.kernel_strays))
 
 
+def _failed_where(run: RecordedRun, failure: str, strays: list[str]) -> str:
+    """``failure`` with what names where it failed: the names the assert read, the kernels that ran, what they
+    read or wrote out of bounds."""
+
+    operands = normalize_message(run.exception.operands) if run.exception and run.exception.operands else ""
+    signature = failure + (f" [operands: {operands}]" if operands else "")
+    signature += f" [kernels: {', '.join(sorted(run.kernels))}]" if run.kernels else ""
+    return signature + (f" [out of bounds: {'; '.join(strays)}]" if strays else "")
+
+
 def _script_verdict(run: RecordedRun, strays: list[str]) -> Verdict:
     if run.exception is None:
         return Verdict(False, detail="the script ran to the end")
     evidence = bool(run.exception.evidence)
     failure = exception_signature(run.exception, evidence=evidence)
-    operands = normalize_message(run.exception.operands) if run.exception.operands else ""
-    signature = failure + (f" [operands: {operands}]" if operands else "")
-    signature += f" [kernels: {', '.join(sorted(run.kernels))}]" if run.kernels else ""
-    signature += f" [out of bounds: {'; '.join(strays)}]" if strays else ""
+    signature = _failed_where(run, failure, strays)
     signature += f" [compared: {run.exception.compared}]" if run.exception.compared else ""
     signature += f" {EVIDENCE_MARK}{run.exception.evidence}]" if run.exception.evidence else ""
     signature += f" {only_compiled(run.only_compile)}" if run.only_compile else ""
