@@ -3,13 +3,14 @@
 # seeds at once, each group pinned to two cores of its own (taskset), CUDA hidden, seeds one after another within
 # a group (device tool: run from the repository root; results land in $OUT: summary.log, the lines of every
 # seed, and results.tar, one log per group and one JSON per seed: the device returns only a few files).
-# Usage: [SEED_TIMEOUT=S] bash bench/generated_gpu.sh GROUPS SEED...  (S: seconds a seed may take, whole; a seed
-# stopped there prints no line, and the others' results still come back)
+# Usage: [SEED_TIMEOUT=S] [TOTAL_TIMEOUT=T] bash bench/generated_gpu.sh GROUPS SEED...  (S: seconds a seed may take,
+# whole; T: seconds for the whole call, under the device's limit; a seed stopped by either prints no line, and what
+# finished still comes back)
 set -uo pipefail
 GROUPS_AT_ONCE=$1; shift
 SEEDS=("$@")
 WHEELS=$(ls -d .wheels ../shared/wheels shared/wheels 2>/dev/null | head -1)
-python3 -m pip install -q --no-index --no-deps --target /tmp/site "$WHEELS"/*.whl
+python3 -m pip install -q --upgrade --no-index --no-deps --target /tmp/site "$WHEELS"/*.whl
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 CUDA_VISIBLE_DEVICES=
 OUT=${OUT:-/tmp/out}
 RESULTS=$(mktemp -d)
@@ -24,6 +25,9 @@ for ((g = 0; g < GROUPS_AT_ONCE; g++)); do
     done
   ) &
 done
-wait
+# Whatever finished is packed when the call's own time is up: an outer `timeout` would kill the packing too.
+timeout "${TOTAL_TIMEOUT:-0}" bash -c 'while pgrep -f bench/generated.py > /dev/null; do sleep 5; done'
+kill $(jobs -p) 2> /dev/null
 (cd "$RESULTS" && tar cf "$OUT/results.tar" group-*.log json)
 cat "$RESULTS"/group-*.log | grep -E "x,|same_bug|error|refused" | tee "$OUT/summary.log"
+pkill -f bench/generated.py

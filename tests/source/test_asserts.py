@@ -1,6 +1,6 @@
 import libcst as cst
 
-from minimizer.source.passes.asserts import asserts_to_their_calls
+from minimizer.source.passes.asserts import asserts_to_their_calls, drop_assert_messages
 
 
 def candidates(source: str) -> list[str]:
@@ -19,3 +19,9 @@ def test_an_assert_without_a_call_stays():
     assert candidates("assert x == 1\nassert all(v for v in [f(1)])\n") == [
         "assert x == 1\nall(v for v in [f(1)])\n"
     ]
+
+
+def test_an_asserts_message_goes_one_assert_at_a_time():
+    source = 'assert ok(out), f"{name}: outputs differ"\nassert x == 1\nassert y, "y"\n'
+    found = [candidate.code for candidate in drop_assert_messages(cst.parse_module(source))]
+    assert found == ['assert ok(out)\nassert x == 1\nassert y, "y"\n', 'assert ok(out), f"{name}: outputs differ"\nassert x == 1\nassert y\n']

@@ -102,6 +102,14 @@ def test_a_helper_called_in_an_asserts_test_is_inlined_before_it_but_not_from_it
     assert codes(in_message) == []
 
 
+def test_a_helper_whose_value_a_for_loop_iterates_runs_before_the_loop():
+    source = "def collect(x):\n    h = k(x)\n    return [('a', h)]\n\n\nfor name, out in collect(a):\n    check(out)\n"
+    assert codes(source) == ["h = k(a)\nfor name, out in [('a', h)]:\n    check(out)\n"]
+    # A name the loop binds is one the helper binds too: the loop's value is taken before the loop rebinds it.
+    rebinding = source.replace("h = k(x)\n    return [('a', h)]", "out = k(x)\n    return [('a', out)]")
+    assert codes(rebinding) == ["out = k(a)\nfor name, out in [('a', out)]:\n    check(out)\n"]
+
+
 def test_a_helper_called_in_an_if_test_runs_before_the_if_but_not_before_an_elif():
     source = "def head(x):\n    out = k(x)\n    return out\n\n\nif not close(head(a), ref):\n    problems.append(1)\n"
     assert codes(source) == ["out = k(a)\nif not close(out, ref):\n    problems.append(1)\n"]

@@ -37,6 +37,16 @@ def test_an_operation_both_sides_apply_alike_goes_from_both_with_the_loads_left_
     assert "tl.store(out_ptr + offs, scale + shift)" in found[2] and "allclose(out, scale + shift)" in found[2]
 
 
+def test_a_kernel_operand_may_be_an_expression_in_the_reference():
+    # The script launches the kernel on `x * 0.5` and writes that inline in its reference.
+    code = KERNEL + "k[1,](x * 0.5, scale, shift, out, 2)\nassert torch.allclose(out, x * 0.5 * scale + shift)\n"
+    found = candidates(code)
+    assert "tl.store(out_ptr + offs, shift)" in found[0] and "allclose(out, shift)" in found[0]
+    assert any("tl.store(out_ptr + offs, x + shift)" in c and "allclose(out, (x * 0.5) + shift)" in c for c in found)
+    # The other way round, an operand of the reference stands for no operation of the kernel.
+    assert candidates(KERNEL.replace("x * scale + shift", "x * 2 * scale + shift") + "assert torch.allclose(out, x * s + t)\n") == []
+
+
 def test_expressions_written_with_other_operators_are_not_paired():
     code = KERNEL + "k[1,](x, scale, shift, out, 2)\nassert torch.allclose(out, x * (scale + shift))\n"
     assert candidates(code) == []

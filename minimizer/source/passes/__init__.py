@@ -8,7 +8,7 @@ scheduler orders passes by what they removed per proposal so far.
 
 from minimizer.source.passes.aliases import remove_name_aliases
 from minimizer.source.passes.appends import appended_lists_to_displays
-from minimizer.source.passes.asserts import asserts_to_their_calls
+from minimizer.source.passes.asserts import asserts_to_their_calls, drop_assert_messages
 from minimizer.source.passes.arguments import delete_arguments, keywords_to_positional
 from minimizer.source.passes.autograd_functions import autograd_functions_to_functions
 from minimizer.source.passes.arithmetic import operators_to_arithmetic
@@ -25,6 +25,7 @@ from minimizer.source.passes.dead_code import (
     keep_effects_of_unused_assignments,
     remove_unused_definitions,
 )
+from minimizer.source.passes.decorators import drop_decorators
 from minimizer.source.passes.delegating import collapse_delegating_modules
 from minimizer.source.passes.delete_statements import delete_statements
 from minimizer.source.passes.factories import constant_tensors_to_factories
@@ -65,6 +66,8 @@ SOURCE_PASSES = [
     inline_flag_calls,
     partial_calls_to_calls,
     asserts_to_their_calls,
+    drop_assert_messages,
+    drop_decorators,
     inline_single_call_functions,
     shrink_library_configs,
     inline_config_defaults,

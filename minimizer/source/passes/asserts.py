@@ -1,8 +1,11 @@
-"""An assert that only wraps the call that fails: `assert model == outcome(opt, x), "msg"` becomes `outcome(opt, x)`.
+"""Asserts shrunk: one that only wraps the call that fails becomes that call, one that is the bug loses its message.
 
-Where the bug is a crash, or shows before the assert compares anything, the comparison and its message are
-words around the call; kept, they also hold the helper's call inside an expression, where it cannot be
-inlined. Where the assert is the bug (the script's own check), the candidate passes and is dropped.
+`assert model == outcome(opt, x), "msg"` becomes `outcome(opt, x)`: where the bug is a crash, or shows before
+the assert compares anything, the comparison and its message are words around the call; kept, they also hold the
+helper's call inside an expression, where it cannot be inlined. Where the assert is the bug (the script's own
+check), the candidate passes and is dropped; its message may go instead (`assert torch.allclose(out, ref)`),
+with the names only the message read, where the signature does not hold the message (a recorded comparison
+names the check; without one, the message is the check's name and a candidate without it fails otherwise).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import libcst.matchers as m
 from minimizer.source.cst_utils import distinct_candidates, replace_node
 from minimizer.source.traversal import children, find_all
 
-__all__ = ["asserts_to_their_calls"]
+__all__ = ["asserts_to_their_calls", "drop_assert_messages"]
 
 
 def asserts_to_their_calls(module: cst.Module) -> Iterator[cst.Module]:
@@ -23,6 +26,15 @@ def asserts_to_their_calls(module: cst.Module) -> Iterator[cst.Module]:
     expression statement; asserts and calls in source order. An assert holding no call is left alone."""
 
     return distinct_candidates(module, _replacements(module))
+
+
+def drop_assert_messages(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with one `assert`'s message removed, in source order."""
+
+    with_messages = [a for a in find_all(module, m.Assert()) if a.msg is not None]  # type: ignore[attr-defined]
+    return distinct_candidates(
+        module, (lambda a=a: replace_node(module, a, a.with_changes(msg=None, comma=cst.MaybeSentinel.DEFAULT)) for a in with_messages)
+    )
 
 
 def _replacements(module: cst.Module) -> Iterator[object]:

@@ -42,8 +42,8 @@ def inline_single_call_functions(module: cst.Module) -> Iterator[cst.Module]:
     (which becomes `batch = <what it yielded>`), `next(batches(...))` or `list(batches(...))[0]` (the value in
     their place). Its name is referenced exactly once, as the function of a call with no starred
     arguments but, maybe, a last `*value` (its parameters left are bound together, `tokens, labels = value`), which is
-    part of a simple statement (`f(x)`, `y = f(x)`, `return f(x) * 2`, the test of an `assert`) or the test of an
-    `if` (not an `elif`) in a module or function body, and not under
+    part of a simple statement (`f(x)`, `y = f(x)`, `return f(x) * 2`, the test of an `assert`), the test of an
+    `if` (not an `elif`) or the iterable of a `for` in a module or function body, and not under
     a lambda, comprehension, conditional expression or `and`/`or`. Names the helper binds must be unused where it
     is inlined (a parameter passed a name of its own spelling and never rebound is bound already); inside a
     function, the globals it reads must not be local there.
@@ -145,12 +145,16 @@ def _own_nodes(node: cst.CSTNode, kind: type) -> Iterator[cst.CSTNode]:
         yield from _own_nodes(child, kind)
 
 
-def _enclosing_statement(call: cst.Call, parents) -> tuple[Optional[cst.SimpleStatementLine | cst.If], Optional[cst.CSTNode]]:
+def _enclosing_statement(
+    call: cst.Call, parents
+) -> tuple[Optional[cst.SimpleStatementLine | cst.If | cst.For], Optional[cst.CSTNode]]:
     node: cst.CSTNode = call
     while True:
         parent = parents.get(node)
         if isinstance(parent, cst.If) and node is parent.test and not isinstance(parents.get(parent), cst.If):
             return parent, parent  # an `if`'s test runs first, once (an `elif`'s only when the tests before fail)
+        if isinstance(parent, cst.For) and node is parent.iter and parent.asynchronous is None:
+            return parent, parent  # so does a loop's iterable
         if parent is None or isinstance(parent, _CONDITIONAL) or isinstance(parent, cst.BaseCompoundStatement):
             return None, None
         if isinstance(parent, cst.Assert) and node is parent.msg:
@@ -207,11 +211,15 @@ def _names_the_statement_rebinds(small: cst.CSTNode, call: cst.Call) -> set[str]
     body leaves in them is overwritten before anyone reads it (`eager, compiled = observe(w)` where `observe` has a
     local `eager`)."""
 
-    if not isinstance(small, (cst.Assign, cst.AnnAssign)) or small.value is None:
+    if isinstance(small, cst.For):  # the loop binds its targets from the value, before its body reads them
+        targets, value = [small.target], small.iter
+    elif isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
+        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+        value = small.value
+    else:
         return set()
-    targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
     names = set().union(*(target_names(target) for target in targets))
-    outside = {n.value for n in m.findall(swap_nodes(small.value, {call: cst.Name("None")}), m.Name())}  # type: ignore[union-attr]
+    outside = {n.value for n in m.findall(swap_nodes(value, {call: cst.Name("None")}), m.Name())}
     return names - outside
 
 

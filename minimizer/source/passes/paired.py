@@ -28,7 +28,7 @@ _Path = tuple[str, ...]
 def bypass_alike_operators(module: cst.Module) -> Iterator[cst.Module]:
     """Yield `module` with one operator bypassed, to the same side, in an expression of a `@triton.jit` kernel
     and in an expression outside the kernels written with the same operators in the same places (operands
-    aside); the loads the kernel then reads no more removed. Pairs in source order, outer operators first, the
+    aside, and an operand of the kernel may be an expression outside it); the loads the kernel then reads no more removed. Pairs in source order, outer operators first, the
     right operand kept before the left."""
 
     return distinct_candidates(module, _bypasses(module))
@@ -55,9 +55,8 @@ def _bypasses(module: cst.Module) -> Iterator[Optional[cst.Module]]:
     kernel_nodes = {id(node) for kernel in kernels for node in find_all(kernel, m.BinaryOperation())}
     outside = [e for e in _outermost_operations(module) if id(e) not in kernel_nodes]
     for kernel_side in inside:
-        shape = _skeleton(kernel_side)
         for reference in outside:
-            if _skeleton(reference) != shape:
+            if not _written_alike(kernel_side, reference, exactly=len(list(_operator_paths(kernel_side))) < 2):
                 continue
             for path in _operator_paths(kernel_side):
                 for side in ("right", "left"):
@@ -73,12 +72,20 @@ def _outermost_operations(root: cst.CSTNode) -> list[cst.BinaryOperation]:
     ]
 
 
-def _skeleton(node: cst.BaseExpression) -> object:
-    """The operators of ``node`` and where they stand, its other parts all alike."""
+def _written_alike(kernel_side: cst.BaseExpression, reference: cst.BaseExpression, *, exactly: bool) -> bool:
+    """Whether ``reference`` has ``kernel_side``'s operators in the same places. Not ``exactly``, an operand of
+    the kernel may stand for an expression outside it: the kernel loads `x` where the script passes it `h * 0.5`
+    and its reference reads `h * 0.5 * scale + shift` (a formula of one operator, a pointer's `x_ptr + offs`,
+    would pair with any sum)."""
 
-    if isinstance(node, cst.BinaryOperation):
-        return (type(node.operator).__name__, _skeleton(node.left), _skeleton(node.right))
-    return None
+    if not isinstance(kernel_side, cst.BinaryOperation):
+        return not (exactly and isinstance(reference, cst.BinaryOperation))
+    return (
+        isinstance(reference, cst.BinaryOperation)
+        and type(kernel_side.operator) is type(reference.operator)
+        and _written_alike(kernel_side.left, reference.left, exactly=exactly)
+        and _written_alike(kernel_side.right, reference.right, exactly=exactly)
+    )
 
 
 def _operator_paths(node: cst.BaseExpression, path: _Path = ()) -> Iterator[_Path]:
