@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from minimizer.metrics import measure
 from minimizer.source.statement import EAGER_RAISED, has_place
 from minimizer.stages.pin import Target
+from oracles.script import ALSO_WITHOUT_COMPILE, ONLY_UNDER_COMPILE
 from oracles.stages import STAGES
 
 if TYPE_CHECKING:
@@ -44,14 +45,14 @@ def is_buried(text: str, target: Target) -> bool:
     """Whether ``text`` compiles a call that no statement can reach to state the bug (see ``has_place``), for a
     bug a captured graph can show."""
 
-    return "compile" in text and shown_by_a_graph(target) and not has_place(text)
+    return _compiles(text, target) and shown_by_a_graph(target) and not has_place(text)
 
 
 def lifts_from_source(text: str, target: Target) -> bool:
     """Whether ``text`` compiles a call that no statement can reach, for a bug the compiled function's own source,
     called once, can show (see ``source.lift``): a crash in Dynamo's tracing too."""
 
-    return "compile" in text and _shown_by_a_call(target) and not has_place(text)
+    return _compiles(text, target) and _shown_by_a_call(target) and not has_place(text)
 
 
 def lives_elsewhere(text: str, operators_captured: int | None, target: Target) -> bool:
@@ -59,9 +60,18 @@ def lives_elsewhere(text: str, operators_captured: int | None, target: Target) -
     can show: its graphs held more than twice the operators the script shows. The source reducer would spend
     its candidates importing the library and deleting the script around one call it cannot see into."""
 
-    if operators_captured is None or "compile" not in text or not shown_by_a_graph(target):
+    if operators_captured is None or not _compiles(text, target) or not shown_by_a_graph(target):
         return False
     return operators_captured > max(2 * measure(text).torch_ops, _FEW_OPERATORS)
+
+
+def _compiles(text: str, target: Target) -> bool:
+    """Whether the program's failing run compiled anything: a ``script`` signature says whether it did (a script
+    that checks its own Triton kernel, whose docstring says "compile", has no compiled call to lift)."""
+
+    if target.spec == "script" and not any(mark in target.signature for mark in (ONLY_UNDER_COMPILE, ALSO_WITHOUT_COMPILE)):
+        return False
+    return "compile" in text
 
 
 def shown_by_a_graph(target: Target) -> bool:

@@ -65,6 +65,14 @@ def test_a_call_at_module_level_is_reduced_as_it_is():
     assert not is_buried(text, NUMERICAL)
 
 
+def test_a_script_whose_failing_run_compiled_nothing_is_not_lifted():
+    # Its own Triton kernel checked against torch; "compile" is in the text, in a docstring and a helper's name.
+    text = SHAPES["a training function rebinding a module-level helper"]
+    kernel_only = Target("script", "AssertionError [kernels: k] [evidence: allclose of kernel k, add]")
+    assert not is_buried(text, kernel_only)
+    assert is_buried(text, Target("script", f"{kernel_only.signature} [only under torch.compile]"))
+
+
 def test_bugs_no_captured_graph_can_show_are_not_lifted():
     text = SHAPES["a training function rebinding a module-level helper"]
     assert not is_buried(text, Target("inplace", "inplace: TanhBackward0"))
