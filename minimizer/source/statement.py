@@ -427,18 +427,33 @@ _TORCH_DRAWS = re.compile(
     r"\b(\w*rand\w*|normal_?|bernoulli_?|multinomial|poisson|uniform_|exponential_|geometric_|cauchy_|log_normal_"
     r"|\w*[Dd]ropout\w*|\w*[Rr][Rr]e[Ll][Uu]|gumbel\w*|init|nn(?!\.functional\b)|Generator|sample\w*)\b"
 )
-# Modules that never draw from torch's generator behind the script's back (a library that builds layers may).
+# What draws from NumPy's global generator.
+_NUMPY_DRAWS = re.compile(r"\b(random|default_rng)\b")
+# Modules that never draw from torch's or NumPy's generator behind the script's back (a library that builds
+# layers may).
 _DRAW_FREE_MODULES = {
-    "torch", "triton", "functorch", "os", "sys", "math", "functools", "itertools", "operator", "dataclasses",
+    "torch", "triton", "functorch", "numpy", "os", "sys", "math", "functools", "itertools", "operator", "dataclasses",
     "typing", "collections", "contextlib", "warnings", "__future__", "enum", "abc", "re", "time", "copy",
 }
 
 
-def may_draw_from_torch(source: str, folder: str | None = None, _seen: frozenset = frozenset()) -> bool:
+def may_draw_from_torch(source: str, folder: str | None = None) -> bool:
     """Whether running ``source`` may draw a random number from torch's generator (conservatively). A module
     it imports from ``folder`` (the user's backend beside the script) is read the same way."""
 
-    if _TORCH_DRAWS.search(source):
+    return _may_draw(source, _TORCH_DRAWS, folder, frozenset())
+
+
+def may_draw_from_numpy(source: str, folder: str | None = None) -> bool:
+    """Whether running ``source`` may draw from NumPy's global generator: it names ``random`` (``np.random``,
+    ``from numpy import random``) or imports a module that may (a script that imports NumPy for ``np.testing``
+    draws nothing from it)."""
+
+    return _may_draw(source, _NUMPY_DRAWS, folder, frozenset())
+
+
+def _may_draw(source: str, draws: re.Pattern, folder: str | None, seen: frozenset) -> bool:
+    if draws.search(source):
         return True
     module = cst.parse_module(source)
     for node in m.findall(module, m.Import() | m.ImportFrom()):
@@ -446,19 +461,19 @@ def may_draw_from_torch(source: str, folder: str | None = None, _seen: frozenset
             names = [module.code_for_node(alias.name) for alias in node.names]
         else:
             names = [module.code_for_node(node.module)] if node.module is not None else ["."]
-        if any(not _draw_free(name.split(".")[0], folder, _seen) for name in names):
+        if any(not _draw_free(name.split(".")[0], draws, folder, seen) for name in names):
             return True
     return False
 
 
-def _draw_free(root: str, folder: str | None, seen: frozenset) -> bool:
+def _draw_free(root: str, draws: re.Pattern, folder: str | None, seen: frozenset) -> bool:
     if root in _DRAW_FREE_MODULES or root in seen:
         return True  # a module being read already: whatever it draws, its own reading says
     beside = Path(folder, f"{root}.py") if folder else None
     if beside is None or not beside.is_file():
         return False
     try:
-        return not may_draw_from_torch(beside.read_text(), folder, seen | {root})
+        return not _may_draw(beside.read_text(), draws, folder, seen | {root})
     except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
         return False
 
@@ -474,6 +489,8 @@ def seed_like_the_harness(source: str, seed: int, folder: str | None = None) -> 
     calls = {"random": "{}.seed({})", "numpy": "{}.random.seed({})", "torch": "{}.manual_seed({})"}
     if not may_draw_from_torch(source, folder):
         del calls["torch"]  # `torch.ones(2)` draws nothing: a seed line would only be noise
+    if not may_draw_from_numpy(source, folder):
+        del calls["numpy"]  # imported for `np.testing`
     module = cst.parse_module(source)
     body: list = []
     pending: list[str] = []

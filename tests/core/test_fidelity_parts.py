@@ -209,6 +209,13 @@ def test_a_script_that_draws_nothing_from_torch_gets_no_torch_seed():
     assert seed_like_the_harness(functional, 0) == functional
 
 
+def test_a_script_that_imports_numpy_for_its_testing_gets_no_numpy_seed():
+    checked = "import numpy as np\nimport torch\n\nx = torch.randn(2)\nnp.testing.assert_allclose(x, x)\n"
+    assert "np.random.seed" not in seed_like_the_harness(checked, 0) and "torch.manual_seed(0)" in seed_like_the_harness(checked, 0)
+    for draws in ["y = np.random.rand(2)\n", "rng = np.random.default_rng()\n", "import transformers\n"]:
+        assert "np.random.seed(0)" in seed_like_the_harness(checked + draws, 0), draws
+
+
 def test_a_backend_beside_the_script_is_read_for_draws(tmp_path):
     fixed = "import torch\nimport my_backend\n\nx = torch.ones(2)\n"
     (tmp_path / "my_backend.py").write_text("import torch\nfrom functorch.compile import make_boxed_func\nimport helper\n")
