@@ -18,7 +18,7 @@ from oracles.compared import KernelWrites
 from oracles.arguments import tensors_in
 from oracles.evidence import aside, draws_of, operations_of
 from oracles.kernel_replay import FirstLaunches
-from oracles.kernel_memory import InterpretedAccesses, note_reach, out_of_bounds, stored_elements
+from oracles.kernel_memory import InterpretedAccesses, loaded_from, note_reach, out_of_bounds, stored_elements
 from oracles.settings import launch_settings
 
 # Launches of one kernel whose tensors are compared before and after, to tell which ones it wrote.
@@ -130,7 +130,10 @@ class KernelLaunches:
                 note_reach(self.reaches, (fn.__name__, verb, name), reach)
         for tensor in tensors:
             self.writes.note_passed(tensor)
-        settings, computed_by = launch_settings(bound, _constexprs(fn)), operations_of(tensors)
+        # What computed a tensor the launch only wrote into is no part of what it computed (`out = x * 0.5` as
+        # the output buffer): only the tensors it read tell its inputs.
+        read = [t for t in tensors if loaded_from(t, accesses)]
+        settings, computed_by = launch_settings(bound, _constexprs(fn)), operations_of(read)
         launch = (f"({settings})" if settings else "") + (f" of {'+'.join(sorted(computed_by))}" if computed_by else "")
         for tensor, unchanged in written:
             self.writes.note(tensor, fn.__name__, unchanged, launch, drawn)

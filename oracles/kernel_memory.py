@@ -184,6 +184,23 @@ def stored_elements(tensor: Any, accesses: Accesses | None) -> Any:
     return per_element[where.reshape(-1)]
 
 
+def loaded_from(tensor: Any, accesses: Accesses | None) -> bool:
+    """Whether some noted load read a byte of ``tensor``'s storage (``True`` when nothing was noted: the launch
+    was not interpreted, and it may have)."""
+
+    import numpy as np
+
+    if accesses is None:
+        return True
+    storage = tensor.untyped_storage()
+    base, nbytes = storage.data_ptr(), storage.nbytes()
+    for addresses, size in accesses.loads:
+        offsets = addresses.astype(np.int64) - base
+        if ((offsets > -size) & (offsets < nbytes)).any():
+            return True
+    return False
+
+
 def out_of_bounds(accesses: Accesses | None, tensors: dict[str, Any]) -> dict[tuple[str, str], tuple[int, int]]:
     """``{("reads", "x_ptr"): (1, 0)}``: for the accesses outside the storage of every tensor the launch was given
     (``tensors``: parameter name -> tensor), the parameter whose storage is nearest, with how many of its

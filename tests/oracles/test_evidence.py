@@ -465,6 +465,19 @@ def test_a_kernel_launched_on_other_inputs_than_the_script_gave_it_is_another_co
     assert bare.signature.endswith("[evidence: assert_close of kernel shift_kernel, add(other=2)+mul(other=0.5)]")
 
 
+def test_what_computed_a_buffer_the_kernel_only_writes_into_is_no_input_of_it(tmp_path):
+    # Generated seed 301: the kernel wrote its output into `torch.ones(2) * 0.5`, a buffer it never read; the
+    # `mul` that made the buffer named the kernel's inputs, so dropping it changed the comparison.
+    pytest.importorskip("triton")
+    from minimizer.runner.process import Limits, RunSettings, run_candidate
+
+    settings = RunSettings("check.py", str(tmp_path), ("script",), Limits(timeout=120))
+    into = KERNEL_ON.replace("out = torch.empty_like(x)", "out = x * 3.0").format(given="x")
+    verdict = run_candidate(into, settings).verdict("script")
+    assert verdict.fires
+    assert verdict.signature.endswith("[evidence: assert_close of kernel shift_kernel, add(other=2)+mul(other=0.5)]")
+
+
 def test_a_number_read_from_a_kernels_reference_is_told_by_the_operations_that_computed_it():
     # Generated seed 204: `math.isclose(out.exp().sum().item(), ref.exp().sum().item())`, and a reduction
     # replaced the reference by the input (`x.exp().sum().item()`): a number from no suspect was `other` either way.
