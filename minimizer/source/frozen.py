@@ -10,7 +10,8 @@ Once the values compared are held instead (``oracles.script.same_comparison``), 
 numbers may go, with one exception (``GuardedMasks``): the kernel's masks and what its masked loads read. On the
 inputs at hand a mask may be all true (``cols <= n_cols`` over one column too many) or a masked lane's value may
 not show (``other=0.0`` where ``-inf`` was meant), so dropping either changes no value, yet it is the line the
-kernel's author must fix.
+kernel's author must fix. Only such masks are held: those of a kernel that reached out of bounds or whose masked
+loads say what masked lanes read; a mask that only fences the launch's tail goes where the values stay.
 """
 
 from __future__ import annotations
@@ -79,8 +80,16 @@ class GuardedMasks:
 
     @classmethod
     def of(cls, start: str, signature: str) -> GuardedMasks:
+        """The masks of ``start``'s compared kernels, where a mask may be the bug's line: the kernel reached out of
+        bounds (``[out of bounds: k ...]``), or a masked load says what its masked lanes read (``other=``). A
+        kernel that did neither only fenced its launch's tail (``offs < n_elements``): with the values or their
+        difference held, a mask that was live changes them when it goes, and one that was not is no line of the
+        failure."""
+
         tree = parse_python(start)
-        return cls(tuple((kernel, _masks(tree, kernel)) for kernel in sorted(set(compared_kernels(signature)))))
+        kernels = sorted(set(compared_kernels(signature)))
+        masks = ((kernel, _masks(tree, kernel)) for kernel in kernels)
+        return cls(tuple((k, found) for k, found in masks if _may_hold_the_bug(k, found, signature)))
 
     def why_not(self, text: str) -> str | None:
         """Why ``text`` changes a guarded mask, or ``None``."""
@@ -95,6 +104,12 @@ class GuardedMasks:
             if _masks(tree, kernel) != masks:
                 return f"changes a mask of {kernel} or what its masked loads read"
         return None
+
+
+def _may_hold_the_bug(kernel: str, masks: frozenset[str], signature: str) -> bool:
+    reached = re.search(r"\[out of bounds: ([^\]]*)\]", signature)
+    out_of_bounds = reached is not None and any(part.split()[0] == kernel for part in reached.group(1).split("; "))
+    return out_of_bounds or any(mask.startswith("load other") and not mask.endswith(": None") for mask in masks)
 
 
 def _masks(tree: ast.Module, kernel: str) -> frozenset[str]:

@@ -159,7 +159,8 @@ def _reduce_compared_kernels(
     """The kernels a failing comparison checks, which the source reducer left as they were, reduced with the
     values compared held (``oracles.script.same_comparison``): an edit that computes the same numbers where the
     script compares them keeps the bug (a hand-written repro drops a weight of ones, binds ``eps=0.0``), if it
-    keeps the kernel's masks and its masked loads' ``other`` values as they were given (``GuardedMasks``). The
+    keeps the kernel's masks and its masked loads' ``other`` values as they were given where a mask may be the
+    bug's line (``GuardedMasks``). The
     pinned signature is then the repro's own: which pointers a kernel reads past may have changed with its
     parameters."""
 

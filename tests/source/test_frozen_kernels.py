@@ -68,3 +68,16 @@ def test_with_the_values_held_a_compared_kernel_may_shrink_but_keeps_its_masks_a
     assert guarded.why_not(RMS.replace("other=0.0", "other=1.0", 1)) is not None  # the other load still says 0.0
     assert GuardedMasks.of(RMS, "AssertionError: x [kernels: rms]").why_not(unmasked) is None
     assert guarded.why_not(RMS.replace("mask=cols < n)", "cols < n)")) is not None  # given as it was given
+
+
+TAIL_FENCED = RMS.replace(", other=0.0", "")
+
+
+def test_a_mask_that_only_fences_the_launchs_tail_is_not_held():
+    # No masked load says what its masked lanes read, and the kernel never reached out of bounds: with the values
+    # held, a live mask changes them when it goes; one that was not live is no line of the failure.
+    unmasked = TAIL_FENCED.replace("x = tl.load(x_ptr + cols, mask=mask)", "x = tl.load(x_ptr + cols)")
+    assert GuardedMasks.of(TAIL_FENCED, "AssertionError: x [kernels: rms] [compared: kernel rms, mult]").why_not(unmasked) is None
+    assert GuardedMasks.of(TAIL_FENCED, RMS_SIGNATURE).why_not(unmasked) is not None  # it reached past x_ptr
+    other_kernel = RMS_SIGNATURE.replace("[out of bounds: rms reads", "[out of bounds: norm reads")
+    assert GuardedMasks.of(TAIL_FENCED, other_kernel).why_not(unmasked) is None
