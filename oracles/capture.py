@@ -45,7 +45,7 @@ def exception_info(
         statement = innermost_statement(tree, lineno) if tree is not None else None
     if isinstance(exc, AssertionError) and frame is not None:
         if isinstance(statement, ast.Assert):
-            assert_text, operands = ast.unparse(statement.test), _operands(statement.test, frame)
+            assert_text, operands = assert_test(tree, statement), _operands(statement.test, frame)
         if statement is not None and kernel_writes:
             callee = _callee_of(exc, frame)
             compared = compared_operands(tree, statement, frame, kernel_writes, callee)
@@ -295,7 +295,47 @@ def assert_test_at(script: Path, lineno: int) -> str | None:
 
     tree = _parsed(script)
     statement = innermost_statement(tree, lineno) if tree is not None else None
-    return ast.unparse(statement.test) if isinstance(statement, ast.Assert) else None
+    return assert_test(tree, statement) if tree is not None and isinstance(statement, ast.Assert) else None
+
+
+def assert_test(tree: ast.Module, statement: ast.Assert) -> str:
+    """The source of an assert's test. A test that only calls a helper of the script that returns one expression
+    (``assert outputs_match(out, ref)`` with ``return torch.allclose(out, ref)``) reads as that expression on the
+    call's arguments: the helper inlined, as a reduction inlines it, is the same check."""
+
+    test = statement.test
+    helper = _returning_helper(tree, test)
+    if helper is None:
+        return ast.unparse(test)
+    parameters, returned = helper
+    bound = dict(zip(parameters, test.args))  # type: ignore[attr-defined]
+
+    class _Bind(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            return bound.get(node.id, node) if isinstance(node.ctx, ast.Load) else node
+
+    return ast.unparse(_Bind().visit(ast.parse(ast.unparse(returned), mode="eval").body))
+
+
+def _returning_helper(tree: ast.Module, test: ast.expr) -> tuple[list[str], ast.expr] | None:
+    """A module-level, undecorated function of plain parameters, each given by position, whose body is one
+    ``return`` of a value: its parameters and that value."""
+
+    if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name)) or test.keywords:
+        return None
+    if any(isinstance(a, ast.Starred) for a in test.args):
+        return None
+    function = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == test.func.id), None)
+    if function is None or function.decorator_list:
+        return None
+    arguments = function.args
+    if arguments.posonlyargs or arguments.vararg or arguments.kwonlyargs or arguments.kwarg:
+        return None
+    body = function.body[1:] if ast.get_docstring(function) is not None else function.body
+    if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+        return None
+    parameters = [a.arg for a in arguments.args]
+    return (parameters, body[0].value) if len(parameters) == len(test.args) else None
 
 
 def _parsed(script: Path) -> ast.Module | None:

@@ -33,3 +33,41 @@ def test_the_names_a_generic_assert_reads_say_which_check_failed(tmp_path):
 def test_numbers_and_containers_read_only_through_a_subscript_are_not_operands(tmp_path):
     assert failure_of(tmp_path, focal=0.5, kl=0.0, test="count == 0").operands is None
     assert failure_of(tmp_path, focal=0.5, kl=0.0, test='not info["attached"]').operands is None
+
+
+HELPER = '''import math
+
+
+def close(a, b):
+    """Whether two numbers agree."""
+    return math.isclose(a, b, rel_tol=1e-3)
+
+
+def loose(a, b, tol=0.5):
+    return math.isclose(a, b, rel_tol=tol)
+
+
+out, ref = 1.0, 3.0
+assert {test}
+'''
+
+
+def test_an_assert_that_calls_a_helper_returning_a_comparison_reads_as_that_comparison(tmp_path):
+    # A reduction inlines the helper (`assert math.isclose(out, ref, rel_tol=0.001)`): the same check, read alike.
+    from minimizer.runner.plain import run_plain
+    from minimizer.runner.process import Limits
+    from oracles.signature import exception_signature
+
+    def read(test):
+        script = tmp_path / "check.py"
+        script.write_text(HELPER.format(test=test))
+        with pytest.raises(AssertionError) as caught:
+            runpy.run_path(str(script), run_name="__main__")
+        run = exception_info(caught.value, str(script))
+        plain = run_plain(script.read_text(), script.name, str(tmp_path), Limits(timeout=60))
+        assert plain.failure == exception_signature(run)  # plain python's failure reads alike
+        return plain.failure
+
+    assert read("close(out, ref)") == read("math.isclose(out, ref, rel_tol=1e-3)")
+    assert read("close(out, ref)") == "AssertionError: assert math.isclose(out, ref, rel_tol=0.001)"
+    assert read("loose(out, ref)") == "AssertionError: assert loose(out, ref)"  # a default it leaves: read as written
