@@ -23,6 +23,7 @@ __all__ = ["drop_decorators"]
 _DEFINING = frozenset({
     "jit", "autotune", "heuristics", "compile", "optimize", "dataclass", "staticmethod", "classmethod", "property",
     "setter", "custom_op", "triton_op", "register_fake", "register_kernel", "register_autograd", "impl", "fixture",
+    "contextmanager", "script", "trace",
 })
 
 
