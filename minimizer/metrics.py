@@ -55,7 +55,30 @@ def code_tokens(source: str) -> tuple[str, ...]:
 
     # Remembered: a reduction asks for one candidate's tokens for its size, its cache key and its screen.
     tokens = tokenize.generate_tokens(io.StringIO(source).readline)
-    return tuple(tok.string for tok in tokens if tok.type not in _NON_CODE_TOKENS)
+    return tuple(_whole_fstrings(tok for tok in tokens if tok.type not in _NON_CODE_TOKENS))
+
+
+# Python 3.12 tokenizes an f-string into its parts (PEP 701); 3.11 and earlier give one STRING token. One token
+# either way, so a repro's size does not depend on the Python that measures it.
+_FSTRING_START, _FSTRING_END = getattr(tokenize, "FSTRING_START", None), getattr(tokenize, "FSTRING_END", None)
+
+
+def _whole_fstrings(tokens) -> list[str]:
+    found: list[str] = []
+    depth, parts = 0, []
+    for tok in tokens:
+        if _FSTRING_START is not None and tok.type == _FSTRING_START:
+            depth += 1
+        if depth:
+            parts.append(tok.string)
+            if tok.type == _FSTRING_END:
+                depth -= 1
+                if not depth:
+                    found.append("".join(parts))
+                    parts = []
+            continue
+        found.append(tok.string)
+    return found
 
 
 def count_tokens(source: str) -> int:
