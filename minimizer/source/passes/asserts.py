@@ -3,8 +3,8 @@
 `assert model == outcome(opt, x), "msg"` becomes `outcome(opt, x)`: where the bug is a crash, or shows before
 the assert compares anything, the comparison and its message are words around the call; kept, they also hold the
 helper's call inside an expression, where it cannot be inlined. Where the assert is the bug (the script's own
-check), the candidate passes and is dropped; its message may go instead (`assert torch.allclose(out, ref)`),
-with the names only the message read, where the signature does not hold the message (a recorded comparison
+check), the candidate passes and is dropped; a message it computes may go instead (`f"{name}: outputs differ"`,
+with the names only the message read), where the signature does not hold the message (a recorded comparison
 names the check; without one, the message is the check's name and a candidate without it fails otherwise).
 """
 
@@ -29,11 +29,18 @@ def asserts_to_their_calls(module: cst.Module) -> Iterator[cst.Module]:
 
 
 def drop_assert_messages(module: cst.Module) -> Iterator[cst.Module]:
-    """Yield `module` with one `assert`'s message removed, in source order."""
+    """Yield `module` with one `assert`'s computed message removed (`f"{name}: outputs differ"`), in source order.
+    A literal message stays: it costs the reader nothing, and plain python then fails with the original's words."""
 
-    with_messages = [a for a in find_all(module, m.Assert()) if a.msg is not None]  # type: ignore[attr-defined]
+    with_messages = [a for a in find_all(module, m.Assert()) if a.msg is not None and not _literal(a.msg)]  # type: ignore[attr-defined]
     return distinct_candidates(
         module, (lambda a=a: replace_node(module, a, a.with_changes(msg=None, comma=cst.MaybeSentinel.DEFAULT)) for a in with_messages)
+    )
+
+
+def _literal(message: cst.BaseExpression) -> bool:
+    return isinstance(message, cst.SimpleString) or (
+        isinstance(message, cst.ConcatenatedString) and _literal(message.left) and _literal(message.right)
     )
 
 
