@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import copy
 import re
 import sys
 import traceback
@@ -314,7 +315,7 @@ def assert_test(tree: ast.Module, statement: ast.Assert) -> str:
         def visit_Name(self, node: ast.Name) -> ast.AST:
             return bound.get(node.id, node) if isinstance(node.ctx, ast.Load) else node
 
-    return ast.unparse(_Bind().visit(ast.parse(ast.unparse(returned), mode="eval").body))
+    return ast.unparse(_Bind().visit(copy.deepcopy(returned)))  # a copy: the transformer edits in place
 
 
 def _returning_helper(tree: ast.Module, test: ast.expr) -> tuple[list[str], ast.expr] | None:

@@ -55,8 +55,9 @@ def _bypasses(module: cst.Module) -> Iterator[Optional[cst.Module]]:
     kernel_nodes = {id(node) for kernel in kernels for node in find_all(kernel, m.BinaryOperation())}
     outside = [e for e in _outermost_operations(module) if id(e) not in kernel_nodes]
     for kernel_side in inside:
+        exactly = len(list(_operator_paths(kernel_side))) < 2
         for reference in outside:
-            if not _written_alike(kernel_side, reference, exactly=len(list(_operator_paths(kernel_side))) < 2):
+            if not _written_alike(kernel_side, reference, exactly=exactly):
                 continue
             for path in _operator_paths(kernel_side):
                 for side in ("right", "left"):
