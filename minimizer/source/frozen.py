@@ -11,12 +11,16 @@ numbers may go, with one exception (``GuardedMasks``): the kernel's masks and wh
 inputs at hand a mask may be all true (``cols <= n_cols`` over one column too many) or a masked lane's value may
 not show (``other=0.0`` where ``-inf`` was meant), so dropping either changes no value, yet it is the line the
 kernel's author must fix. Only such masks are held: those of a kernel that reached out of bounds or whose masked
-loads say what masked lanes read; a mask that only fences the launch's tail goes where the values stay.
+loads say what masked lanes read; a mask that only fences the launch's tail goes where the values stay. The same
+holds for an address that maps a flat offset to a row or a column (``shift_ptr + offs // n_cols``): over one row
+a division by the row's length reads 0 and a remainder reads the offset, so the bug's line computes what a
+plainer address would. A load or store that stays keeps such an address; one may still go whole.
 """
 
 from __future__ import annotations
 
 import ast
+import copy
 import re
 from dataclasses import dataclass
 
@@ -74,9 +78,11 @@ def _definitions(text: str, names: set[str]) -> dict[str, str]:
 class GuardedMasks:
     """Per compared kernel, the masks of its loads and stores and the values its masked loads take (``other``),
     which candidates must keep: the set of their texts stays the same (a load may go, if another keeps what it
-    said), a name assigned once in the kernel read as its value (``mask = cols <= n_cols``)."""
+    said), a name assigned once in the kernel read as its value (``mask = cols <= n_cols``); and the row or
+    column addresses of its loads and stores, which every load or store from the same pointer keeps."""
 
     masks: tuple[tuple[str, frozenset[str]], ...] = ()
+    addresses: tuple[tuple[str, frozenset[str]], ...] = ()
 
     @classmethod
     def of(cls, start: str, signature: str) -> GuardedMasks:
@@ -89,12 +95,16 @@ class GuardedMasks:
         tree = parse_python(start)
         kernels = sorted(set(compared_kernels(signature)))
         masks = ((kernel, _masks(tree, kernel)) for kernel in kernels)
-        return cls(tuple((k, found) for k, found in masks if _may_hold_the_bug(k, found, signature)))
+        addresses = ((kernel, _of_row_pointers(_addresses(tree, kernel))) for kernel in kernels)
+        return cls(
+            tuple((k, found) for k, found in masks if _may_hold_the_bug(k, found, signature)),
+            tuple((k, found) for k, found in addresses if found),
+        )
 
     def why_not(self, text: str) -> str | None:
         """Why ``text`` changes a guarded mask, or ``None``."""
 
-        if not self.masks:
+        if not self.masks and not self.addresses:
             return None
         try:
             tree = parse_python(text)
@@ -103,6 +113,11 @@ class GuardedMasks:
         for kernel, masks in self.masks:
             if _masks(tree, kernel) != masks:
                 return f"changes a mask of {kernel} or what its masked loads read"
+        for kernel, held in self.addresses:
+            pointers = {_pointer(address) for address in held}
+            now = {address for address in _addresses(tree, kernel) if _pointer(address) in pointers}
+            if not now <= held:
+                return f"changes the row or column {kernel} reads or writes"
         return None
 
 
@@ -137,6 +152,54 @@ def _masks(tree: ast.Module, kernel: str) -> frozenset[str]:
 # Where a mask and the value of masked lanes go in `tl.load(pointer, mask, other)` and `tl.store(pointer, value,
 # mask)`.
 _PLACES = {"load": {"mask": 1, "other": 2}, "store": {"mask": 2}}
+
+
+def _of_row_pointers(addresses: set[str]) -> frozenset[str]:
+    """The addresses from each pointer that some load or store addresses by a division or a remainder."""
+
+    rows = {_pointer(address) for address in addresses if re.search(r"//|%", address.split(": ", 1)[1])}
+    return frozenset(address for address in addresses if _pointer(address) in rows)
+
+
+def _addresses(tree: ast.Module, kernel: str) -> set[str]:
+    """``kernel``'s load and store addresses, each as ``"load shift_ptr: shift_ptr + offs // n_cols"``, a name
+    assigned once to a division or remainder read as its value."""
+
+    function = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == kernel), None)
+    if function is None:
+        return set()
+    arithmetic = {
+        name: value for name, value in _assigned(function).items()
+        if any(isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Mod)) for node in ast.walk(value))
+    }
+    found = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _PLACES:
+            pointer = next((k.value for k in node.keywords if k.arg == "pointer"), node.args[0] if node.args else None)
+            base = _leftmost_name(pointer)
+            if base is not None:
+                found.add(f"{node.func.attr} {base}: {ast.unparse(_read_as(pointer, arithmetic))}")
+    return found
+
+
+def _pointer(address: str) -> str:
+    return address.split(": ", 1)[0]
+
+
+def _leftmost_name(node: ast.expr | None) -> str | None:
+    while isinstance(node, ast.BinOp):
+        node = node.left
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _read_as(expression: ast.expr, values: dict[str, ast.expr]) -> ast.expr:
+    """``expression`` with each name of ``values`` read as its value."""
+
+    class Substitute(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.expr:
+            return values.get(node.id, node)
+
+    return Substitute().visit(copy.deepcopy(expression))
 
 
 def _assigned(function: ast.FunctionDef) -> dict[str, ast.expr]:

@@ -69,15 +69,16 @@ def reduce_script(runs: Runs, pinned: Pinned, best: BestSoFar, deadline: float |
 
 def _source_stages(runs: Runs, text: str, target: Target, settings: RunSettings, best: BestSoFar, deadline: float | None) -> str:
     """The source reducer; the tensors a compared kernel is given as factories; the compared kernels with the
-    values compared held, then with their references; and, where the references changed with them, the source
+    values compared held, then with their references; where the references changed with them, the source
     reducer once more (the kernels as they are now): a reference reduced leaves tensors unused and a helper
-    that ran the kernel or the reference by a flag called once."""
+    that ran the kernel or the reference by a flag called once; last, the compared kernels' launches."""
 
     text = _reduce_source(runs, text, target, settings, best, deadline)
     text = _tensors_as_factories(runs, text, target, settings, best, deadline)
     text = _reduce_compared_kernels(runs, text, target, settings, best, deadline)
     paired = _reduce_kernels_with_their_references(runs, text, target, settings, best, deadline)
-    return text if paired == text else _reduce_source(runs, paired, target, settings, best, deadline, named=None)
+    text = text if paired == text else _reduce_source(runs, paired, target, settings, best, deadline, named=None)
+    return _reduce_launches(runs, text, target, settings, best, deadline)
 
 
 def _smaller_of(runs: Runs, best: BestSoFar, target: Target, source_repro: str, graph_repro: Callable[[], str]) -> str:
@@ -204,19 +205,52 @@ def _reduce_kernels_with_their_references(
     (``oracles.script.same_difference``); the kernels' other lines stay (no step's leftovers are swept: the line
     a fix mends may read them)."""
 
+    from minimizer.source.passes.paired import bypass_alike_operators
+
+    return _reduce_with_difference_held(
+        runs, text, target, settings, best, deadline, "kernels with references", [bypass_alike_operators],
+        subject="the compared kernels and their references",
+        says="reducing the compared kernels with their references, with how their values differ held",
+    )
+
+
+def _reduce_launches(
+    runs: Runs, text: str, target: Target, settings: RunSettings, best: BestSoFar, deadline: float | None
+) -> str:
+    """The compared kernels' launches as a person writes them by hand, once every size is what it will be: one
+    program over the elements (``source.passes.launches``), its block size bound, masks that fence nothing
+    dropped; with how the values compared differ held, as for the references."""
+
+    from minimizer.source.passes.kernels import drop_kernel_masks
+    from minimizer.source.passes.known_shapes import fold_known_shapes
+    from minimizer.source.passes.launches import single_program_launches
+    from minimizer.source.passes.parameters import bind_constant_parameters
+
+    return _reduce_with_difference_held(
+        runs, text, target, settings, best, deadline, "kernel launches",
+        [fold_known_shapes, single_program_launches, drop_kernel_masks, bind_constant_parameters],
+        subject="the compared kernels' launches", says="making each compared kernel's launch one program",
+    )
+
+
+def _reduce_with_difference_held(
+    runs: Runs, text: str, target: Target, settings: RunSettings, best: BestSoFar, deadline: float | None,
+    name: str, passes: list, *, subject: str, says: str,
+) -> str:
+    """A held round of ``passes`` (and the unused parameters and definitions they leave, kernels' lines kept)
+    with how the values compared differ held, where the script compares a kernel's output."""
+
     if target.spec != "script" or not compared_kernels(target.signature):
         return text
     from minimizer.reduce.scheduler import Pass
     from minimizer.source.passes.dead_code import remove_unused_definitions
-    from minimizer.source.passes.paired import bypass_alike_operators, kernel_bodies_kept
+    from minimizer.source.passes.paired import kernel_bodies_kept
     from minimizer.source.passes.parameters import remove_unused_parameters
 
-    passes = [bypass_alike_operators, remove_unused_parameters, kernel_bodies_kept(remove_unused_definitions)]
+    passes = [*passes, remove_unused_parameters, kernel_bodies_kept(remove_unused_definitions)]
     held = _HeldRound(
-        "kernels with references", SAME_DIFFERENCE, dataclasses.replace(settings, oracles=(SAME_DIFFERENCE,)),
-        [Pass.of(p) for p in passes], subject="the compared kernels and their references",
-        varies="how the values differ changes from run to run",
-        says="reducing the compared kernels with their references, with how their values differ held", leftovers=False,
+        name, SAME_DIFFERENCE, dataclasses.replace(settings, oracles=(SAME_DIFFERENCE,)), [Pass.of(p) for p in passes],
+        subject=subject, varies="how the values differ changes from run to run", says=says, leftovers=False,
     )
     return _reduce_held(runs, text, target, settings, best, deadline, held)
 

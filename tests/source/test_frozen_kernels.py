@@ -81,3 +81,34 @@ def test_a_mask_that_only_fences_the_launchs_tail_is_not_held():
     assert GuardedMasks.of(TAIL_FENCED, RMS_SIGNATURE).why_not(unmasked) is not None  # it reached past x_ptr
     other_kernel = RMS_SIGNATURE.replace("[out of bounds: rms reads", "[out of bounds: norm reads")
     assert GuardedMasks.of(TAIL_FENCED, other_kernel).why_not(unmasked) is None
+
+
+SHIFT = '''import triton
+
+
+@triton.jit
+def shift_rows(x_ptr, scale_ptr, shift_ptr, out_ptr, n, n_cols, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    cols = offs % n_cols
+    x = tl.load(x_ptr + offs)
+    scale = tl.load(scale_ptr + cols)
+    shift = tl.load(shift_ptr + offs // n_cols)
+    tl.store(out_ptr + offs, x * scale + shift)
+'''
+SHIFT_SIGNATURE = "AssertionError: x [kernels: shift_rows] [compared: kernel shift_rows, add]"
+
+
+def test_a_row_or_column_address_stays_while_its_load_does_though_over_one_row_a_plainer_one_reads_the_same():
+    guarded = GuardedMasks.of(SHIFT, SHIFT_SIGNATURE)
+    # Over one row `offs // n_cols` is 0: the bug's line, and `shift_ptr` alone would read the same.
+    assert guarded.why_not(SHIFT.replace("shift_ptr + offs // n_cols", "shift_ptr")) == (
+        "changes the row or column shift_rows reads or writes"
+    )
+    assert guarded.why_not(SHIFT.replace("cols = offs % n_cols", "cols = offs")) is not None
+    # What places the program, a load that goes whole, and loads of plain addresses may change.
+    one_program = SHIFT.replace("tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)", "tl.arange(0, BLOCK)")
+    scaleless = one_program.replace("    scale = tl.load(scale_ptr + cols)\n", "").replace("x * scale", "x")
+    assert guarded.why_not(scaleless.replace("x_ptr + offs", "x_ptr")) is None
+    assert GuardedMasks.of(SHIFT.replace("offs // n_cols", "offs"), SHIFT_SIGNATURE).why_not(
+        SHIFT.replace("offs // n_cols", "offs").replace("shift_ptr + offs", "shift_ptr")
+    ) is None

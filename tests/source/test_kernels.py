@@ -23,3 +23,18 @@ def test_loads_in_kernels_become_constants_together_then_alone():
     assert "    x = 0.0\n    tl.store(y_ptr, x + tl.load(y_ptr))\n" in first
     assert "    x = tl.load(x_ptr + tl.program_id(0))\n    tl.store(y_ptr, x + 0.0)\n" in second
     assert all("return tl.load(1)" in code for code in (every, first, second))  # only inside @triton.jit
+
+
+def test_masks_go_from_loads_and_stores_together_then_call_by_call():
+    from minimizer.source.passes.kernels import drop_kernel_masks
+
+    source = (
+        "import triton\n\n\n@triton.jit\ndef k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.arange(0, BLOCK)\n    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)\n"
+        "    tl.store(out_ptr + offs, x, offs < n)\n    tl.store(out_ptr, x)\n\n\ndef f(mask):\n    return tl.load(p, mask=mask)\n"
+    )
+    every, load, store = [c.code for c in drop_kernel_masks(cst.parse_module(source))]
+    assert "x = tl.load(x_ptr + offs)\n    tl.store(out_ptr + offs, x)\n" in every
+    assert "x = tl.load(x_ptr + offs)\n    tl.store(out_ptr + offs, x, offs < n)\n" in load
+    assert "x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)\n    tl.store(out_ptr + offs, x)\n" in store
+    assert all("return tl.load(p, mask=mask)" in c for c in (every, load, store))  # not a kernel

@@ -46,3 +46,26 @@ def test_sizes_and_strides_read_in_expressions_fold_to_what_torch_says():
     assert candidates[-1].splitlines()[-1] == "k[3,](x, 8, 1, 2, 1, wt.t().stride(0), 3)"
     x, wt = torch.ones(3, 2, 4), torch.zeros(3, 1).T
     assert (x.size(0), x.stride(0), x.stride(2), x.shape[1], wt.stride(0), wt.size(1)) == (3, 8, 1, 2, 1, 3)
+
+
+def test_element_counts_and_sizes_counted_from_the_end_fold_to_what_torch_says():
+    import torch
+
+    source = (
+        "x = torch.ones(2, 3)\nn = x.numel()\nlast = x.size(-1)\nb, d = x.size()\n"
+        "k[n,](x, n, x.shape[-1], x.shape[-2], len(x), x.numel(), x.size(), last, b, d)\n"
+    )
+    *statements, inline = codes(source)
+    assert [c.splitlines()[-1] for c in statements] == [
+        "k[6,](x, 6, x.shape[-1], x.shape[-2], len(x), x.numel(), x.size(), last, b, d)",
+        "k[n,](x, n, x.shape[-1], x.shape[-2], len(x), x.numel(), x.size(), 3, b, d)",
+        "k[n,](x, n, x.shape[-1], x.shape[-2], len(x), x.numel(), x.size(), last, 2, 3)",
+    ]
+    # `x.size()` is the whole shape, never one size: it stays.
+    assert inline.splitlines()[-1] == "k[n,](x, n, 3, 2, 2, 6, x.size(), last, b, d)"
+    x = torch.ones(2, 3)
+    assert (x.numel(), x.size(-1), x.shape[-1], x.shape[-2], len(x), tuple(x.size())) == (6, 3, 3, 2, 2, (2, 3))
+
+
+def test_an_index_past_the_shape_is_not_folded():
+    assert codes("import torch\nx = torch.ones(2)\nk(x.shape[-2], x.size(1))\n") == []

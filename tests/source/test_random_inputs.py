@@ -18,3 +18,15 @@ def test_random_factories_become_ones_together_then_one_at_a_time():
 
 def test_a_call_given_a_generator_stays():
     assert codes("import torch\nx = torch.randn(2, generator=g)\n") == []
+
+
+def test_a_one_dimensional_draw_also_counts_after_the_ones():
+    import torch
+
+    source = "import torch\nx = torch.randn(4, requires_grad=True)\ny = torch.rand(2, 3)\nz = torch.randn(n)\n"
+    *ones, counted = codes(source)
+    assert all("arange" not in code for code in ones)
+    assert "x = torch.arange(4.0, requires_grad=True)\ny = torch.rand(2, 3)\nz = torch.randn(n)\n" in counted
+    # A count of the draw's length, dtype and flags: what the draw would have been, with every element distinct.
+    x = torch.arange(4.0, requires_grad=True)
+    assert (x.shape, x.dtype, x.requires_grad, len(set(x.tolist()))) == ((4,), torch.randn(4).dtype, True, 4)

@@ -36,13 +36,14 @@ from minimizer.source.passes.dtypes import simplify_dtypes
 from minimizer.source.passes.inline import inline_single_use_variables
 from minimizer.source.passes.inline_calls import inline_single_call_functions
 from minimizer.source.passes.instances import single_instances_to_functions
-from minimizer.source.passes.kernels import constant_kernel_loads
+from minimizer.source.passes.kernels import constant_kernel_loads, drop_kernel_masks
 from minimizer.source.passes.known_shapes import fold_known_shapes
 from minimizer.source.passes.library_configs import shrink_library_configs
 from minimizer.source.passes.leaves import layers_to_leaves
 from minimizer.source.passes.leftovers import remove_what_the_step_left
 from minimizer.source.passes.module_lists import unwrap_single_module_lists
 from minimizer.source.passes.modules import module_classes_to_functions
+from minimizer.source.passes.launches import single_program_launches
 from minimizer.source.passes.literals import shrink_int_literals, shrink_shapes
 from minimizer.source.passes.partials import partial_calls_to_calls
 from minimizer.source.passes.parameters import bind_constant_parameters, remove_unused_parameters
@@ -84,6 +85,8 @@ SOURCE_PASSES = [
     layers_to_leaves,
     operators_to_arithmetic,
     constant_kernel_loads,
+    drop_kernel_masks,
+    single_program_launches,
     remove_unused_parameters,
     bind_constant_parameters,
     drop_unread_returned_values,

@@ -1,8 +1,11 @@
-"""Triton kernels: a value the kernel loads becomes a constant, `tl.load(x_ptr + offsets)` -> `0.0`.
+"""Triton kernels: a value the kernel loads becomes a constant, `tl.load(x_ptr + offsets)` -> `0.0`; a mask goes,
+`tl.store(out_ptr + offs, y, mask=offs < n)` -> `tl.store(out_ptr + offs, y)`.
 
 A kernel that corrupts memory (writes where autograd keeps a saved tensor, past a mask, into the wrong row)
 shows it with any value written; the loads that computed the value, their pointers, masks and `other=`
-arguments are then noise, and once a load is gone its offsets often go with it.
+arguments are then noise, and once a load is gone its offsets often go with it. A mask that fenced the launch's
+tail fences nothing once the launch covers the tensor exactly (the masks that may be a bug's line are held by
+`minimizer.source.frozen.GuardedMasks`).
 """
 
 from __future__ import annotations
@@ -15,11 +18,12 @@ import libcst.matchers as m
 from minimizer.source.cst_utils import distinct_candidates, replace_nodes
 from minimizer.source.traversal import find_all
 
-__all__ = ["constant_kernel_loads"]
+__all__ = ["constant_kernel_loads", "drop_kernel_masks"]
 
 _JIT = m.Attribute(value=m.Name("triton"), attr=m.Name("jit")) | m.Name("jit")
 KERNEL = m.FunctionDef(decorators=[m.ZeroOrMore(), m.Decorator(decorator=_JIT | m.Call(func=_JIT)), m.ZeroOrMore()])
 LOAD = m.Call(func=m.Attribute(value=m.Name("tl"), attr=m.Name("load")))
+STORE = m.Call(func=m.Attribute(value=m.Name("tl"), attr=m.Name("store")))
 
 
 def constant_kernel_loads(module: cst.Module) -> Iterator[cst.Module]:
@@ -31,3 +35,30 @@ def constant_kernel_loads(module: cst.Module) -> Iterator[cst.Module]:
     return distinct_candidates(
         module, (lambda group=group: replace_nodes(module, {load: cst.Float("0.0") for load in group}) for group in groups)
     )
+
+
+def drop_kernel_masks(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with the `mask` (and a load's `other`) of `tl.load` / `tl.store` calls inside `@triton.jit`
+    functions dropped, by keyword or in their places (`tl.store(p, v, m)`): every one at once, then each call's
+    alone in source order."""
+
+    calls = [call for kernel in find_all(module, KERNEL) for call in find_all(kernel, LOAD | STORE) if _unmasked(call)]
+    groups = ([calls] if len(calls) > 1 else []) + [[call] for call in calls]
+    return distinct_candidates(
+        module, (lambda group=group: replace_nodes(module, {call: _unmasked(call) for call in group}) for group in groups)
+    )
+
+
+def _unmasked(call: cst.Call) -> cst.Call | None:
+    """`call` without its mask and `other`, or None where it has neither."""
+
+    first_masked = 1 if call.func.attr.value == "load" else 2
+    kept = [
+        arg for position, arg in enumerate(call.args)
+        if not (arg.keyword is None and position >= first_masked)
+        and not (arg.keyword is not None and arg.keyword.value in ("mask", "other"))
+    ]
+    if len(kept) == len(call.args) or any(arg.star for arg in call.args):
+        return None
+    kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return call.with_changes(args=kept)

@@ -7,6 +7,7 @@ its second dimension while `rows, cols = x.shape` unpacks two.
 
 from __future__ import annotations
 
+import math
 from typing import Iterator
 
 import libcst as cst
@@ -25,9 +26,9 @@ _FACTORY = m.Call(
 
 
 def fold_known_shapes(module: cst.Module) -> Iterator[cst.Module]:
-    """Yield `module` with one `a, b = x.shape` (or `n = x.shape[i]`, `n = x.size(i)`) removed and its names'
-    reads replaced by the sizes, in source order; then with every size or stride read in an expression
-    (`kernel[grid](x, x.stride(0), x.shape[1])`) replaced by its value, all at once.
+    """Yield `module` with one `a, b = x.shape` (or `n = x.shape[-1]`, `n = x.size(i)`, `n = x.numel()`) removed
+    and its names' reads replaced by the sizes, in source order; then with every size, stride or element count
+    read in an expression (`kernel[x.numel(),](x, x.stride(0), x.shape[-1])`) replaced by its value, all at once.
 
     Only where `x` and each name are bound once in their scope, `x` by a torch factory whose positional arguments
     are all integer literals (`torch.randn(2, 1, requires_grad=True)`), or by `.T` / `.t()` of such a tensor
@@ -43,8 +44,8 @@ def _inline_folds(module: cst.Module) -> cst.Module | None:
     reads = {}
     for node in nodes_of_type(module, cst.Subscript) + nodes_of_type(module, cst.Call):
         scope = scopes.get(node)
-        if scope is None or isinstance(parents.get(node), cst.Assign):
-            continue  # an assignment of a size is the statement fold's (its name goes too)
+        if scope is None or isinstance(parents.get(node), cst.Assign) or m.matches(node, _method_call("size", [])):
+            continue  # an assignment of a size is the statement fold's (its name goes too); `x.size()` is a shape
         sizes = _sizes(node, scope, parents)
         if sizes is not None:
             reads[node] = cst.Integer(str(sizes[0]))
@@ -87,28 +88,54 @@ def _target_names(target: cst.BaseExpression) -> list[str] | None:
 
 
 def _sizes(value: cst.BaseExpression, scope, parents: dict) -> list[int] | None:
-    """The sizes `value` reads, if it reads them from a tensor whose factory states its shape."""
+    """The sizes `value` reads, if it reads them from a tensor whose factory states its shape: `x.shape`,
+    `x.size()`, `x.shape[i]`, `x.size(i)` (`i` may count from the end), `x.stride(i)`, `x.numel()`, `len(x)`."""
 
-    if m.matches(value, m.Attribute(value=m.Name(), attr=m.Name("shape"))):
-        return _factory_shape(value.value.value, scope, parents)
+    if m.matches(value, m.Attribute(value=m.Name(), attr=m.Name("shape")) | _method_call("size", [])):
+        tensor = value.value.value if isinstance(value, cst.Attribute) else value.func.value.value
+        return _factory_shape(tensor, scope, parents)
+    if m.matches(value, _method_call("numel", [])):
+        shape = _factory_shape(value.func.value.value, scope, parents)
+        return [math.prod(shape)] if shape is not None else None
+    if m.matches(value, m.Call(func=m.Name("len"), args=[m.Arg(value=m.Name(), keyword=None)])):
+        shape = _factory_shape(value.args[0].value.value, scope, parents)
+        return shape[:1] if shape else None
     index = None
     if m.matches(value, m.Subscript(value=m.Attribute(value=m.Name(), attr=m.Name("shape")))):
         tensor = value.value.value.value
-        if len(value.slice) == 1 and m.matches(value.slice[0].slice, m.Index(value=m.Integer())):
-            index = int(value.slice[0].slice.value.value)
-    elif m.matches(value, m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("size") | m.Name("stride")), args=[_INDEX])):
+        if len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Index):
+            index = _literal_index(value.slice[0].slice.value)
+    elif m.matches(value, _method_call("size", [_INDEX]) | _method_call("stride", [_INDEX])):
         tensor = value.func.value.value
-        index = int(value.args[0].value.value)
+        index = _literal_index(value.args[0].value)
         if value.func.attr.value == "stride":
             layout = _factory_layout(tensor, scope, parents)
-            return [layout[1][index]] if layout is not None and index < len(layout[1]) else None
+            return _at(layout[1], index) if layout is not None else None
     if index is None:
         return None
     shape = _factory_shape(tensor, scope, parents)
-    return [shape[index]] if shape is not None and index < len(shape) else None
+    return _at(shape, index) if shape is not None else None
 
 
-_INDEX = m.Arg(value=m.Integer(), keyword=None)
+def _method_call(name: str, args: list) -> m.Call:
+    return m.Call(func=m.Attribute(value=m.Name(), attr=m.Name(name)), args=args)
+
+
+def _literal_index(node: cst.BaseExpression) -> int | None:
+    """`1` -> 1, `-1` -> -1; anything else -> None."""
+
+    if isinstance(node, cst.Integer):
+        return int(node.value)
+    if m.matches(node, m.UnaryOperation(operator=m.Minus(), expression=m.Integer())):
+        return -int(node.expression.value)
+    return None
+
+
+def _at(sizes: list[int], index: int | None) -> list[int] | None:
+    return [sizes[index]] if index is not None and -len(sizes) <= index < len(sizes) else None
+
+
+_INDEX = m.Arg(value=m.Integer() | m.UnaryOperation(operator=m.Minus(), expression=m.Integer()), keyword=None)
 _TRANSPOSED = m.Attribute(value=m.Name(), attr=m.Name("T")) | m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("t")), args=[])
 
 

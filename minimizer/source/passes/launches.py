@@ -1,0 +1,122 @@
+"""A kernel launched as many small programs, launched as one: `k[4,](x, 1)` -> `k[1,](x, 4)`.
+
+A script sizes its launch for throughput (`grid = (triton.cdiv(n, BLOCK),)`); once the sizes have shrunk to a
+few elements, what is left is a program per element (`k[2,](x, 1)`) and the index arithmetic that places each
+program (`tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)`). A reader of the repro wants one program that covers
+every element, the way a kernel's bug is written down by hand: `offs = tl.arange(0, BLOCK)`.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+import libcst.matchers as m
+
+from minimizer.source.cst_utils import distinct_candidates, replace_nodes
+from minimizer.source.passes.kernels import KERNEL
+from minimizer.source.traversal import find_all
+
+__all__ = ["single_program_launches"]
+
+_PROGRAM_ID = m.Call(
+    func=m.Attribute(value=m.Name("tl"), attr=m.Name("program_id")),
+    args=[m.Arg(value=m.Integer("0"), keyword=None) | m.Arg(value=m.Integer("0"), keyword=m.Name("axis"))],
+)
+_CONSTEXPR = m.Annotation(annotation=m.Attribute(value=m.Name("tl"), attr=m.Name("constexpr")))
+
+
+def single_program_launches(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with a kernel's one launch on a literal grid of `g` programs (`k[g,]`, `k[(g,)]`) made one
+    program, a block-size parameter (`BLOCK: tl.constexpr`, given a literal `b` at the launch) given `g * b`,
+    and the kernel's program index read as 0: `tl.program_id(0) * BLOCK + offsets` as `offsets`, any other
+    read as `0`. One candidate per block-size parameter, where `g * b` is a power of two (`tl.arange` needs one).
+    Only for a kernel whose name is read nowhere but at its one launch.
+    """
+
+    return distinct_candidates(module, _candidates(module))
+
+
+def _candidates(module: cst.Module) -> Iterator:
+    for kernel in find_all(module, KERNEL):
+        launches = find_all(module, m.Call(func=m.Subscript(value=m.Name(kernel.name.value))))
+        if len(launches) != 1 or len(find_all(module, m.Name(kernel.name.value))) != 2:  # its def and its launch
+            continue
+        launch = launches[0]
+        programs = _literal_grid(launch.func)
+        reads = find_all(kernel, _PROGRAM_ID)
+        if programs is None or programs < 2 or not reads:
+            continue
+        for arg in _block_arguments(kernel, launch):
+            block = programs * int(arg.value.value)
+            if block & (block - 1) == 0:
+                yield lambda arg=arg, block=block: replace_nodes(module, {
+                    launch: _one_program(launch, arg, block), **_index_reads_as_zero(kernel, reads),
+                })
+
+
+def _literal_grid(grid: cst.Subscript) -> int | None:
+    """`g` of `k[g,]` or `k[(g,)]`, a literal; else None."""
+
+    if len(grid.slice) != 1 or not isinstance(grid.slice[0].slice, cst.Index):
+        return None
+    value = grid.slice[0].slice.value
+    if isinstance(value, cst.Tuple) and len(value.elements) == 1:
+        value = value.elements[0].value
+    return int(value.value) if isinstance(value, cst.Integer) else None
+
+
+def _block_arguments(kernel: cst.FunctionDef, launch: cst.Call) -> list[cst.Arg]:
+    """The launch's integer-literal arguments of the kernel's `tl.constexpr` parameters."""
+
+    params = [*kernel.params.params, *kernel.params.kwonly_params]
+    constexpr = {p.name.value for p in params if p.annotation is not None and m.matches(p.annotation, _CONSTEXPR)}
+    found = []
+    for position, arg in enumerate(launch.args):
+        if arg.star:
+            return []
+        name = arg.keyword.value if arg.keyword is not None else (
+            params[position].name.value if position < len(params) else None
+        )
+        if name in constexpr and isinstance(arg.value, cst.Integer):
+            found.append(arg)
+    return found
+
+
+def _one_program(launch: cst.Call, block_arg: cst.Arg, block: int) -> cst.Call:
+    grid = launch.func.slice[0].slice.value
+    one = cst.Integer("1")
+    if isinstance(grid, cst.Tuple):
+        one = grid.with_changes(elements=[grid.elements[0].with_changes(value=one)])
+    element = launch.func.slice[0]
+    return launch.with_changes(
+        func=launch.func.with_changes(slice=[element.with_changes(slice=cst.Index(value=one))]),
+        args=[arg.with_changes(value=cst.Integer(str(block))) if arg is block_arg else arg for arg in launch.args],
+    )
+
+
+def _index_reads_as_zero(kernel: cst.FunctionDef, reads: list[cst.Call]) -> dict:
+    """`tl.program_id(0) * BLOCK + offsets` (either order of each operation) -> `offsets`; any other read -> `0`."""
+
+    replacements: dict = {}
+    placed = set()
+    for total in find_all(kernel, m.BinaryOperation(operator=m.Add())):
+        for start, offsets in ((total.left, total.right), (total.right, total.left)):
+            if _is_placement(start, reads):
+                replacements[total] = offsets
+                placed.update(find_all(start, _PROGRAM_ID))
+                break
+    for read in reads:
+        if read not in placed:
+            replacements[read] = cst.Integer("0")
+    return replacements
+
+
+def _is_placement(node: cst.BaseExpression, reads: list[cst.Call]) -> bool:
+    """`tl.program_id(0)`, or it times anything."""
+
+    if node in reads:
+        return True
+    return isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply) and (
+        node.left in reads or node.right in reads
+    )

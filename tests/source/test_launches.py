@@ -1,0 +1,64 @@
+import os
+
+import libcst as cst
+import pytest
+
+from minimizer.source.passes.launches import single_program_launches
+
+KERNEL = """\
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs // 2), mask=offs < n)
+
+
+x = torch.arange(4.0)
+out = torch.zeros(4)
+"""
+
+
+def codes(source):
+    return [candidate.code for candidate in single_program_launches(cst.parse_module(source))]
+
+
+def test_a_program_per_element_becomes_one_program_over_every_element():
+    (one,) = codes(KERNEL + "k[4,](x, out, 4, 1)\n")
+    assert "    offs = tl.arange(0, BLOCK)\n" in one and one.endswith("k[1,](x, out, 4, 4)\n")
+    (keyword,) = codes(KERNEL + "k[(2,)](x, out, 4, BLOCK=2)\n")
+    assert keyword.endswith("k[(1,)](x, out, 4, BLOCK=4)\n")
+
+
+def test_an_index_read_elsewhere_reads_zero():
+    source = KERNEL.replace("offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)", "row = tl.program_id(axis=0)\n    offs = row * BLOCK + tl.arange(0, BLOCK)")
+    (one,) = codes(source + "k[2,](x, out, 4, 2)\n")
+    assert "row = 0\n" in one and one.endswith("k[1,](x, out, 4, 4)\n")
+
+
+@pytest.mark.parametrize("launch", [
+    "k[3,](x, out, 4, 1)\n",  # 3 elements: no tl.arange of that length
+    "k[grid](x, out, 4, 1)\n",  # a grid the source does not state
+    "k[1,](x, out, 4, 4)\n",  # one program already
+    "k[4,](x, out, 4, 1)\nk[4,](x, out, 4, 1)\n",  # launched twice: program_id means something at each
+    "k[4,](x, out, 4, 1)\nkernels = [k]\n",  # read elsewhere
+    "k[4,](x, out, 4, block)\n",  # a block size the source does not state
+])
+def test_launches_it_cannot_see_whole_stay(launch):
+    assert codes(KERNEL + launch) == []
+
+
+def test_the_single_program_writes_what_the_many_did():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+    pytest.importorskip("triton")
+    import torch
+
+    outputs = []
+    for code in [KERNEL + "k[4,](x, out, 4, 1)\n", *codes(KERNEL + "k[4,](x, out, 4, 1)\n")]:
+        namespace = {}
+        exec(compile(code, "<kernel>", "exec"), namespace)
+        outputs.append(namespace["out"])
+    assert torch.equal(outputs[0], outputs[1]) and outputs[0].tolist() == [0.0, 0.0, 1.0, 1.0]
