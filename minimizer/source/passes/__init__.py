@@ -10,6 +10,7 @@ from minimizer.source.passes.aliases import remove_name_aliases
 from minimizer.source.passes.appends import appended_lists_to_displays
 from minimizer.source.passes.asserts import asserts_to_their_calls, drop_assert_messages
 from minimizer.source.passes.arguments import delete_arguments, keywords_to_positional
+from minimizer.source.passes.autocast import autocast_to_dtypes
 from minimizer.source.passes.autograd_functions import autograd_functions_to_functions
 from minimizer.source.passes.arithmetic import operators_to_arithmetic
 from minimizer.source.passes.bypass import bypass_attributes, bypass_operators, remove_layers
@@ -79,6 +80,7 @@ SOURCE_PASSES = [
     delete_statements,
     keep_effects_of_unused_assignments,
     bypass_wrapper_functions,
+    autocast_to_dtypes,
     bypass_operators,
     shorten_conditions,
     bypass_attributes,
