@@ -62,3 +62,11 @@ def test_the_single_program_writes_what_the_many_did():
         exec(compile(code, "<kernel>", "exec"), namespace)
         outputs.append(namespace["out"])
     assert torch.equal(outputs[0], outputs[1]) and outputs[0].tolist() == [0.0, 0.0, 1.0, 1.0]
+
+
+def test_a_block_size_already_bound_in_the_kernel_widens_with_the_launch():
+    source = KERNEL.replace("BLOCK: tl.constexpr", "BLOCK").replace(
+        "tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)", "tl.program_id(0) * 1 + tl.arange(0, 1)"
+    )
+    (one,) = codes(source + "k[4,](x, out, 4, 1)\n")
+    assert "    offs = tl.arange(0, 4)\n" in one and one.endswith("k[1,](x, out, 4, 1)\n")

@@ -13,7 +13,7 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates, replace_nodes
+from minimizer.source.cst_utils import distinct_candidates, replace_nodes, swap_nodes
 from minimizer.source.passes.kernels import KERNEL
 from minimizer.source.traversal import find_all
 
@@ -53,6 +53,14 @@ def _candidates(module: cst.Module) -> Iterator:
                 yield lambda arg=arg, block=block: replace_nodes(module, {
                     launch: _one_program(launch, arg, block), **_index_reads_as_zero(kernel, reads),
                 })
+        ranges = find_all(kernel, _LITERAL_RANGE)
+        if len(ranges) == 1:  # the block size bound already: `tl.arange(0, 1)`
+            block = programs * int(ranges[0].args[1].value.value)
+            if block & (block - 1) == 0:
+                wider = ranges[0].with_changes(args=[ranges[0].args[0], ranges[0].args[1].with_changes(value=cst.Integer(str(block)))])
+                yield lambda: replace_nodes(module, {
+                    launch: _one_program(launch, None, 1), **_index_reads_as_zero(kernel, reads, {ranges[0]: wider}),
+                })
 
 
 def _literal_grid(grid: cst.Subscript) -> int | None:
@@ -83,7 +91,7 @@ def _block_arguments(kernel: cst.FunctionDef, launch: cst.Call) -> list[cst.Arg]
     return found
 
 
-def _one_program(launch: cst.Call, block_arg: cst.Arg, block: int) -> cst.Call:
+def _one_program(launch: cst.Call, block_arg: cst.Arg | None, block: int) -> cst.Call:
     grid = launch.func.slice[0].slice.value
     one = cst.Integer("1")
     if isinstance(grid, cst.Tuple):
@@ -95,21 +103,34 @@ def _one_program(launch: cst.Call, block_arg: cst.Arg, block: int) -> cst.Call:
     )
 
 
-def _index_reads_as_zero(kernel: cst.FunctionDef, reads: list[cst.Call]) -> dict:
-    """`tl.program_id(0) * BLOCK + offsets` (either order of each operation) -> `offsets`; any other read -> `0`."""
+# `tl.arange(0, 4)`: a block size written in the kernel.
+_LITERAL_RANGE = m.Call(
+    func=m.Attribute(value=m.Name("tl"), attr=m.Name("arange")), args=[m.Arg(value=m.Integer("0")), m.Arg(value=m.Integer())]
+)
 
-    replacements: dict = {}
+
+def _index_reads_as_zero(kernel: cst.FunctionDef, reads: list[cst.Call], within: dict | None = None) -> dict:
+    """`tl.program_id(0) * BLOCK + offsets` (either order of each operation) -> `offsets`; any other read -> `0`;
+    ``within``: replacements of nodes in the kernel (inside kept offsets too)."""
+
+    replacements: dict = dict(within or {})
     placed = set()
     for total in find_all(kernel, m.BinaryOperation(operator=m.Add())):
         for start, offsets in ((total.left, total.right), (total.right, total.left)):
             if _is_placement(start, reads):
-                replacements[total] = offsets
+                inside = {node: by for node, by in replacements.items() if _holds(offsets, node)}
+                replacements = {node: by for node, by in replacements.items() if node not in inside}
+                replacements[total] = swap_nodes(offsets, inside)
                 placed.update(find_all(start, _PROGRAM_ID))
                 break
     for read in reads:
         if read not in placed:
             replacements[read] = cst.Integer("0")
     return replacements
+
+
+def _holds(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
+    return tree is node or any(_holds(child, node) for child in tree.children)
 
 
 def _is_placement(node: cst.BaseExpression, reads: list[cst.Call]) -> bool:
