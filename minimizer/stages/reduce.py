@@ -218,17 +218,18 @@ def _reduce_launches(
     runs: Runs, text: str, target: Target, settings: RunSettings, best: BestSoFar, deadline: float | None
 ) -> str:
     """The compared kernels' launches as a person writes them by hand, once every size is what it will be: one
-    program over the elements (``source.passes.launches``), its block size bound, masks that fence nothing
-    dropped; with how the values compared differ held, as for the references."""
+    program over the elements (``source.passes.launches``), its block size bound (no other parameter: the line a
+    fix mends may read it), masks that fence nothing dropped; with how the values compared differ held, as for
+    the references."""
 
     from minimizer.source.passes.kernels import drop_kernel_masks
     from minimizer.source.passes.known_shapes import fold_known_shapes
-    from minimizer.source.passes.launches import single_program_launches
+    from minimizer.source.passes.launches import block_sizes_only, single_program_launches
     from minimizer.source.passes.parameters import bind_constant_parameters
 
     return _reduce_with_difference_held(
         runs, text, target, settings, best, deadline, "kernel launches",
-        [fold_known_shapes, single_program_launches, drop_kernel_masks, bind_constant_parameters],
+        [fold_known_shapes, single_program_launches, drop_kernel_masks, block_sizes_only(bind_constant_parameters)],
         subject="the compared kernels' launches", says="making each compared kernel's launch one program",
     )
 

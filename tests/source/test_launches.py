@@ -70,3 +70,14 @@ def test_a_block_size_already_bound_in_the_kernel_widens_with_the_launch():
     )
     (one,) = codes(source + "k[4,](x, out, 4, 1)\n")
     assert "    offs = tl.arange(0, 4)\n" in one and one.endswith("k[1,](x, out, 4, 1)\n")
+
+
+def test_only_a_block_size_may_be_bound_in_the_launch_round():
+    from minimizer.source.passes.launches import block_sizes_only
+    from minimizer.source.passes.parameters import bind_constant_parameters
+
+    source = KERNEL.replace("n, BLOCK", "n, limit, BLOCK").replace("mask=offs < n)", "mask=offs < limit)") + "k[1,](x, out, 4, 4, 4)\n"
+    every = [c.code for c in bind_constant_parameters(cst.parse_module(source))]
+    kept = [c.code for c in block_sizes_only(bind_constant_parameters)(cst.parse_module(source))]
+    assert len(every) == 2 and len(kept) == 1  # limit and BLOCK may be bound; only BLOCK is kept
+    assert "def k(x_ptr, out_ptr, n, limit):" in kept[0] and "tl.arange(0, 4)" in kept[0]

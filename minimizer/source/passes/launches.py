@@ -8,7 +8,7 @@ every element, the way a kernel's bug is written down by hand: `offs = tl.arange
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Callable, Iterator
 
 import libcst as cst
 import libcst.matchers as m
@@ -17,7 +17,7 @@ from minimizer.source.cst_utils import distinct_candidates, replace_nodes, swap_
 from minimizer.source.passes.kernels import KERNEL
 from minimizer.source.traversal import find_all
 
-__all__ = ["single_program_launches"]
+__all__ = ["block_sizes_only", "single_program_launches"]
 
 _PROGRAM_ID = m.Call(
     func=m.Attribute(value=m.Name("tl"), attr=m.Name("program_id")),
@@ -141,3 +141,42 @@ def _is_placement(node: cst.BaseExpression, reads: list[cst.Call]) -> bool:
     return isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply) and (
         node.left in reads or node.right in reads
     )
+
+
+def block_sizes_only(reduction_pass: Callable[[cst.Module], Iterator[cst.Module]]) -> Callable[[cst.Module], Iterator[cst.Module]]:
+    """``reduction_pass`` (binding or removing parameters), its candidates left out unless all they take from the
+    kernels is block sizes (`BLOCK: tl.constexpr` read by `tl.arange`): a kernel's other parameter bound to its
+    one value (`max_bucket` read as `6`) computes the same, but the line its author must mend reads the name."""
+
+    def kept(module: cst.Module) -> Iterator[cst.Module]:
+        before, blocks = _kernel_parameters(module), _block_sizes(module)
+        for candidate in reduction_pass(module):
+            after = _kernel_parameters(candidate)
+            taken = {(kernel, name) for kernel, names in before.items() for name in names - after.get(kernel, names)}
+            if taken and taken <= blocks and after.keys() == before.keys():
+                yield candidate
+
+    kept.__name__ = reduction_pass.__name__
+    return kept
+
+
+def _kernel_parameters(module: cst.Module) -> dict[str, set[str]]:
+    return {
+        kernel.name.value: {p.name.value for p in [*kernel.params.params, *kernel.params.kwonly_params]}
+        for kernel in find_all(module, KERNEL)
+    }
+
+
+def _block_sizes(module: cst.Module) -> set[tuple[str, str]]:
+    sizes = set()
+    for kernel in find_all(module, KERNEL):
+        read_by_arange = {
+            arg.value.value for call in find_all(kernel, _ARANGE) for arg in call.args if isinstance(arg.value, cst.Name)
+        }
+        for param in [*kernel.params.params, *kernel.params.kwonly_params]:
+            if param.annotation is not None and m.matches(param.annotation, _CONSTEXPR) and param.name.value in read_by_arange:
+                sizes.add((kernel.name.value, param.name.value))
+    return sizes
+
+
+_ARANGE = m.Call(func=m.Attribute(value=m.Name("tl"), attr=m.Name("arange")))
