@@ -82,7 +82,7 @@ class GuardedMasks:
     column addresses of its loads and stores, which every load or store from the same pointer keeps."""
 
     masks: tuple[tuple[str, frozenset[str]], ...] = ()
-    addresses: tuple[tuple[str, frozenset[str]], ...] = ()
+    addresses: tuple[tuple[str, frozenset[tuple[str, str]]], ...] = ()
 
     @classmethod
     def of(cls, start: str, signature: str) -> GuardedMasks:
@@ -114,8 +114,8 @@ class GuardedMasks:
             if _masks(tree, kernel) != masks:
                 return f"changes a mask of {kernel} or what its masked loads read"
         for kernel, held in self.addresses:
-            pointers = {_pointer(address) for address in held}
-            now = {address for address in _addresses(tree, kernel) if _pointer(address) in pointers}
+            pointers = {pointer for pointer, _ in held}
+            now = {(pointer, address) for pointer, address in _addresses(tree, kernel) if pointer in pointers}
             if not now <= held:
                 return f"changes the row or column {kernel} reads or writes"
         return None
@@ -130,14 +130,12 @@ def _may_hold_the_bug(kernel: str, masks: frozenset[str], signature: str) -> boo
 def _masks(tree: ast.Module, kernel: str) -> frozenset[str]:
     """``{"load mask=: cols <= n_cols", "load other=: 0.0", "store mask: None"}`` for ``kernel`` in ``tree``."""
 
-    function = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == kernel), None)
+    function = _kernel(tree, kernel)
     if function is None:
         return frozenset()
     assigned = _assigned(function)
     found = set()
-    for node in ast.walk(function):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _PLACES):
-            continue
+    for node in _loads_and_stores(function):
         for role, place in _PLACES[node.func.attr].items():
             # Given as it was given: `other=0.0` reads as what it is, a bare `0.0` in third place does not.
             value, given = next((k.value for k in node.keywords if k.arg == role), None), f"{role}="
@@ -154,18 +152,29 @@ def _masks(tree: ast.Module, kernel: str) -> frozenset[str]:
 _PLACES = {"load": {"mask": 1, "other": 2}, "store": {"mask": 2}}
 
 
-def _of_row_pointers(addresses: set[str]) -> frozenset[str]:
+def _kernel(tree: ast.Module, name: str) -> ast.FunctionDef | None:
+    return next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+
+
+def _loads_and_stores(function: ast.FunctionDef) -> list[ast.Call]:
+    return [
+        node for node in ast.walk(function)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _PLACES
+    ]
+
+
+def _of_row_pointers(addresses: set[tuple[str, str]]) -> frozenset[tuple[str, str]]:
     """The addresses from each pointer that some load or store addresses by a division or a remainder."""
 
-    rows = {_pointer(address) for address in addresses if re.search(r"//|%", address.split(": ", 1)[1])}
-    return frozenset(address for address in addresses if _pointer(address) in rows)
+    rows = {pointer for pointer, address in addresses if re.search(r"//|%", address)}
+    return frozenset((pointer, address) for pointer, address in addresses if pointer in rows)
 
 
-def _addresses(tree: ast.Module, kernel: str) -> set[str]:
-    """``kernel``'s load and store addresses, each as ``"load shift_ptr: shift_ptr + offs // n_cols"``, a name
+def _addresses(tree: ast.Module, kernel: str) -> set[tuple[str, str]]:
+    """``kernel``'s load and store addresses, each as ``("load shift_ptr", "shift_ptr + offs // n_cols")``, a name
     assigned once to a division or remainder read as its value."""
 
-    function = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == kernel), None)
+    function = _kernel(tree, kernel)
     if function is None:
         return set()
     arithmetic = {
@@ -173,17 +182,12 @@ def _addresses(tree: ast.Module, kernel: str) -> set[str]:
         if any(isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Mod)) for node in ast.walk(value))
     }
     found = set()
-    for node in ast.walk(function):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _PLACES:
-            pointer = next((k.value for k in node.keywords if k.arg == "pointer"), node.args[0] if node.args else None)
-            base = _leftmost_name(pointer)
-            if base is not None:
-                found.add(f"{node.func.attr} {base}: {ast.unparse(_read_as(pointer, arithmetic))}")
+    for node in _loads_and_stores(function):
+        pointer = next((k.value for k in node.keywords if k.arg == "pointer"), node.args[0] if node.args else None)
+        base = _leftmost_name(pointer)
+        if base is not None:
+            found.add((f"{node.func.attr} {base}", ast.unparse(_read_as(pointer, arithmetic))))
     return found
-
-
-def _pointer(address: str) -> str:
-    return address.split(": ", 1)[0]
 
 
 def _leftmost_name(node: ast.expr | None) -> str | None:

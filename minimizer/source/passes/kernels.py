@@ -42,10 +42,13 @@ def drop_kernel_masks(module: cst.Module) -> Iterator[cst.Module]:
     functions dropped, by keyword or in their places (`tl.store(p, v, m)`): every one at once, then each call's
     alone in source order."""
 
-    calls = [call for kernel in find_all(module, KERNEL) for call in find_all(kernel, LOAD | STORE) if _unmasked(call)]
-    groups = ([calls] if len(calls) > 1 else []) + [[call] for call in calls]
+    unmasked = {
+        call: bare for kernel in find_all(module, KERNEL) for call in find_all(kernel, LOAD | STORE)
+        if (bare := _unmasked(call)) is not None
+    }
+    groups = ([list(unmasked)] if len(unmasked) > 1 else []) + [[call] for call in unmasked]
     return distinct_candidates(
-        module, (lambda group=group: replace_nodes(module, {call: _unmasked(call) for call in group}) for group in groups)
+        module, (lambda group=group: replace_nodes(module, {call: unmasked[call] for call in group}) for group in groups)
     )
 
 

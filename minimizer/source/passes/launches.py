@@ -77,8 +77,8 @@ def _literal_grid(grid: cst.Subscript) -> int | None:
 def _block_arguments(kernel: cst.FunctionDef, launch: cst.Call) -> list[cst.Arg]:
     """The launch's integer-literal arguments of the kernel's `tl.constexpr` parameters."""
 
-    params = [*kernel.params.params, *kernel.params.kwonly_params]
-    constexpr = {p.name.value for p in params if p.annotation is not None and m.matches(p.annotation, _CONSTEXPR)}
+    params = _parameters(kernel)
+    constexpr = _constexpr_names(kernel)
     found = []
     for position, arg in enumerate(launch.args):
         if arg.star:
@@ -161,22 +161,27 @@ def block_sizes_only(reduction_pass: Callable[[cst.Module], Iterator[cst.Module]
 
 
 def _kernel_parameters(module: cst.Module) -> dict[str, set[str]]:
-    return {
-        kernel.name.value: {p.name.value for p in [*kernel.params.params, *kernel.params.kwonly_params]}
-        for kernel in find_all(module, KERNEL)
-    }
+    return {kernel.name.value: {p.name.value for p in _parameters(kernel)} for kernel in find_all(module, KERNEL)}
 
 
 def _block_sizes(module: cst.Module) -> set[tuple[str, str]]:
+    """(kernel, parameter) for each `tl.constexpr` parameter a `tl.arange` reads."""
+
     sizes = set()
     for kernel in find_all(module, KERNEL):
         read_by_arange = {
             arg.value.value for call in find_all(kernel, _ARANGE) for arg in call.args if isinstance(arg.value, cst.Name)
         }
-        for param in [*kernel.params.params, *kernel.params.kwonly_params]:
-            if param.annotation is not None and m.matches(param.annotation, _CONSTEXPR) and param.name.value in read_by_arange:
-                sizes.add((kernel.name.value, param.name.value))
+        sizes |= {(kernel.name.value, name) for name in _constexpr_names(kernel) & read_by_arange}
     return sizes
+
+
+def _parameters(kernel: cst.FunctionDef) -> list[cst.Param]:
+    return [*kernel.params.params, *kernel.params.kwonly_params]
+
+
+def _constexpr_names(kernel: cst.FunctionDef) -> set[str]:
+    return {p.name.value for p in _parameters(kernel) if p.annotation is not None and m.matches(p.annotation, _CONSTEXPR)}
 
 
 _ARANGE = m.Call(func=m.Attribute(value=m.Name("tl"), attr=m.Name("arange")))
