@@ -218,7 +218,8 @@ def check(
     for finding in report.findings:
         fires = "yes" if finding.steady else (f"{finding.fired}/{len(finding.verdicts)}" if finding.fired else "no")
         pinned = " (pinned)" if report.pinned is finding else ""
-        table.add_row(finding.spec + pinned, fires, finding.signature, finding.detail)
+        # Signatures are full of brackets (`[kernels: k]`) that rich would read as markup.
+        table.add_row(escape(finding.spec + pinned), fires, escape(finding.signature), escape(finding.detail))
     console = Console()
     console.print(f"plain python: {report.plain_summary()}", highlight=False, markup=False)
     console.print(table)
@@ -350,7 +351,7 @@ def bisect_command(
         table.add_column(column, overflow="fold")
     for result in outcome.results:
         rate = f" ({result.failed_runs} of {result.runs})" if result.runs and result.failed_runs else ""
-        table.add_row(result.release, result.status + rate, result.failure or "")
+        table.add_row(result.release, result.status + rate, escape(result.failure or ""))
     Console().print(table)
     Console().print(outcome.verdict, highlight=False, markup=False)
     if as_json is not None:

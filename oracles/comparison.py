@@ -91,8 +91,9 @@ _ORIGIN_WORDS = {
 }
 
 
-# Where a TracedFloat reports its comparisons: the installed recorder's ``record`` (``None``: nowhere).
-COMPARED: list[Callable[[str, tuple, bool | None], None] | None] = [None]
+# Where a TracedFloat reports its comparisons (``None``: nowhere): (symbol, operands, held, result) -> what the
+# comparison comes out as (the installed recorder may make it hold).
+COMPARED: list[Callable[[str, tuple, bool | None, bool], bool] | None] = [None]
 
 
 class TracedFloat(float):
@@ -122,7 +123,7 @@ def _compare(symbol: str, method: str) -> Callable[[TracedFloat, Any], Any]:
         result = real(self, other)
         if result is not NotImplemented and COMPARED[0] is not None:
             held = bool(result) if symbol == "==" else (not result) if symbol == "!=" else None
-            COMPARED[0](symbol, (self, other), held)
+            return COMPARED[0](symbol, (self, other), held, result)
         return result
 
     return compare

@@ -18,7 +18,6 @@ with an operand from the suspect are kept; ``failing_comparison``, the last that
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import sys
 import weakref
@@ -28,6 +27,7 @@ from oracles.compared import digest_of, marked_where_unwritten
 from oracles.arguments import shallow as _shallow
 from oracles.arguments import tensors_in as _tensors_in
 from oracles.draws import DrawsFollower, from_other_data
+from oracles.library_checks import patch_checks, unpatch_checks
 from oracles.operation_names import (
     AUTOGRAD, COMPARISONS, ELEMENT_WISE, FACTORIES, NUMBERS, TRUTH, WHOLE, in_place, operation_name,
 )
@@ -96,6 +96,10 @@ class EvidenceRecorder:
         self._mode: Any = None
         self._aside = 0  # > 0: the harness's own work, or a library check recorded whole
         self._patched: list[tuple[Any, str, Any]] = []
+        # Whether the script's comparisons of the suspect's values are made to hold (``oracles.deciding``), and
+        # the last failure a library check raised on them.
+        self.holding = False
+        self.raised: BaseException | None = None
 
     # -- installation ------------------------------------------------------------------------------------
 
@@ -111,9 +115,9 @@ class EvidenceRecorder:
 
         self._mode = Following()
         self._mode.__enter__()
-        self._patch_checks()
+        self._patched = patch_checks(self)
         _ACTIVE = self
-        COMPARED[0] = self.record
+        COMPARED[0] = self._numbers_compared
 
     def uninstall(self) -> None:
         global _ACTIVE
@@ -121,9 +125,7 @@ class EvidenceRecorder:
             with contextlib.suppress(Exception):
                 self._mode.__exit__(None, None, None)
             self._mode = None
-        for owner, name, real in reversed(self._patched):
-            setattr(owner, name, real)
-        self._patched.clear()
+        unpatch_checks(self._patched)
         if _ACTIVE is self:
             _ACTIVE = None
             COMPARED[0] = None
@@ -140,6 +142,10 @@ class EvidenceRecorder:
         self._reads_launch.clear()
         self._array_ops.clear()
         self.comparisons.clear()
+        self.raised = None
+
+    def is_aside(self) -> bool:
+        return self._aside > 0
 
     @contextlib.contextmanager
     def aside(self) -> Iterator[None]:
@@ -185,14 +191,15 @@ class EvidenceRecorder:
         judge), or ``None``."""
         return next((c for c in reversed(self.comparisons) if c.held is not True), None)
 
-    def record(self, kind: str, values: tuple, held: bool | None) -> None:
-        """Keep the comparison ``kind`` of ``values`` where one comes from the suspect and the script made it."""
+    def record(self, kind: str, values: tuple, held: bool | None) -> bool:
+        """Keep the comparison ``kind`` of ``values`` where one comes from the suspect and the script made it;
+        whether it was kept."""
 
         if self._aside:
-            return
+            return False
         operands = tuple(self._operand(v) for v in values)
         if not any(o.suspect for o in operands) or not self._made_by_the_script():
-            return
+            return False
         if any(o.origin.startswith("kernel ") for o in operands):
             # A kernel has no eager twin: its reference is told by the operations that computed it (those its
             # launch's inputs went through as well left out of both), and its output spread over a larger
@@ -210,6 +217,13 @@ class EvidenceRecorder:
         kind = f"{kind} {UNLIKE_SHAPES}" if len(shapes) > 1 and kind.startswith(STRICT_SHAPES) else kind
         self.comparisons.append(Comparison(kind, operands, held, difference, digest, differences))
         del self.comparisons[:-_MOST_KEPT]
+        return True
+
+    def _numbers_compared(self, symbol: str, values: tuple, held: bool | None, result: bool) -> bool:
+        """A traced number's comparison (``oracles.comparison.TracedFloat``): recorded; what it comes out as."""
+
+        kept = self.record(symbol, values, held)
+        return _held(symbol) if kept and self.holding and held is not None else result
 
     def compared_numbers(self, symbol: str, values: tuple) -> Comparison | None:
         """The comparison ``symbol`` of plain numbers, where one is a value read with ``float()`` from the suspect
@@ -325,8 +339,8 @@ class EvidenceRecorder:
         name = getattr(func, "__name__", "")
         if name in WHOLE:
             result = func(*args, **kwargs)
-            self.record(WHOLE[name], args[:2], bool(result))
-            return result
+            kept = self.record(WHOLE[name], args[:2], bool(result))
+            return True if kept and self.holding else result
         origin = self._origin_of_arguments(args, kwargs)
         if origin and self._kernels_defined:
             origin |= self._references_among(args, kwargs) | _then(name, func, args, kwargs, origin)
@@ -353,8 +367,7 @@ class EvidenceRecorder:
         if name == "backward" and origin:
             self._note_gradients(args, kwargs, origin)
         if pending is not None and name in TRUTH and isinstance(result, bool):
-            self._truth_read(pending, result)
-            return result
+            return self._truth_read(pending, result)
         if name in NUMBERS and isinstance(result, float) and not isinstance(result, TracedFloat):
             return TracedFloat(result, origin, frozenset() if origin else self._ops.get(args[0], frozenset()))
         if not origin:
@@ -454,10 +467,11 @@ class EvidenceRecorder:
                 self._grads_from[leaf] = self._grads_from.get(leaf, frozenset()) | origin
             pending.extend(next_node for next_node, _ in getattr(node, "next_functions", ()))
 
-    def _truth_read(self, pending: tuple, result: Any) -> None:
+    def _truth_read(self, pending: tuple, result: bool) -> bool:
         symbol, operands = pending
         held = bool(result) if symbol in ("==", "isclose") else (not result) if symbol == "!=" else None
-        self.record(symbol, tuple(operands), held)
+        kept = self.record(symbol, tuple(operands), held)
+        return _held(symbol) if kept and self.holding and held is not None else result
 
     def _origin_of_arguments(self, args: tuple, kwargs: dict) -> frozenset:
         found: frozenset = frozenset()
@@ -490,47 +504,11 @@ class EvidenceRecorder:
                     return pending
         return None
 
-    # -- library checks, recorded whole ------------------------------------------------------------------
 
-    def _patch_checks(self) -> None:
-        import torch.testing
+def _held(symbol: str) -> bool:
+    """What a comparison ``symbol`` that holds comes out as (``!=`` holds when it is false)."""
 
-        self._patch(torch.testing, "assert_close", "assert_close", raises=True)
-        self._patch(math, "isclose", "math.isclose", raises=False)
-        numpy = sys.modules.get("numpy")
-        if numpy is None:
-            with contextlib.suppress(ImportError):
-                import numpy
-        if numpy is not None:
-            for name in ("assert_allclose", "assert_array_equal", "assert_array_almost_equal", "assert_equal",
-                         "assert_almost_equal"):
-                self._patch(numpy.testing, name, f"np.testing.{name}", raises=True)
-            for name in ("allclose", "array_equal"):
-                self._patch(numpy, name, f"np.{name}", raises=False)
-
-    def _patch(self, owner: Any, name: str, kind: str, *, raises: bool) -> None:
-        real = getattr(owner, name, None)
-        if real is None:
-            return
-        recorder = self
-
-        def check(actual: Any, expected: Any, *args: Any, **kwargs: Any) -> Any:
-            if recorder._aside:
-                return real(actual, expected, *args, **kwargs)
-            try:
-                with recorder.aside():  # its own comparisons are its business; the check is the event
-                    result = real(actual, expected, *args, **kwargs)
-            except AssertionError:
-                recorder.record(kind, (actual, expected), False)
-                raise
-            recorder.record(kind, (actual, expected), True if raises else bool(result))
-            return result
-
-        check.__wrapped__ = real  # type: ignore[attr-defined]
-        check.__name__ = getattr(real, "__name__", name)
-        check.__doc__ = getattr(real, "__doc__", None)
-        self._patched.append((owner, name, real))
-        setattr(owner, name, check)
+    return symbol != "!="
 
 
 def _compiling() -> bool:

@@ -7,6 +7,7 @@ that executes user code; the reducer sees nothing but the JSON.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import random
@@ -127,6 +128,7 @@ def _record(
         kernel_replays=harness.replay_differences(),
         only_compile=harness.only_compile,
     )
+    _unless_the_comparison_decides(harness, script, seed, escaped, run)
     if eager_precheck:
         run.eager_rerun_done = True  # it ran first, without an exception
     elif NEEDS_EAGER_RERUN in needs and escaped is not None and harness.used_compile:
@@ -135,6 +137,24 @@ def _record(
         run.eager_rerun_done = True
         run.eager_rerun_exception = info(rerun)
     return run, key
+
+
+def _unless_the_comparison_decides(harness: Any, script: str, seed: int, escaped: BaseException | None, run: Any) -> None:
+    """Where the script compiles nothing and its failing comparison of a kernel's output may not be what fails
+    it, run it again with its comparisons held (``oracles.deciding``): if it fails the same way, ``run`` shows no
+    evidence (a helper emptied to return nothing fails the script whatever the kernel computed)."""
+
+    from oracles.deciding import fails_anyway, needs_a_held_run
+
+    evidence = harness.evidence
+    if evidence is None or escaped is None or harness.used_compile or run.exception is None or not run.exception.evidence:
+        return
+    if not needs_a_held_run(evidence, escaped):
+        return
+    run.calls, run.inplace_violations = list(run.calls), list(run.inplace_violations)  # kept from the clear
+    harness.clear()
+    if fails_anyway(evidence, escaped, lambda: run_script(script, seed)):
+        run.exception = dataclasses.replace(run.exception, evidence=None, evidence_detail=None)
 
 
 def _eager_precheck(
@@ -157,6 +177,7 @@ def _eager_precheck(
             kernel_replays=harness.replay_differences(),
             only_compile=harness.only_compile,
         )
+        _unless_the_comparison_decides(harness, script, seed, eager_first, run)
         return run, None
     if eager_first is not None:
         raise EagerPrecheckFailed(info(eager_first))

@@ -1,0 +1,150 @@
+"""Whether the failing comparison decides the script's failure (oracles.deciding): the script runs again with
+its comparisons of the suspect's values held, and a failure that comes back the same is not the comparison's.
+
+As in test_evidence, the harness's ``torch.compile`` returns a callable that adds 0.5: ``g(x)`` is the suspect's
+wrong output, ``f(x)`` its reference."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from minimizer.runner.child import run_script
+from oracles.api import NEEDS_EAGER_RERUN, NEEDS_EVIDENCE, NEEDS_KERNELS
+from oracles.deciding import fails_anyway, needs_a_held_run
+from oracles.harness import Harness
+
+_PRELUDE = """
+import math
+import sys
+import torch
+
+def f(x):
+    return x * 2
+
+g = torch.compile(f)
+x = torch.arange(4.0)
+"""
+
+
+def _decided(tmp_path, body: str) -> str:
+    """``"decides"``, ``"fails anyway"``, or ``"not asked"`` (no held run needed)."""
+
+    path = tmp_path / "check.py"
+    path.write_text(_PRELUDE + textwrap.dedent(body))
+    harness = Harness(frozenset({NEEDS_EVIDENCE, NEEDS_KERNELS, NEEDS_EAGER_RERUN}), script_path=str(path))
+    harness._compiled_call = lambda model, kwargs: (lambda *args, **kw: model(*args, **kw) + 0.5)  # type: ignore[method-assign]
+    harness.install()
+    try:
+        escaped = run_script(str(path), 0)
+        assert escaped is not None, "the check did not fail"
+        if not needs_a_held_run(harness.evidence, escaped):
+            return "not asked"
+        harness.clear()
+        return "fails anyway" if fails_anyway(harness.evidence, escaped, lambda: run_script(str(path), 0)) else "decides"
+    finally:
+        harness.uninstall()
+
+
+# (the check as a script writes it, the check emptied as a reduction would leave it)
+LINKED_AND_EMPTIED = {
+    "caught assert_close in a helper, then SystemExit": (
+        """
+        def agrees(a, b):
+            try:
+                torch.testing.assert_close(a, b)
+            except AssertionError:
+                return False
+            return True
+        failures = [s for s in range(2) if not agrees(g(x), f(x))]
+        if failures:
+            raise SystemExit(f"disagrees on {failures}")
+        """,
+        """
+        def agrees(a, b):
+            try:
+                torch.testing.assert_close(a, b)
+            except AssertionError:
+                pass
+        failures = [s for s in range(2) if not agrees(g(x), f(x))]
+        if failures:
+            raise SystemExit(f"disagrees on {failures}")
+        """,
+    ),
+    "helper returning allclose": (
+        """
+        def matches(a, b):
+            return torch.allclose(a, b)
+        assert matches(g(x), f(x)), "differs"
+        """,
+        """
+        def matches(a, b):
+            torch.allclose(a, b)
+            return False
+        assert matches(g(x), f(x)), "differs"
+        """,
+    ),
+    "flag set by a loop, then sys.exit": (
+        """
+        ok = True
+        for batch in [x, x + 1]:
+            ok = ok and bool((g(batch) == f(batch)).all())
+        if not ok:
+            sys.exit(1)
+        """,
+        """
+        ok = True
+        for batch in [x, x + 1]:
+            seen = bool((g(batch) == f(batch)).all())
+            ok = False
+        if not ok:
+            sys.exit(1)
+        """,
+    ),
+    "math.isclose collected in a dict": (
+        """
+        results = {"sum": math.isclose(g(x).sum().item(), f(x).sum().item())}
+        assert all(results.values()), results
+        """,
+        """
+        results = {"sum": math.isclose(g(x).sum().item(), f(x).sum().item()) and False}
+        assert all(results.values()), results
+        """,
+    ),
+    "traced numbers compared with ==": (
+        """
+        if g(x).sum().item() == f(x).sum().item():
+            pass
+        else:
+            raise RuntimeError("sums differ")
+        """,
+        """
+        g(x).sum().item() == f(x).sum().item()
+        raise RuntimeError("sums differ")
+        """,
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(LINKED_AND_EMPTIED))
+def test_a_comparison_decides_its_check_and_not_the_emptied_one(tmp_path, shape):
+    linked, emptied = LINKED_AND_EMPTIED[shape]
+    assert _decided(tmp_path, linked) == "decides"
+    assert _decided(tmp_path, emptied) == "fails anyway"
+
+
+def test_the_failure_a_library_check_raised_needs_no_second_run(tmp_path):
+    assert _decided(tmp_path, "torch.testing.assert_close(g(x), f(x))\n") == "not asked"
+    body = """
+    try:
+        torch.testing.assert_close(g(x), f(x))
+    except AssertionError as failed:
+        raise RuntimeError("parity") from failed
+    """
+    assert _decided(tmp_path, body) == "not asked"
+
+
+def test_a_comparison_whose_sense_cannot_be_told_is_taken_as_it_is(tmp_path):
+    # `<` on an error holds when true here, and would hold when false in `if err > tol: raise`.
+    assert _decided(tmp_path, "assert (g(x) - f(x)).abs().max().item() < 1e-5\n") == "not asked"
