@@ -9,9 +9,12 @@ touched outside the tensors it was given are noted too (``strays``).
 
 from __future__ import annotations
 
+import ast
 import collections
+import functools
 import inspect
 import os
+import textwrap
 from typing import Any, Callable
 
 from oracles.compared import KernelWrites
@@ -133,7 +136,7 @@ class KernelLaunches:
         # What computed a tensor the launch only wrote into is no part of what it computed (`out = x * 0.5` as
         # the output buffer): only the tensors it read tell its inputs.
         read = [t for t in tensors if loaded_from(t, accesses)]
-        settings, computed_by = launch_settings(bound, _constexprs(fn)), operations_of(read)
+        settings, computed_by = launch_settings(bound, _constexprs(fn), _divisors(fn)), operations_of(read)
         launch = (f"({settings})" if settings else "") + (f" of {'+'.join(sorted(computed_by))}" if computed_by else "")
         for tensor, unchanged in written:
             self.writes.note(tensor, fn.__name__, unchanged, launch, drawn)
@@ -194,3 +197,24 @@ def _constexprs(fn: Any) -> set[str]:
 
     annotations = getattr(fn, "__annotations__", {}) or {}
     return {name for name, annotation in annotations.items() if "constexpr" in str(annotation)}
+
+
+def _divisors(fn: Any) -> frozenset[str]:
+    """The parameters a kernel function divides by or takes a remainder of (``offs // n_cols``)."""
+
+    code = getattr(fn, "__code__", None)
+    return _divisors_of(code) if code is not None else frozenset()
+
+
+@functools.lru_cache(maxsize=256)
+def _divisors_of(code: Any) -> frozenset[str]:
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(code)))
+    except (OSError, TypeError, SyntaxError):
+        return frozenset()
+    parameters = set(code.co_varnames[: code.co_argcount])
+    return frozenset(
+        node.right.id for node in ast.walk(tree)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Mod))
+        and isinstance(node.right, ast.Name) and node.right.id in parameters
+    )

@@ -42,9 +42,14 @@ def operation_settings(func: Any, args: tuple, kwargs: dict) -> str:
     return ", ".join(told)
 
 
-def launch_settings(parameters: dict[str, Any], constexprs: set[str]) -> str:
+def launch_settings(parameters: dict[str, Any], constexprs: set[str], divisors: frozenset[str] = frozenset()) -> str:
     """``max_bucket=6``: a kernel launch's numbers (not its ``tl.constexpr`` block sizes), less those equal to
-    a size or stride of one of its tensors (``n_elements``, ``n_cols``, ``stride``), which shrink with them."""
+    a size or stride of one of its tensors (``n_elements``, ``n_cols``, ``stride``), which shrink with them.
+
+    A row length of one is told whatever it equals (``n_cols=1``): among ``divisors``, the parameters the kernel
+    divides by or takes a remainder of (``offs // n_cols``), one makes the division the offset itself and the
+    remainder zero, so a kernel that maps offsets to rows wrongly computes what a right one does, and a right
+    line of it fails the comparison instead."""
 
     sizes = set()
     for value in parameters.values():
@@ -53,7 +58,8 @@ def launch_settings(parameters: dict[str, Any], constexprs: set[str]) -> str:
     told = [
         f"{name}={_shown(value)}"
         for name, value in parameters.items()
-        if name not in constexprs and _a_setting(value) and not (isinstance(value, int) and value in sizes)
+        if name not in constexprs and _a_setting(value)
+        and (not (isinstance(value, int) and value in sizes) or (name in divisors and value == 1))
     ]
     return ", ".join(told)
 

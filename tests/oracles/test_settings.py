@@ -31,3 +31,23 @@ def test_a_launch_is_told_its_numbers_but_not_the_sizes_of_its_tensors_nor_its_b
     x = torch.ones(4, 5)
     launch = {"x_ptr": x, "n_elements": 20, "n_cols": 5, "stride": 5, "max_bucket": 6, "alpha": 0.5, "BLOCK": 64}
     assert launch_settings(launch, constexprs={"BLOCK"}) == "max_bucket=6, alpha=0.5"
+
+
+def test_a_row_length_of_one_is_told_though_it_is_a_size():
+    # Over one column `offs // n_cols` is the offset and `offs % n_cols` zero: another kernel computes there.
+    x = torch.ones(4, 1)
+    launch = {"x_ptr": x, "n_elements": 4, "n_cols": 1}
+    assert launch_settings(launch, constexprs=set()) == ""
+    assert launch_settings(launch, constexprs=set(), divisors=frozenset({"n_cols"})) == "n_cols=1"
+    wider = {"x_ptr": torch.ones(4, 2), "n_elements": 8, "n_cols": 2}
+    assert launch_settings(wider, constexprs=set(), divisors=frozenset({"n_cols"})) == ""
+
+
+def test_the_parameters_a_kernel_divides_by_are_read_from_its_source():
+    from oracles.kernel_launches import _divisors
+
+    def kernel(x_ptr, n_elements, n_cols, BLOCK):
+        offs = BLOCK + n_elements
+        return x_ptr + offs // n_cols + offs % 3
+
+    assert _divisors(kernel) == frozenset({"n_cols"})
