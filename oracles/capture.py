@@ -146,7 +146,9 @@ def trivial_check(tree: ast.Module, test: ast.expr | None, frame: FrameType | No
     """Why the check that failed compares nothing (``"a literal"``, ``"None"``, ``"a function that returns no
     value"``), or ``None``: its deciding ``test`` (``_deciding_test``, ``not`` taken off), the test an
     ``assert`` reads or that decides the ``raise`` or exit under its ``if``, is a literal, names ``None``, or
-    calls a function of the script that returns nothing but literals."""
+    calls a function of the script that returns nothing but falsy literals (``None``, ``False``, ``0``). A helper
+    that returns ``False`` from an ``except`` and ``True`` after it says what its comparison said: whether the
+    failure depends on it is the run's to tell (``oracles.deciding``)."""
 
     if isinstance(test, ast.Constant):
         return "a literal"
@@ -158,8 +160,8 @@ def trivial_check(tree: ast.Module, test: ast.expr | None, frame: FrameType | No
             (n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == test.func.id),
             None,
         )
-        if function is not None and not _returns_a_value(function):
-            return "a function that returns no value"
+        if function is not None and not _may_return_truth(function):
+            return "a function that returns no true value"
     return None
 
 
@@ -225,16 +227,18 @@ def _exits(statement: ast.stmt | None) -> bool:
     return name in ("exit", "_exit", "quit")
 
 
-def _returns_a_value(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Whether ``function`` returns something that is not a literal, in its own body (not nested functions')."""
+def _may_return_truth(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether ``function`` may return a true value, in its own body (not nested functions'): it returns
+    something that is not a literal, or a true literal (falling off its end returns ``None``)."""
 
     pending: list[ast.AST] = list(function.body)
     while pending:
         node = pending.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             continue
-        if isinstance(node, ast.Return) and node.value is not None and not isinstance(node.value, ast.Constant):
-            return True
+        if isinstance(node, ast.Return) and node.value is not None:
+            if not isinstance(node.value, ast.Constant) or node.value.value:
+                return True
         if isinstance(node, (ast.Yield, ast.YieldFrom)):
             return True
         pending.extend(ast.iter_child_nodes(node))

@@ -148,3 +148,48 @@ def test_the_failure_a_library_check_raised_needs_no_second_run(tmp_path):
 def test_a_comparison_whose_sense_cannot_be_told_is_taken_as_it_is(tmp_path):
     # `<` on an error holds when true here, and would hold when false in `if err > tol: raise`.
     assert _decided(tmp_path, "assert (g(x) - f(x)).abs().max().item() < 1e-5\n") == "not asked"
+
+
+CAUGHT_IN_A_HELPER = '''import os
+os.environ["TRITON_INTERPRET"] = "1"
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def shift_kernel(x_ptr, out_ptr):
+    offs = tl.arange(0, 4)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs) + 2.0)
+
+
+def agrees():
+    x = torch.arange(4.0)
+    out = torch.empty_like(x)
+    shift_kernel[(1,)](x, out)
+    try:
+        torch.testing.assert_close(out, x + 1)
+    except AssertionError:
+        {handled}
+
+
+failures = [seed for seed in range(2) if not agrees()]
+if failures:
+    raise SystemExit(f"the kernel disagrees on seeds {{failures}}")
+'''
+
+
+def test_a_kernels_check_caught_in_a_helper_is_evidence_only_while_the_helper_says_so(tmp_path):
+    # A program written after the code (bench/results/2026-11-29-new-program-bias-rows): the helper lost its
+    # `return False`, returned None, and the script exited whatever the kernel computed; the repro was stated.
+    pytest.importorskip("triton")
+    from minimizer.runner.process import Limits, RunSettings, run_candidate
+    from oracles.evidence import shows_evidence
+
+    settings = RunSettings("check.py", str(tmp_path), ("script",), Limits(timeout=120))
+    linked, emptied = (
+        run_candidate(CAUGHT_IN_A_HELPER.format(handled=h), settings).verdict("script")
+        for h in ("return False\n    return True", "pass")
+    )
+    assert linked.fires and shows_evidence(linked.signature)
+    assert emptied.fires and not shows_evidence(emptied.signature)
