@@ -144,6 +144,10 @@ def _masks(tree: ast.Module, kernel: str) -> frozenset[str]:
             if isinstance(value, ast.Name) and value.id in assigned:
                 value = assigned[value.id]
             found.add(f"{node.func.attr} {given}: {ast.unparse(value) if value is not None else None}")
+    # A mask computed and never given (`mask = offs < n`, a load without `mask=`) is the line its fix reads.
+    read = {node.id for node in ast.walk(function) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+    found |= {f"unread mask: {ast.unparse(value)}" for name, value in assigned.items()
+              if isinstance(value, ast.Compare) and name not in read}
     return frozenset(found)
 
 

@@ -112,3 +112,12 @@ def test_a_row_or_column_address_stays_while_its_load_does_though_over_one_row_a
     assert GuardedMasks.of(SHIFT.replace("offs // n_cols", "offs"), SHIFT_SIGNATURE).why_not(
         SHIFT.replace("offs // n_cols", "offs").replace("shift_ptr + offs", "shift_ptr")
     ) is None
+
+
+def test_a_mask_computed_and_never_given_is_held_where_the_kernel_reached_out_of_bounds():
+    # The bug is the load without `mask=mask`: its fix reads the line a reduction would drop as dead.
+    missing = RMS.replace("x = tl.load(x_ptr + cols, mask=mask, other=0.0)", "x = tl.load(x_ptr + cols)")
+    missing = missing.replace("w = tl.load(w_ptr + cols, mask=mask, other=0.0)", "w = tl.load(w_ptr + cols)")
+    dead_gone = missing.replace("    mask = cols <= n\n", "")
+    assert GuardedMasks.of(missing, RMS_SIGNATURE).why_not(dead_gone) is not None
+    assert GuardedMasks.of(missing, "AssertionError: x [kernels: rms] [compared: kernel rms, mult]").why_not(dead_gone) is None

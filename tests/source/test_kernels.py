@@ -38,3 +38,15 @@ def test_masks_go_from_loads_and_stores_together_then_call_by_call():
     assert "x = tl.load(x_ptr + offs)\n    tl.store(out_ptr + offs, x, offs < n)\n" in load
     assert "x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)\n    tl.store(out_ptr + offs, x)\n" in store
     assert all("return tl.load(p, mask=mask)" in c for c in (every, load, store))  # not a kernel
+
+
+def test_a_mask_nothing_reads_goes_with_the_masks_that_read_it_or_alone():
+    from minimizer.source.passes.kernels import drop_kernel_masks
+
+    source = (
+        "import triton\n\n\n@triton.jit\ndef k(x_ptr, out_ptr, n):\n    offs = tl.arange(0, 2)\n    mask = offs < n\n"
+        "    inside = offs < n\n    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=inside))\n"
+    )
+    alone, every = [c.code for c in drop_kernel_masks(cst.parse_module(source))]
+    assert "mask = offs < n" not in alone and "inside = offs < n" in alone and "mask=inside" in alone
+    assert "offs < n" not in every and "tl.load(x_ptr + offs)" in every

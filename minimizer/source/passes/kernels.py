@@ -15,7 +15,7 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates, replace_nodes
+from minimizer.source.cst_utils import distinct_candidates, remove_nodes, replace_nodes
 from minimizer.source.traversal import find_all
 
 __all__ = ["constant_kernel_loads", "drop_kernel_masks"]
@@ -40,16 +40,39 @@ def constant_kernel_loads(module: cst.Module) -> Iterator[cst.Module]:
 def drop_kernel_masks(module: cst.Module) -> Iterator[cst.Module]:
     """Yield `module` with the `mask` (and a load's `other`) of `tl.load` / `tl.store` calls inside `@triton.jit`
     functions dropped, by keyword or in their places (`tl.store(p, v, m)`): every one at once, then each call's
-    alone in source order."""
+    alone in source order; with each, a mask the kernel then no longer reads (`mask = offs < n`) goes too (a mask
+    that may be the bug's line is held by `GuardedMasks`, read or not)."""
 
     unmasked = {
         call: bare for kernel in find_all(module, KERNEL) for call in find_all(kernel, LOAD | STORE)
         if (bare := _unmasked(call)) is not None
     }
     groups = ([list(unmasked)] if len(unmasked) > 1 else []) + [[call] for call in unmasked]
-    return distinct_candidates(
-        module, (lambda group=group: replace_nodes(module, {call: unmasked[call] for call in group}) for group in groups)
-    )
+    candidates = [
+        lambda group=group: _without_unread_masks(replace_nodes(module, {call: unmasked[call] for call in group}))
+        for group in groups
+    ]
+    return distinct_candidates(module, [lambda: _without_unread_masks(module), *candidates])
+
+
+_MASK_LINE = m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(target=m.Name())], value=m.Comparison())])
+
+
+def _without_unread_masks(module: cst.Module) -> cst.Module:
+    """`module` without the kernels' mask assignments that nothing reads."""
+
+    unread = [
+        line for kernel in find_all(module, KERNEL) for line in find_all(kernel, _MASK_LINE)
+        if _named(kernel, line.body[0].targets[0].target.value) == 1  # its own target alone
+    ]
+    return remove_nodes(module, unread) if unread else module
+
+
+def _named(kernel: cst.FunctionDef, name: str) -> int:
+    """How often `kernel` names `name`, keywords (`mask=`) left out."""
+
+    keywords = {id(arg.keyword) for arg in find_all(kernel, m.Arg(keyword=m.Name(name)))}
+    return sum(id(node) not in keywords for node in find_all(kernel, m.Name(name)))
 
 
 def _unmasked(call: cst.Call) -> cst.Call | None:
