@@ -43,6 +43,9 @@ class ExceptionInfo:
     # other``), and the same for people (its ``describe()``); ``None`` where no such comparison fails it.
     evidence: str | None = None
     evidence_detail: str | None = None
+    # The script's kernels each launched on one grid of one axis: (kernel, programs) pairs (see
+    # ``oracles.kernel_launches.KernelLaunches.one_grids``).
+    launch_grids: tuple = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -58,6 +61,7 @@ class ExceptionInfo:
             "module_tensors": [list(t) for t in self.module_tensors],
             "evidence": self.evidence,
             "evidence_detail": self.evidence_detail,
+            "launch_grids": [list(g) for g in self.launch_grids],
         }
 
     @classmethod

@@ -41,6 +41,7 @@ class KernelLaunches:
         self.reaches: dict[tuple[str, str, str], tuple[int, int]] = {}
         self._accesses = InterpretedAccesses()
         self._launches: collections.Counter[str] = collections.Counter()
+        self._grids: dict[str, set[int | None]] = collections.defaultdict(set)  # kernel -> its launches' programs
         # The first launches the reducer's stage for compared kernels records or replays (oracles.kernel_replay).
         self.first_launches = FirstLaunches.requested()
         self._real_getitem: Any = None
@@ -63,6 +64,7 @@ class KernelLaunches:
             ours = code is not None and tracker.folder and os.path.dirname(os.path.abspath(code.co_filename)) == tracker.folder
             if not ours:
                 return launch
+            tracker._grids[fn.__name__].add(_programs(grid))
             return lambda *args, **kwargs: tracker._launch_and_note(fn, launch, interpreted, args, kwargs, kernel)
 
         self._real_getitem = real
@@ -81,6 +83,13 @@ class KernelLaunches:
         self.kernels.clear()
         self.writes.clear()
         self.reaches.clear()
+        self._grids.clear()
+
+    def one_grids(self) -> tuple[tuple[str, int], ...]:
+        """(kernel, programs) for each kernel every launch of which had the same number of programs, on one
+        axis (``source.passes.launches.grids_as_recorded`` writes it down)."""
+
+        return tuple(sorted((k, next(iter(g))) for k, g in self._grids.items() if len(g) == 1 and None not in g))
 
     def strays(self) -> list[str]:
         """``["rms_norm_kernel reads 1 past weight_ptr, 1 past x_ptr"]``: per kernel and kind of access, how far
@@ -218,3 +227,12 @@ def _divisors_of(code: Any) -> frozenset[str]:
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Mod))
         and isinstance(node.right, ast.Name) and node.right.id in parameters
     )
+
+
+def _programs(grid: Any) -> int | None:
+    """How many programs a grid of one axis launches (``(g,)``, ``g``, ``(g, 1, 1)``); ``None`` for any other."""
+
+    sizes = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
+    if not sizes or not all(isinstance(size, int) for size in sizes) or any(size != 1 for size in sizes[1:]):
+        return None
+    return sizes[0]

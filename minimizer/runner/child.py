@@ -128,6 +128,7 @@ def _record(
         kernel_replays=harness.replay_differences(),
         only_compile=harness.only_compile,
     )
+    _with_launch_grids(harness, run)
     _unless_the_comparison_decides(harness, script, seed, escaped, run)
     if eager_precheck:
         run.eager_rerun_done = True  # it ran first, without an exception
@@ -137,6 +138,14 @@ def _record(
         run.eager_rerun_done = True
         run.eager_rerun_exception = info(rerun)
     return run, key
+
+
+def _with_launch_grids(harness: Any, run: Any) -> None:
+    """The grids the script's kernels were launched on, with the failure (the launch stage writes them down)."""
+
+    grids = harness.launches.one_grids()
+    if grids and run.exception is not None:
+        run.exception = dataclasses.replace(run.exception, launch_grids=grids)
 
 
 def _unless_the_comparison_decides(harness: Any, script: str, seed: int, escaped: BaseException | None, run: Any) -> None:
@@ -177,6 +186,7 @@ def _eager_precheck(
             kernel_replays=harness.replay_differences(),
             only_compile=harness.only_compile,
         )
+        _with_launch_grids(harness, run)
         _unless_the_comparison_decides(harness, script, seed, eager_first, run)
         return run, None
     if eager_first is not None:

@@ -224,12 +224,16 @@ def _reduce_launches(
 
     from minimizer.source.passes.kernels import drop_kernel_masks
     from minimizer.source.passes.known_shapes import fold_known_shapes
-    from minimizer.source.passes.launches import block_sizes_only, single_program_launches
+    from minimizer.source.passes.launches import block_sizes_only, launches_as_run
     from minimizer.source.passes.parameters import bind_constant_parameters
 
+    if target.spec != "script" or not compared_kernels(target.signature):
+        return text
+    failed = runs.run(text, settings).exception  # the grids its launches had
+    one_program = launches_as_run(dict(failed.launch_grids) if failed is not None else {})
     return _reduce_with_difference_held(
         runs, text, target, settings, best, deadline, "kernel launches",
-        [fold_known_shapes, single_program_launches, drop_kernel_masks, block_sizes_only(bind_constant_parameters)],
+        [fold_known_shapes, one_program, drop_kernel_masks, block_sizes_only(bind_constant_parameters)],
         subject="the compared kernels' launches", says="making each compared kernel's launch one program",
     )
 

@@ -81,3 +81,25 @@ def test_only_a_block_size_may_be_bound_in_the_launch_round():
     kept = [c.code for c in block_sizes_only(bind_constant_parameters)(cst.parse_module(source))]
     assert len(every) == 2 and len(kept) == 1  # limit and BLOCK may be bound; only BLOCK is kept
     assert "def k(x_ptr, out_ptr, n, limit):" in kept[0] and "tl.arange(0, 4)" in kept[0]
+
+
+def test_a_grid_computed_at_run_time_is_read_as_the_run_launched_it():
+    from minimizer.source.passes.launches import launches_as_run
+
+    source = KERNEL + "grid = (triton.cdiv(4, 1),)\nk[grid](x, out, 4, 1)\n"
+    (one,) = [c.code for c in launches_as_run({"k": 4})(cst.parse_module(source))]
+    assert "    offs = tl.arange(0, BLOCK)\n" in one and one.endswith("k[1,](x, out, 4, 4)\n")
+    assert codes(source) == [] and list(launches_as_run({"k": 3})(cst.parse_module(source))) == []
+    twice = source + "k[grid](x, out, 4, 1)\n"
+    assert list(launches_as_run({"k": 4})(cst.parse_module(twice))) == []
+
+
+def test_the_run_tells_a_kernels_grid_only_where_every_launch_had_the_same():
+    from oracles.kernel_launches import KernelLaunches, _programs
+
+    assert [_programs(g) for g in (4, (4,), (4, 1, 1), [2], (2, 2), lambda meta: (1,))] == [4, 4, 4, 2, None, None]
+    launches = KernelLaunches(None)
+    launches._grids["k"] |= {4}
+    launches._grids["varies"] |= {1, 2}
+    launches._grids["callable"] |= {None}
+    assert launches.one_grids() == (("k", 4),)

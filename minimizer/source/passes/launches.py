@@ -8,7 +8,7 @@ every element, the way a kernel's bug is written down by hand: `offs = tl.arange
 
 from __future__ import annotations
 
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Mapping
 
 import libcst as cst
 import libcst.matchers as m
@@ -17,7 +17,7 @@ from minimizer.source.cst_utils import distinct_candidates, replace_nodes, swap_
 from minimizer.source.passes.kernels import KERNEL
 from minimizer.source.traversal import find_all
 
-__all__ = ["block_sizes_only", "single_program_launches"]
+__all__ = ["block_sizes_only", "launches_as_run", "single_program_launches"]
 
 _PROGRAM_ID = m.Call(
     func=m.Attribute(value=m.Name("tl"), attr=m.Name("program_id")),
@@ -37,13 +37,14 @@ def single_program_launches(module: cst.Module) -> Iterator[cst.Module]:
     return distinct_candidates(module, _candidates(module))
 
 
-def _candidates(module: cst.Module) -> Iterator:
+def _candidates(module: cst.Module, told: Mapping[str, int] | None = None) -> Iterator:
     for kernel in find_all(module, KERNEL):
         launches = find_all(module, m.Call(func=m.Subscript(value=m.Name(kernel.name.value))))
         if len(launches) != 1 or len(find_all(module, m.Name(kernel.name.value))) != 2:  # its def and its launch
             continue
         launch = launches[0]
         programs = _literal_grid(launch.func)
+        programs = (told or {}).get(kernel.name.value) if programs is None else programs
         reads = find_all(kernel, _PROGRAM_ID)
         if programs is None or programs < 2 or not reads:
             continue
@@ -61,6 +62,17 @@ def _candidates(module: cst.Module) -> Iterator:
                 yield lambda: replace_nodes(module, {
                     launch: _one_program(launch, None, 1), **_index_reads_as_zero(kernel, reads, {ranges[0]: wider}),
                 })
+
+
+def launches_as_run(programs: Mapping[str, int]) -> Callable[[cst.Module], Iterator[cst.Module]]:
+    """`single_program_launches`, where a launch's grid is computed at run time (`k[(triton.cdiv(n, BLOCK),)]`,
+    `k[grid]`) and the run launched the kernel on one number of programs each time (``programs``, told by the run:
+    ``oracles.kernel_launches``): that number is the grid's."""
+
+    def single_program_launches(module: cst.Module) -> Iterator[cst.Module]:
+        return distinct_candidates(module, _candidates(module, programs))
+
+    return single_program_launches
 
 
 def _literal_grid(grid: cst.Subscript) -> int | None:
@@ -97,6 +109,7 @@ def _one_program(launch: cst.Call, block_arg: cst.Arg | None, block: int) -> cst
     if isinstance(grid, cst.Tuple):
         one = grid.with_changes(elements=[grid.elements[0].with_changes(value=one)])
     element = launch.func.slice[0]
+    element = element if isinstance(grid, cst.Tuple) else element.with_changes(comma=cst.Comma())  # `k[1,]`
     return launch.with_changes(
         func=launch.func.with_changes(slice=[element.with_changes(slice=cst.Index(value=one))]),
         args=[arg.with_changes(value=cst.Integer(str(block))) if arg is block_arg else arg for arg in launch.args],
