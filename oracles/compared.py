@@ -194,7 +194,7 @@ def compared_operands(
         described.append(f"kernel {kernel}" if kernel is not None else origins.of(operand, scope, statement.lineno))
     if len(values) == 2:
         for i, value in enumerate(values):
-            if described[i].startswith("kernel ") and _differs_where_unwritten(value, values[1 - i], writes):
+            if described[i].startswith("kernel ") and differs_where_unwritten(value, values[1 - i], writes):
                 described[i] += ", differing where it did not write"
     return ", ".join(described)
 
@@ -298,12 +298,14 @@ def marked_where_unwritten(operands: tuple, values: tuple, writes: KernelWrites)
         return operands
     return tuple(
         dataclasses.replace(o, origin=f"{o.origin}, differing where it did not write")
-        if o.origin.startswith("kernel ") and _differs_where_unwritten(values[i], values[1 - i], writes) else o
+        if o.origin.startswith("kernel ") and differs_where_unwritten(values[i], values[1 - i], writes) else o
         for i, o in enumerate(operands)
     )
 
 
-def _differs_where_unwritten(value: Any, other: Any, writes: KernelWrites) -> bool:
+def differs_where_unwritten(value: Any, other: Any, writes: KernelWrites) -> bool:
+    """Whether ``value``, a kernel's output, differs from ``other`` on elements no kernel wrote."""
+
     unchanged = writes.unchanged_elements(value)
     if unchanged is None or not bool(unchanged.any()):
         return False

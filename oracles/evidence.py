@@ -24,6 +24,7 @@ import weakref
 from typing import Any, Iterator
 
 from oracles.compared import digest_of, marked_where_unwritten
+from oracles.compared import differs_where_unwritten as _unwritten_differ
 from oracles.arguments import shallow as _shallow
 from oracles.arguments import tensors_in as _tensors_in
 from oracles.draws import DrawsFollower, from_other_data
@@ -33,7 +34,7 @@ from oracles.operation_names import (
 )
 from oracles.settings import operation_settings
 from oracles.comparison import (
-    AGAINST, COMPARED, COMPILED, INPUT, NUMBER, OTHER, SPREAD, STRICT_SHAPES, THEN, UNLIKE_SHAPES, Comparison,
+    AGAINST, COMPARED, COMPILED, INPUT, NUMBER, OTHER, SPREAD, STRICT_SHAPES, THEN, UNLIKE_SHAPES, UNWRITTEN, Comparison,
     Operand, TracedFloat, described,
     launched_operations, measured_operations, spread_where_broadcast, without_common,
     difference_digest, largest_difference, origin_text,
@@ -353,6 +354,8 @@ class EvidenceRecorder:
             origin |= {f"kernel {k}" for k in self._writes.kernels_since(mark)}
         if origin and self._kernels_defined and _spreads_a_suspect(name, args, result, self.origin_of):
             origin |= {SPREAD}
+        if origin and self._kernels_defined and self._writes is not None and _differs_where_unwritten(args[:2], self._writes):
+            origin |= {UNWRITTEN}
         if self._kernels_defined:
             results = _tensors_in(result)
             self._draws.follow(name, name in FACTORIES, args, kwargs, results)
@@ -551,6 +554,17 @@ def _then(name: str, func: Any, args: tuple, kwargs: dict, origin: frozenset) ->
         return frozenset()
     settings = operation_settings(func, args, kwargs)
     return frozenset({THEN + (f"{operation}({settings})" if settings else operation)})
+
+
+def _differs_where_unwritten(operands: tuple, writes: Any) -> bool:
+    """Whether an operation of two tensors combines a kernel's output with a value that differs from it on
+    elements the kernel did not write (``oracles.compared``)."""
+
+    tensors = [a for a in operands if hasattr(a, "untyped_storage")]
+    if len(tensors) != 2:
+        return False
+    with aside():
+        return any(_unwritten_differ(tensors[i], tensors[1 - i], writes) for i in (0, 1))
 
 
 def _spreads_a_suspect(name: str, args: tuple, result: Any, origin_of: Any) -> bool:

@@ -387,6 +387,23 @@ def test_a_kernels_output_broadcast_over_more_elements_is_another_comparison():
     ]
 
 
+def test_an_error_measured_where_the_kernel_wrote_nothing_is_another_comparison():
+    # Generated seed 401: the kernel wrote one element of `torch.ones(2)`, the reference was `[0.0]` broadcast:
+    # the largest error was the unwritten element's, whatever the kernel's line computed.
+    pytest.importorskip("triton")
+
+    with following_kernels() as (writes, recorder):
+        for written in (torch.tensor([True, True]), torch.tensor([True, False])):
+            out = torch.ones(2)
+            out[written] = 0.0
+            writes.note(out, "shift_kernel", unchanged=~written)
+            assert not (out - torch.full((1,), 0.5)).abs().max().item() < 1e-4
+    assert [c.signature for c in recorder.comparisons] == [
+        "< of kernel shift_kernel then abs+max+sub, number",
+        "< of kernel shift_kernel then abs+max+sub, differing where it did not write, number",
+    ]
+
+
 def test_a_value_computed_from_a_kernels_output_is_not_that_output():
     # Generated seed 142: the reducer let the kernel write into its own input and the script then scale and shift
     # what it wrote a second time; the check failed, on a value the kernel's bug no longer decides.
