@@ -47,6 +47,13 @@ def test_a_kernel_operand_may_be_an_expression_in_the_reference():
     assert candidates(KERNEL.replace("x * scale + shift", "x * 2 * scale + shift") + "assert torch.allclose(out, x * s + t)\n") == []
 
 
+def test_a_reference_inside_the_error_measured_is_paired():
+    # Generated seed 376: `sys.exit(1)` where the largest error is above 0, the reference written in the error.
+    code = KERNEL + "k[1,](x, scale, shift, out, 2)\nif (out - (x * scale + shift)).abs().max() > 0.0:\n    sys.exit(1)\n"
+    found = candidates(code)
+    assert "tl.store(out_ptr + offs, shift)" in found[0] and "(out - shift).abs()" in found[0]
+
+
 def test_expressions_written_with_other_operators_are_not_paired():
     code = KERNEL + "k[1,](x, scale, shift, out, 2)\nassert torch.allclose(out, x * (scale + shift))\n"
     assert candidates(code) == []

@@ -17,7 +17,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from minimizer.source.cst_utils import as_operand, distinct_candidates, replace_nodes
-from minimizer.source.passes.kernels import KERNEL, LOAD
+from minimizer.source.passes.kernels import KERNEL, LOAD, STORE
 from minimizer.source.traversal import find_all, parent_map
 
 __all__ = ["bypass_alike_operators", "kernel_bodies_kept"]
@@ -27,7 +27,7 @@ _Path = tuple[str, ...]
 
 def bypass_alike_operators(module: cst.Module) -> Iterator[cst.Module]:
     """Yield `module` with one operator bypassed, to the same side, in an expression of a `@triton.jit` kernel
-    and in an expression outside the kernels written with the same operators in the same places (operands
+    and in an expression outside the kernels (at any depth) written with the same operators in the same places (operands
     aside, and an operand of the kernel may be an expression outside it); the loads the kernel then reads no more removed. Pairs in source order, outer operators first, the
     right operand kept before the left."""
 
@@ -51,9 +51,16 @@ def _kernel_bodies(module: cst.Module) -> list[str]:
 
 def _bypasses(module: cst.Module) -> Iterator[Optional[cst.Module]]:
     kernels = find_all(module, KERNEL)
-    inside = [e for kernel in kernels for e in _outermost_operations(kernel)]
+    # A pointer's arithmetic (`x_ptr + offs`) computes an address, not a value the reference computes too.
+    addresses = {
+        id(node) for kernel in kernels for call in find_all(kernel, LOAD | STORE) if call.args
+        for node in find_all(call.args[0], m.BinaryOperation())
+    }
+    inside = [e for kernel in kernels for e in _outermost_operations(kernel) if id(e) not in addresses]
     kernel_nodes = {id(node) for kernel in kernels for node in find_all(kernel, m.BinaryOperation())}
-    outside = [e for e in _outermost_operations(module) if id(e) not in kernel_nodes]
+    # Outside, any formula may be the reference, not only an outermost one: an error is measured on a reference
+    # written inside it (`(out - (x * scale + shift)).abs().max()`).
+    outside = [e for e in find_all(module, m.BinaryOperation()) if id(e) not in kernel_nodes]
     for kernel_side in inside:
         exactly = len(list(_operator_paths(kernel_side))) < 2
         for reference in outside:
