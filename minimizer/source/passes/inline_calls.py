@@ -18,6 +18,7 @@ from libcst.metadata import ClassScope, ComprehensionScope, GlobalScope, Scope, 
 
 from minimizer.source.cst_utils import (
     DOCSTRING_LINE,
+    as_operand,
     distinct_candidates,
     metadata,
     replace_nodes,
@@ -82,7 +83,7 @@ def _inlinings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
         helper_scope = scopes[function.body.body[0]]  # type: ignore[attr-defined]
         caller_scope = scopes[statement]
         reassigned = _names_the_statement_rebinds(small, call)
-        renamed = _parameters_passed_names(bound, helper_scope)
+        renamed = _parameters_substituted(function, bound, helper_scope)  # type: ignore[arg-type]
         if caller_scope is None or not _fits_scope(helper_scope, caller_scope, bound, reassigned | set(renamed)):
             continue
         yield lambda f=function, c=call, s=statement, sm=small, b=bound, r=renamed, t=taken: _inline(module, f, c, s, sm, b, r, t)
@@ -239,21 +240,49 @@ def _fits_scope(helper: Scope, caller: Scope, bound: dict[str, cst.BaseExpressio
     return not any(caller.assignments[name] for name in read - helper_locals)
 
 
-def _parameters_passed_names(bound: dict[str, cst.BaseExpression], helper: Scope) -> dict[str, list[cst.Name]]:
-    """Parameters passed a plain name (`row_softmax(logits)`), never rebound, where the helper binds nothing of
-    the argument's spelling: the helper's reads of each, to be spelled as the argument (no `x = logits` line,
-    and no clash with a caller's own `x`)."""
+def _parameters_substituted(
+    function: cst.FunctionDef, bound: dict[str, cst.BaseExpression], helper: Scope
+) -> dict[str, list[cst.Name]]:
+    """Parameters the helper never rebinds whose reads can take the argument in their place: the helper's reads
+    of each, to be written as the argument (no `x = logits` line, and no clash with a caller's own `x`). A
+    parameter passed a plain name (`row_softmax(logits)`) where the helper binds nothing of its spelling; one
+    passed any other expression (`scaled_head(x * 0.5)`) where the helper reads it once, in its first statement
+    (the argument is then evaluated where it was, before the rest of the body), and binds no name the
+    expression reads."""
 
     helper_locals = {assignment.name for assignment in helper.assignments}
+    first = _first_statement(function)
     renamed = {}
     for name, value in bound.items():
         assignments = list(helper.assignments[name])
-        if not isinstance(value, cst.Name) or value.value == name or value.value in helper_locals or len(assignments) != 1:
+        if isinstance(value, _Unpacked) or len(assignments) != 1 or m.matches(value, m.Name(name)):
             continue
         reads = [access.node for access in assignments[0].references]
-        if all(isinstance(node, cst.Name) for node in reads):
+        if not reads or not all(isinstance(node, cst.Name) for node in reads):
+            continue
+        if isinstance(value, cst.Name):
+            if value.value not in helper_locals:
+                renamed[name] = reads
+        elif len(reads) == 1 and first is not None and _holds(first, reads[0]) and not (
+            {n.value for n in m.findall(value, m.Name())} & (helper_locals - {name})
+        ):
             renamed[name] = reads
     return renamed
+
+
+def _first_statement(function: cst.FunctionDef) -> cst.CSTNode | None:
+    """The helper's first simple statement, where it is the first (a loop or a comprehension would evaluate an
+    argument written into it more than once)."""
+
+    body = [line for line in function.body.body if not m.matches(line, DOCSTRING_LINE)]  # type: ignore[attr-defined]
+    if not body or not isinstance(body[0], cst.SimpleStatementLine):
+        return None
+    repeated = m.Lambda() | m.ListComp() | m.SetComp() | m.DictComp() | m.GeneratorExp()
+    return None if m.findall(body[0], repeated) else body[0]
+
+
+def _holds(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
+    return tree is node or any(_holds(child, node) for child in children(tree))
 
 
 def _already_bound(name: str, bound: dict[str, cst.BaseExpression], helper: Scope) -> bool:
@@ -273,7 +302,8 @@ def _inline(
     renamed: dict[str, list[cst.Name]],
     taken: cst.CSTNode | None = None,
 ) -> cst.Module:
-    spelled = {read: cst.Name(bound[name].value) for name, reads in renamed.items() for read in reads}  # type: ignore[attr-defined]
+    parents = parent_map(function)
+    spelled = {read: _written_for(bound[name], parents.get(read)) for name, reads in renamed.items() for read in reads}
     bound = {name: value for name, value in bound.items() if name not in renamed}
     helper = swap_nodes(function, spelled)
     body = list(helper.body.body)  # type: ignore[attr-defined]
@@ -297,6 +327,16 @@ def _inline(
     else:
         tail = [swap_nodes(statement, {call: returned})]
     return _replace_call(module, function, statement, [*_bindings(bound), *body, *tail])
+
+
+def _written_for(value: cst.BaseExpression, where: cst.CSTNode | None) -> cst.BaseExpression:
+    """``value`` as it reads in place of a parameter: bare where it is a whole value (`h = x`, `f(x)`),
+    parenthesized inside an expression."""
+
+    if isinstance(value, cst.Name):
+        return cst.Name(value.value)
+    whole = isinstance(where, (cst.Assign, cst.Arg, cst.Element, cst.Return, cst.SubscriptElement))
+    return value if whole else as_operand(value)
 
 
 def _bindings(bound: dict[str, cst.BaseExpression | _Unpacked]) -> list[cst.SimpleStatementLine]:
