@@ -6,45 +6,20 @@ wrong output, ``f(x)`` its reference."""
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 
 from minimizer.runner.child import run_script
-from oracles.api import NEEDS_EAGER_RERUN, NEEDS_EVIDENCE, NEEDS_KERNELS
 from oracles.deciding import fails_anyway, needs_a_held_run
-from oracles.harness import Harness
-
-_PRELUDE = """
-import math
-import sys
-import torch
-
-def f(x):
-    return x * 2
-
-g = torch.compile(f)
-x = torch.arange(4.0)
-"""
-
+from tests.oracles.wrong_compile import failing_run
 
 def _decided(tmp_path, body: str) -> str:
     """``"decides"``, ``"fails anyway"``, or ``"not asked"`` (no held run needed)."""
 
-    path = tmp_path / "check.py"
-    path.write_text(_PRELUDE + textwrap.dedent(body))
-    harness = Harness(frozenset({NEEDS_EVIDENCE, NEEDS_KERNELS, NEEDS_EAGER_RERUN}), script_path=str(path))
-    harness._compiled_call = lambda model, kwargs: (lambda *args, **kw: model(*args, **kw) + 0.5)  # type: ignore[method-assign]
-    harness.install()
-    try:
-        escaped = run_script(str(path), 0)
-        assert escaped is not None, "the check did not fail"
+    with failing_run(tmp_path, body) as (harness, escaped, path):
         if not needs_a_held_run(harness.evidence, escaped):
             return "not asked"
         harness.clear()
-        return "fails anyway" if fails_anyway(harness.evidence, escaped, lambda: run_script(str(path), 0)) else "decides"
-    finally:
-        harness.uninstall()
+        return "fails anyway" if fails_anyway(harness.evidence, escaped, lambda: run_script(path, 0)) else "decides"
 
 
 # (the check as a script writes it, the check emptied as a reduction would leave it)

@@ -11,43 +11,19 @@ record no evidence, or other evidence.
 from __future__ import annotations
 
 import contextlib
-import textwrap
 
 import pytest
 import torch
 
-from minimizer.runner.child import run_script
-from oracles.api import NEEDS_EAGER_RERUN, NEEDS_EVIDENCE, NEEDS_KERNELS, ExceptionInfo
+from oracles.api import ExceptionInfo
 from oracles.capture import exception_info
 from oracles.evidence import EvidenceRecorder, TracedFloat, draws_of, shows_evidence
-from oracles.harness import Harness
 from oracles.script import script as script_oracle
-
-_PRELUDE = """
-import math
-import sys
-import torch
-
-def f(x):
-    return x * 2
-
-g = torch.compile(f)
-x = torch.arange(4.0)
-"""
-
+from tests.oracles.wrong_compile import failing_run
 
 def _recorded(tmp_path, body: str) -> ExceptionInfo | None:
-    path = tmp_path / "check.py"
-    path.write_text(_PRELUDE + textwrap.dedent(body))
-    harness = Harness(frozenset({NEEDS_EVIDENCE, NEEDS_KERNELS, NEEDS_EAGER_RERUN}), script_path=str(path))
-    harness._compiled_call = lambda model, kwargs: (lambda *args, **kw: model(*args, **kw) + 0.5)  # type: ignore[method-assign]
-    harness.install()
-    try:
-        escaped = run_script(str(path), 0)
-        assert escaped is not None, "the check did not fail"
-        return exception_info(escaped, str(path), harness.kernel_writes, harness.evidence)
-    finally:
-        harness.uninstall()
+    with failing_run(tmp_path, body) as (harness, escaped, path):
+        return exception_info(escaped, path, harness.kernel_writes, harness.evidence)
 
 
 # (check as a script writes it, the evidence it records, the check emptied as a reduction would leave it)
