@@ -1,0 +1,83 @@
+"""An item a loop unpacks and never reads goes from the loop and from every tuple it is unpacked from:
+`for name, out, ref in pairs:` over `pairs.append((case.name, run(x), ref))` -> `for out, ref in pairs:` over
+`pairs.append((run(x), ref))`.
+
+A table of cases carries a label per row for the person who reads the failures; once the message that printed
+it is gone, the label is computed and unpacked for nothing, and neither the tuple nor the loop can lose it alone
+(the arities must agree).
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+import libcst.matchers as m
+
+from minimizer.source.cst_utils import distinct_candidates, replace_nodes
+from minimizer.source.traversal import find_all
+
+__all__ = ["drop_unread_loop_items"]
+
+_APPEND = m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("append")), args=[m.Arg(value=m.Tuple(), keyword=None)])
+
+
+def drop_unread_loop_items(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with one name of a `for` loop's tuple target that nothing else in the module names removed,
+    with the item at its place from every tuple the loop iterates: the tuples of a list or tuple display it
+    loops over, or of a name's display and its `.append((...))` calls where nothing else uses the name."""
+
+    return distinct_candidates(module, _drops(module))
+
+
+def _drops(module: cst.Module) -> Iterator:
+    for loop in find_all(module, m.For(target=m.Tuple(elements=[m.AtLeastN(m.Element(value=m.Name()), n=2)]))):
+        rows = _rows(module, loop)
+        arity = len(loop.target.elements)
+        if rows is None or any(len(row.elements) != arity or any(isinstance(e, cst.StarredElement) for e in row.elements) for row in rows):
+            continue
+        for position, element in enumerate(loop.target.elements):
+            if _reads(module, element.value.value) == 1:  # the target alone names it
+                yield lambda p=position, loop=loop, rows=rows: replace_nodes(
+                    module, {loop.target: _without(loop.target, p), **{row: _without(row, p) for row in rows}}
+                )
+
+
+def _reads(module: cst.Module, name: str) -> int:
+    """How often ``module`` names ``name`` as a variable (not an attribute's, a keyword's or a method's name)."""
+
+    others = {id(node.attr) for node in find_all(module, m.Attribute(attr=m.Name(name)))}
+    others |= {id(arg.keyword) for arg in find_all(module, m.Arg(keyword=m.Name(name)))}
+    others |= {id(node.name) for node in find_all(module, m.FunctionDef(name=m.Name(name)) | m.ClassDef(name=m.Name(name)))}
+    return sum(id(node) not in others for node in find_all(module, m.Name(name)))
+
+
+def _rows(module: cst.Module, loop: cst.For) -> list[cst.Tuple] | None:
+    """The tuple displays ``loop`` unpacks, or ``None`` where it may unpack anything else."""
+
+    if isinstance(loop.iter, (cst.List, cst.Tuple)):
+        return _tuples(loop.iter)
+    if not isinstance(loop.iter, cst.Name):
+        return None
+    name = loop.iter.value
+    uses = _reads(module, name)
+    displays = [a.value for a in find_all(module, m.Assign(targets=[m.AssignTarget(target=m.Name(name))]))]
+    appended = [c for c in find_all(module, _APPEND) if c.func.value.value == name]
+    # Each use: the loop's, an assignment's target, or an append's receiver; nothing else reads the rows.
+    if len(displays) != 1 or uses != 2 + len(appended) or not isinstance(displays[0], cst.List):
+        return None
+    rows = _tuples(displays[0])
+    return None if rows is None else rows + [c.args[0].value for c in appended]
+
+
+def _tuples(display: cst.List | cst.Tuple) -> list[cst.Tuple] | None:
+    rows = [e.value for e in display.elements]
+    return rows if all(isinstance(r, cst.Tuple) for r in rows) else None
+
+
+def _without(row: cst.Tuple, position: int) -> cst.BaseExpression:
+    kept = [e for i, e in enumerate(row.elements) if i != position]
+    if len(kept) == 1:
+        return kept[0].value
+    kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return row.with_changes(elements=kept)
