@@ -5,7 +5,8 @@
 # seed, and results.tar, one log per group and one JSON per seed: the device returns only a few files).
 # Usage: [SEED_TIMEOUT=S] [TOTAL_TIMEOUT=T] bash bench/generated_gpu.sh GROUPS SEED...  (S: seconds a seed may take,
 # whole; T: seconds for the whole call, under the device's limit; a seed stopped by either prints no line, and what
-# finished still comes back). The Inductor-pass seeds do not belong here: none of the eight tried on 2026-11-29
+# finished still comes back; set T below the call's own limit, which is the device budget left less a cold start when
+# that is under 600 s: a call killed by the device packs nothing). The Inductor-pass seeds do not belong here: none of the eight tried on 2026-11-29
 # (torch 2.11) finished within 540 s, where the 2-core VM reduces them in 90-260 s; run them with bench/generated.py.
 set -uo pipefail
 GROUPS_AT_ONCE=$1; shift
