@@ -151,6 +151,11 @@ def diagnose(report: CheckReport, *, explicit_oracle: bool) -> str | None:
         seen = ", ".join(f"{_short(failure) if failure else 'passes'} with seed {seed}" for seed, failure in escaped.items())
         return f"the script {FLAKY} under minimizer ({seen}): it depends on the random numbers"
     python_failure = report.plain_failure
+    if _exits_before_compiling(report) and any("[kernels: " in (f.signature or "") for f in report.findings):
+        return (
+            f"the script exits ({python_failure}) whatever its Triton kernels compute: no comparison of their "
+            "outputs decides it (its check fails on None or a literal, or the same with every comparison made to hold)"
+        )
     if _exits_before_compiling(report):
         return (
             f"the script exits ({python_failure}) before any compiled call, as a script does when its arguments are "

@@ -284,6 +284,16 @@ def test_diagnose_names_each_problem_in_one_line():
     unsteady = _report([_plain(None)] * 2, [_harness()] * 2, [half])
     assert "fired in 1 of 2 runs (50%)" in diagnose(unsteady, explicit_oracle=False)
 
+    # A kernel's script whose exit no comparison of the kernel's output decides (oracles.deciding).
+    exit_ = ExceptionInfo(type="SystemExit", message="disagrees")
+    exits = [_harness(exit_, compiled_calls=0)] * 2
+    kernels = OracleFinding("script", [Verdict(True, "SystemExit: disagrees [kernels: k]")] * 2)
+    undecided = _report([_plain("exit status 1")] * 2, exits, [kernels], pinned=kernels)
+    assert "whatever its Triton kernels compute" in diagnose(undecided, explicit_oracle=False)
+    arguments = OracleFinding("script", [Verdict(True, "SystemExit: disagrees")] * 2)
+    usage = _report([_plain("exit status 1")] * 2, exits, [arguments], pinned=arguments)
+    assert "pass them after --" in diagnose(usage, explicit_oracle=False)
+
 
 def test_an_earlier_step_is_stated_when_the_last_has_no_place_for_the_statement(monkeypatch):
     from minimizer.stages import state as stage
