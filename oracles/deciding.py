@@ -15,6 +15,8 @@ goes with the compiled call. This is the same question for a Triton kernel, whic
 from __future__ import annotations
 
 import contextlib
+import signal
+import threading
 from typing import Any, Callable, Iterator
 
 from oracles.signature import normalize_message
@@ -31,13 +33,42 @@ def needs_a_held_run(evidence: Any, escaped: BaseException) -> bool:
     return evidence.raised is None or not any(e is evidence.raised for e in _chain(escaped))
 
 
-def fails_anyway(evidence: Any, escaped: BaseException, run_again: Callable[[], BaseException | None]) -> bool:
+def fails_anyway(
+    evidence: Any, escaped: BaseException, run_again: Callable[[], BaseException | None], seconds: float | None = None
+) -> bool:
     """Whether the script, run again by ``run_again`` with its comparisons of the suspect's values held, fails
-    as ``escaped`` did (same type, same message up to numbers and names)."""
+    as ``escaped`` did (same type, same message up to numbers and names). A script whose held comparisons let it
+    run on (a training loop that stopped at the first mismatch) is stopped after ``seconds``, and then not told
+    to fail anyway: the comparison stands."""
 
-    with holding(evidence):
-        again = run_again()
+    try:
+        with holding(evidence), _stopped_after(seconds):
+            again = run_again()
+    except _RanOn:  # stopped outside what catches the script's own exceptions
+        return False
     return again is not None and type(again) is type(escaped) and _message(again) == _message(escaped)
+
+
+class _RanOn(BaseException):
+    """The run with the comparisons held outlasted its time."""
+
+
+@contextlib.contextmanager
+def _stopped_after(seconds: float | None) -> Iterator[None]:
+    if seconds is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        raise _RanOn()
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 @contextlib.contextmanager

@@ -115,8 +115,9 @@ def _record(
         if eager_run is not None:
             return eager_run, None
 
-    before = _operators_captured()
+    before, started = _operators_captured(), time.monotonic()
     escaped = run_script(script, seed)
+    took = time.monotonic() - started
     captured["run"] = _operators_captured() - before
     run = RecordedRun(
         exception=info(escaped),
@@ -129,7 +130,7 @@ def _record(
         only_compile=harness.only_compile,
     )
     _with_launch_grids(harness, run)
-    _unless_the_comparison_decides(harness, script, seed, escaped, run)
+    _unless_the_comparison_decides(harness, script, seed, escaped, run, took)
     if eager_precheck:
         run.eager_rerun_done = True  # it ran first, without an exception
     elif NEEDS_EAGER_RERUN in needs and escaped is not None and harness.used_compile:
@@ -148,10 +149,13 @@ def _with_launch_grids(harness: Any, run: Any) -> None:
         run.exception = dataclasses.replace(run.exception, launch_grids=grids)
 
 
-def _unless_the_comparison_decides(harness: Any, script: str, seed: int, escaped: BaseException | None, run: Any) -> None:
+def _unless_the_comparison_decides(
+    harness: Any, script: str, seed: int, escaped: BaseException | None, run: Any, took: float
+) -> None:
     """Where the script compiles nothing and its failing comparison of a kernel's output may not be what fails
-    it, run it again with its comparisons held (``oracles.deciding``): if it fails the same way, ``run`` shows no
-    evidence (a helper emptied to return nothing fails the script whatever the kernel computed)."""
+    it, run it again with its comparisons held (``oracles.deciding``), for twice as long as its run ``took`` and a
+    second: if it fails the same way, ``run`` shows no evidence (a helper emptied to return nothing fails the
+    script whatever the kernel computed)."""
 
     from oracles.deciding import fails_anyway, needs_a_held_run
 
@@ -162,7 +166,7 @@ def _unless_the_comparison_decides(harness: Any, script: str, seed: int, escaped
         return
     run.calls, run.inplace_violations = list(run.calls), list(run.inplace_violations)  # kept from the clear
     harness.clear()
-    if fails_anyway(evidence, escaped, lambda: run_script(script, seed)):
+    if fails_anyway(evidence, escaped, lambda: run_script(script, seed), seconds=2 * took + 1.0):
         run.exception = dataclasses.replace(run.exception, evidence=None, evidence_detail=None)
 
 
@@ -174,8 +178,9 @@ def _eager_precheck(
 
     from oracles.api import RecordedRun
 
-    before = _operators_captured()
+    before, started = _operators_captured(), time.monotonic()
     eager_first, key = _precheck(harness, script, seed, fingerprint=shared is not None)
+    took = time.monotonic() - started
     captured["tracing"] = _operators_captured() - before
     if not harness.used_compile:
         run = RecordedRun(
@@ -187,7 +192,7 @@ def _eager_precheck(
             only_compile=harness.only_compile,
         )
         _with_launch_grids(harness, run)
-        _unless_the_comparison_decides(harness, script, seed, eager_first, run)
+        _unless_the_comparison_decides(harness, script, seed, eager_first, run, took)
         return run, None
     if eager_first is not None:
         raise EagerPrecheckFailed(info(eager_first))

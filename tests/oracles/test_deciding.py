@@ -168,3 +168,20 @@ def test_a_kernels_check_caught_in_a_helper_is_evidence_only_while_the_helper_sa
     )
     assert linked.fires and shows_evidence(linked.signature)
     assert emptied.fires and not shows_evidence(emptied.signature)
+
+
+def test_a_script_its_held_comparisons_let_run_on_is_stopped_and_its_comparison_stands():
+    runs = []
+
+    def run_again():
+        runs.append(1)
+        import time
+
+        time.sleep(5)
+        return SystemExit("never reached")
+
+    class Recorder:
+        holding = False
+
+    assert not fails_anyway(Recorder(), SystemExit("never reached"), run_again, seconds=0.2)
+    assert runs == [1]
