@@ -20,6 +20,8 @@ def test_a_label_the_loop_never_reads_goes_from_the_loop_and_every_row():
     )
     two = "for name, out in [('a', f(x)), ('b', f(y))]:\n    check(out)\n"
     assert codes(two) == ["for out in [f(x), f(y)]:\n    check(out)\n"]
+    made = "for name, out in [(f'b{i}', o) for i, o in enumerate(outs)]:\n    check(out)\n"
+    assert codes(made) == ["for out in [o for i, o in enumerate(outs)]:\n    check(out)\n"]
 
 
 def test_rows_the_pass_cannot_see_whole_stay():

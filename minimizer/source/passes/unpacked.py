@@ -25,7 +25,8 @@ _APPEND = m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("append")), args=[
 def drop_unread_loop_items(module: cst.Module) -> Iterator[cst.Module]:
     """Yield `module` with one name of a `for` loop's tuple target that nothing else in the module names removed,
     with the item at its place from every tuple the loop iterates: the tuples of a list or tuple display it
-    loops over, or of a name's display and its `.append((...))` calls where nothing else uses the name."""
+    loops over, the tuple a comprehension it loops over makes, or those of a name's display and its
+    `.append((...))` calls where nothing else uses the name."""
 
     return distinct_candidates(module, _drops(module))
 
@@ -57,6 +58,8 @@ def _rows(module: cst.Module, loop: cst.For) -> list[cst.Tuple] | None:
 
     if isinstance(loop.iter, (cst.List, cst.Tuple)):
         return _tuples(loop.iter)
+    if isinstance(loop.iter, (cst.ListComp, cst.GeneratorExp)):  # `[(f"batch{i}", o, r) for i, (o, r) in ...]`
+        return [loop.iter.elt] if isinstance(loop.iter.elt, cst.Tuple) else None
     if not isinstance(loop.iter, cst.Name):
         return None
     name = loop.iter.value
