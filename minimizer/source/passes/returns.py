@@ -18,6 +18,7 @@ import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
 from minimizer.source.cst_utils import TORCH_COMPILE, distinct_candidates, metadata, replace_nodes
+from minimizer.source.passes.unpacked import without_item
 from minimizer.source.traversal import find_all
 
 __all__ = ["drop_unread_returned_values", "return_one_of_the_values", "return_the_element_read"]
@@ -137,19 +138,11 @@ def _is_read(target: cst.Name, scopes) -> bool:
 def _drop(module: cst.Module, returns: list[cst.Return], sites: list[cst.Assign], position: int) -> cst.Module:
     replacements: dict = {}
     for node in returns:
-        replacements[node.value] = _without(node.value, position)
+        replacements[node.value] = without_item(node.value, position)
     for assign in sites:
         target = assign.targets[0].target
-        replacements[target] = _without(target, position)
+        replacements[target] = without_item(target, position)
     return replace_nodes(module, replacements)
-
-
-def _without(pair: cst.Tuple, position: int) -> cst.BaseExpression:
-    kept = [element for index, element in enumerate(pair.elements) if index != position]
-    if len(kept) == 1:
-        return kept[0].value
-    kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-    return pair.with_changes(elements=kept)
 
 
 def return_the_element_read(module: cst.Module) -> Iterator[cst.Module]:

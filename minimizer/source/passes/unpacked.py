@@ -17,7 +17,7 @@ import libcst.matchers as m
 from minimizer.source.cst_utils import distinct_candidates, replace_nodes
 from minimizer.source.traversal import find_all
 
-__all__ = ["drop_unread_loop_items"]
+__all__ = ["drop_unread_loop_items", "without_item"]
 
 _APPEND = m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("append")), args=[m.Arg(value=m.Tuple(), keyword=None)])
 
@@ -40,7 +40,7 @@ def _drops(module: cst.Module) -> Iterator:
         for position, element in enumerate(loop.target.elements):
             if _reads(module, element.value.value) == 1:  # the target alone names it
                 yield lambda p=position, loop=loop, rows=rows: replace_nodes(
-                    module, {loop.target: _without(loop.target, p), **{row: _without(row, p) for row in rows}}
+                    module, {loop.target: without_item(loop.target, p), **{row: without_item(row, p) for row in rows}}
                 )
 
 
@@ -78,7 +78,9 @@ def _tuples(display: cst.List | cst.Tuple) -> list[cst.Tuple] | None:
     return rows if all(isinstance(r, cst.Tuple) for r in rows) else None
 
 
-def _without(row: cst.Tuple, position: int) -> cst.BaseExpression:
+def without_item(row: cst.Tuple, position: int) -> cst.BaseExpression:
+    """``row`` without its item at ``position``; the item left alone where one is left (`(a, b)` -> `b`)."""
+
     kept = [e for i, e in enumerate(row.elements) if i != position]
     if len(kept) == 1:
         return kept[0].value
