@@ -128,3 +128,13 @@ def test_an_expression_read_once_at_the_helpers_start_takes_the_parameters_place
     assert codes(later) == []  # read after the helper's first statement: the clash with the caller's `x` stays
     inside = source.replace("h = x\n", "h = x.sum(0) + 1\n")
     assert "h = (x * 0.5).sum(0) + 1\n" in codes(inside)[0]
+
+
+def test_a_helper_called_in_a_comprehensions_first_iterable_runs_before_its_statement():
+    # Generated seed 408: the outputs paired with their references in a comprehension over `zip`.
+    source = "def head(x):\n    h = k(x)\n    return h\n\n\npairs = [(o, r) for o, r in zip([head(a)], [b])]\n"
+    assert codes(source) == ["h = k(a)\npairs = [(o, r) for o, r in zip([h], [b])]\n"]
+    inside = "def head(x):\n    h = k(x)\n    return h\n\n\npairs = [head(o) for o in outs]\n"
+    assert codes(inside) == []  # runs once per item
+    later = "def head(x):\n    h = k(x)\n    return h\n\n\npairs = [o for o in outs for p in head(o)]\n"
+    assert codes(later) == []  # a later iterable runs once per item of the first

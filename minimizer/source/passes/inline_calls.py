@@ -31,6 +31,7 @@ __all__ = ["inline_single_call_functions"]
 
 # Between the call and its statement: a node under which the call may run zero or many times, or later.
 _CONDITIONAL = (cst.Lambda, cst.GeneratorExp, cst.ListComp, cst.SetComp, cst.DictComp, cst.IfExp, cst.BooleanOperation)
+_COMPREHENSIONS = (cst.GeneratorExp, cst.ListComp, cst.SetComp, cst.DictComp)
 _CALLER_STATEMENTS = (cst.Expr, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Assert)
 
 
@@ -45,7 +46,8 @@ def inline_single_call_functions(module: cst.Module) -> Iterator[cst.Module]:
     arguments but, maybe, a last `*value` (its parameters left are bound together, `tokens, labels = value`), which is
     part of a simple statement (`f(x)`, `y = f(x)`, `return f(x) * 2`, the test of an `assert`), the test of an
     `if` (not an `elif`) or the iterable of a `for` in a module or function body, and not under
-    a lambda, comprehension, conditional expression or `and`/`or`. Names the helper binds must be unused where it
+    a lambda, comprehension (but in its first iterable, which runs once where it stands), conditional expression
+    or `and`/`or`. Names the helper binds must be unused where it
     is inlined (a parameter passed a name of its own spelling and never rebound is bound already); inside a
     function, the globals it reads must not be local there.
     """
@@ -156,6 +158,10 @@ def _enclosing_statement(
             return parent, parent  # an `if`'s test runs first, once (an `elif`'s only when the tests before fail)
         if isinstance(parent, cst.For) and node is parent.iter and parent.asynchronous is None:
             return parent, parent  # so does a loop's iterable
+        comprehension = parents.get(parent) if isinstance(parent, cst.CompFor) and node is parent.iter else None
+        if isinstance(comprehension, _COMPREHENSIONS) and comprehension.for_in is parent:
+            node = comprehension  # so does a comprehension's first iterable, where the comprehension stands
+            continue
         if parent is None or isinstance(parent, _CONDITIONAL) or isinstance(parent, cst.BaseCompoundStatement):
             return None, None
         if isinstance(parent, cst.Assert) and node is parent.msg:
