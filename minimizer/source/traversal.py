@@ -117,3 +117,19 @@ def find_all(root: cst.CSTNode, matcher: m.BaseMatcherNode) -> list[cst.CSTNode]
     if not isinstance(root, cst.Module) or not (isinstance(kind, type) and issubclass(kind, cst.CSTNode)):
         return m.findall(root, matcher)  # type: ignore[return-value]
     return [node for node in _nodes_by_type(root).get(kind, ()) if m.matches(node, matcher)]
+
+
+def holds(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """Whether ``node`` is ``tree`` or stands anywhere under it."""
+
+    return tree is node or any(holds(child, node) for child in children(tree))
+
+
+def names_of(root: cst.CSTNode, name: str) -> int:
+    """How often ``root`` names the variable ``name``: an attribute's name (`x.name`), a keyword (`name=`) and a
+    function's or class's own name are other things."""
+
+    others = {id(node.attr) for node in find_all(root, m.Attribute(attr=m.Name(name)))}
+    others |= {id(arg.keyword) for arg in find_all(root, m.Arg(keyword=m.Name(name)))}
+    others |= {id(node.name) for node in find_all(root, m.FunctionDef(name=m.Name(name)) | m.ClassDef(name=m.Name(name)))}
+    return sum(id(node) not in others for node in find_all(root, m.Name(name)))

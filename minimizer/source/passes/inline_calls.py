@@ -25,7 +25,7 @@ from minimizer.source.cst_utils import (
     swap_nodes,
     target_names,
 )
-from minimizer.source.traversal import children, parent_map
+from minimizer.source.traversal import children, holds, parent_map
 
 __all__ = ["inline_single_call_functions"]
 
@@ -269,7 +269,7 @@ def _parameters_substituted(
         if isinstance(value, cst.Name):
             if value.value not in helper_locals:
                 renamed[name] = reads
-        elif len(reads) == 1 and first is not None and _holds(first, reads[0]) and not (
+        elif len(reads) == 1 and first is not None and holds(first, reads[0]) and not (
             {n.value for n in m.findall(value, m.Name())} & (helper_locals - {name})
         ):
             renamed[name] = reads
@@ -285,10 +285,6 @@ def _first_statement(function: cst.FunctionDef) -> cst.CSTNode | None:
         return None
     repeated = m.Lambda() | m.ListComp() | m.SetComp() | m.DictComp() | m.GeneratorExp()
     return None if m.findall(body[0], repeated) else body[0]
-
-
-def _holds(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
-    return tree is node or any(_holds(child, node) for child in children(tree))
 
 
 def _already_bound(name: str, bound: dict[str, cst.BaseExpression], helper: Scope) -> bool:

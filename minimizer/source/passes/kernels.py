@@ -16,7 +16,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from minimizer.source.cst_utils import distinct_candidates, remove_nodes, replace_nodes
-from minimizer.source.traversal import find_all
+from minimizer.source.traversal import find_all, names_of
 
 __all__ = ["constant_kernel_loads", "drop_kernel_masks"]
 
@@ -63,16 +63,9 @@ def _without_unread_masks(module: cst.Module) -> cst.Module:
 
     unread = [
         line for kernel in find_all(module, KERNEL) for line in find_all(kernel, _MASK_LINE)
-        if _named(kernel, line.body[0].targets[0].target.value) == 1  # its own target alone
+        if names_of(kernel, line.body[0].targets[0].target.value) == 1  # its own target alone
     ]
     return remove_nodes(module, unread) if unread else module
-
-
-def _named(kernel: cst.FunctionDef, name: str) -> int:
-    """How often `kernel` names `name`, keywords (`mask=`) left out."""
-
-    keywords = {id(arg.keyword) for arg in find_all(kernel, m.Arg(keyword=m.Name(name)))}
-    return sum(id(node) not in keywords for node in find_all(kernel, m.Name(name)))
 
 
 def _unmasked(call: cst.Call) -> cst.Call | None:

@@ -15,7 +15,7 @@ import libcst.matchers as m
 
 from minimizer.source.cst_utils import distinct_candidates, replace_nodes, swap_nodes
 from minimizer.source.passes.kernels import KERNEL
-from minimizer.source.traversal import find_all
+from minimizer.source.traversal import find_all, holds
 
 __all__ = ["block_sizes_only", "launches_as_run", "single_program_launches"]
 
@@ -131,7 +131,7 @@ def _index_reads_as_zero(kernel: cst.FunctionDef, reads: list[cst.Call], within:
     for total in find_all(kernel, m.BinaryOperation(operator=m.Add())):
         for start, offsets in ((total.left, total.right), (total.right, total.left)):
             if _is_placement(start, reads):
-                inside = {node: by for node, by in replacements.items() if _holds(offsets, node)}
+                inside = {node: by for node, by in replacements.items() if holds(offsets, node)}
                 replacements = {node: by for node, by in replacements.items() if node not in inside}
                 replacements[total] = swap_nodes(offsets, inside)
                 placed.update(find_all(start, _PROGRAM_ID))
@@ -140,10 +140,6 @@ def _index_reads_as_zero(kernel: cst.FunctionDef, reads: list[cst.Call], within:
         if read not in placed:
             replacements[read] = cst.Integer("0")
     return replacements
-
-
-def _holds(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
-    return tree is node or any(_holds(child, node) for child in tree.children)
 
 
 def _is_placement(node: cst.BaseExpression, reads: list[cst.Call]) -> bool:

@@ -15,7 +15,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from minimizer.source.cst_utils import distinct_candidates, replace_nodes
-from minimizer.source.traversal import find_all
+from minimizer.source.traversal import find_all, names_of
 
 __all__ = ["drop_unread_loop_items", "without_item"]
 
@@ -38,19 +38,10 @@ def _drops(module: cst.Module) -> Iterator:
         if rows is None or any(len(row.elements) != arity or any(isinstance(e, cst.StarredElement) for e in row.elements) for row in rows):
             continue
         for position, element in enumerate(loop.target.elements):
-            if _reads(module, element.value.value) == 1:  # the target alone names it
+            if names_of(module, element.value.value) == 1:  # the target alone names it
                 yield lambda p=position, loop=loop, rows=rows: replace_nodes(
                     module, {loop.target: without_item(loop.target, p), **{row: without_item(row, p) for row in rows}}
                 )
-
-
-def _reads(module: cst.Module, name: str) -> int:
-    """How often ``module`` names ``name`` as a variable (not an attribute's, a keyword's or a method's name)."""
-
-    others = {id(node.attr) for node in find_all(module, m.Attribute(attr=m.Name(name)))}
-    others |= {id(arg.keyword) for arg in find_all(module, m.Arg(keyword=m.Name(name)))}
-    others |= {id(node.name) for node in find_all(module, m.FunctionDef(name=m.Name(name)) | m.ClassDef(name=m.Name(name)))}
-    return sum(id(node) not in others for node in find_all(module, m.Name(name)))
 
 
 def _rows(module: cst.Module, loop: cst.For) -> list[cst.Tuple] | None:
@@ -63,7 +54,7 @@ def _rows(module: cst.Module, loop: cst.For) -> list[cst.Tuple] | None:
     if not isinstance(loop.iter, cst.Name):
         return None
     name = loop.iter.value
-    uses = _reads(module, name)
+    uses = names_of(module, name)
     displays = [a.value for a in find_all(module, m.Assign(targets=[m.AssignTarget(target=m.Name(name))]))]
     appended = [c for c in find_all(module, _APPEND) if c.func.value.value == name]
     # Each use: the loop's, an assignment's target, or an append's receiver; nothing else reads the rows.
