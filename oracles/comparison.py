@@ -252,11 +252,12 @@ def largest_difference(values: tuple) -> float | None:
 _DIFFERENCE_STEPS = 2**12
 
 
-def difference_digest(values: tuple) -> str | None:
+def difference_digest(values: tuple, told: str = "") -> str | None:
     """A digest of how two operands of one shape differ, element by element (``a - b`` in float64, told in
     ``_DIFFERENCE_STEPS`` of its largest magnitude, with that magnitude to four digits); ``None`` where they do not
     differ or cannot be told. Two comparisons with the same digest compared values apart by the same amounts,
-    whatever both sides computed alike (``oracles.script.same_difference``)."""
+    whatever both sides computed alike (``oracles.script.same_difference``). ``told``: what else the digest
+    holds (the steps both sides took from the two values, ``oracles.alike``)."""
 
     if len(values) != 2:
         return None
@@ -272,7 +273,7 @@ def difference_digest(values: tuple) -> str | None:
     if not largest or largest != largest or largest == float("inf"):
         return None
     steps = torch.round(difference / largest * _DIFFERENCE_STEPS).to(torch.int64)
-    header = f"{tuple(left.shape)} {largest:.4g}|".encode()
+    header = f"{tuple(left.shape)} {largest:.4g} {told}|".encode()
     return hashlib.sha1(header + steps.numpy().tobytes()).hexdigest()[:12]
 
 

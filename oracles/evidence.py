@@ -23,6 +23,7 @@ import sys
 import weakref
 from typing import Any, Iterator
 
+from oracles.alike import AlikeSteps
 from oracles.compared import digest_of, marked_where_unwritten
 from oracles.compared import differs_where_unwritten as _unwritten_differ
 from oracles.arguments import shallow as _shallow
@@ -37,7 +38,7 @@ from oracles.comparison import (
     AGAINST, COMPARED, COMPILED, INPUT, NUMBER, OTHER, SPREAD, STRICT_SHAPES, THEN, UNLIKE_SHAPES, UNWRITTEN, Comparison,
     Operand, TracedFloat, described,
     launched_operations, measured_operations, spread_where_broadcast, without_common,
-    difference_digest, largest_difference, origin_text,
+    largest_difference, origin_text,
 )
 
 __all__ = ["EVIDENCE_MARK", "Comparison", "EvidenceRecorder", "TracedFloat", "aside", "shows_evidence"]
@@ -93,6 +94,7 @@ class EvidenceRecorder:
         self._reads_launch: Any = torch.utils.weak.WeakIdKeyDictionary()
         self._array_ops: dict[int, tuple[Any, frozenset]] = {}  # id(ndarray) -> (weak ref, operations), no suspect's
         self._draws = DrawsFollower()  # where the script has Triton kernels: what each tensor was drawn from
+        self._alike = AlikeSteps(writes.writer_of if writes is not None else lambda _: None)  # ... and its source
         self.comparisons: list[Comparison] = []
         self._mode: Any = None
         self._aside = 0  # > 0: the harness's own work, or a library check recorded whole
@@ -211,7 +213,7 @@ class EvidenceRecorder:
             operands = marked_where_unwritten(from_other_data(operands, values, self._writes, self._draws), values, self._writes)
         with self.aside():
             difference = largest_difference(values) if held is False else None
-            digest, differences = (digest_of(values), difference_digest(values)) if held is not True else (None, None)
+            digest, differences = (digest_of(values), self._alike.difference(values)) if held is not True else (None, None)
         # Arrays of two shapes: `assert_close` fails on the shapes alone, whatever the values (a reduction that
         # flattened the reference's input, not the kernel's, compared [1, 3] with [3]).
         shapes = {tuple(v.shape) for v in values if hasattr(v, "shape") and not isinstance(v, (int, float))}
@@ -359,6 +361,7 @@ class EvidenceRecorder:
         if self._kernels_defined:
             results = _tensors_in(result)
             self._draws.follow(name, name in FACTORIES, args, kwargs, results)
+            self._alike.follow(name, func, args, kwargs, results)
             if name not in FACTORIES:
                 self._note_operations(name, func, args, kwargs, results)
                 self._note_extent(name, args, kwargs, results)
@@ -372,7 +375,9 @@ class EvidenceRecorder:
         if pending is not None and name in TRUTH and isinstance(result, bool):
             return self._truth_read(pending, result)
         if name in NUMBERS and isinstance(result, float) and not isinstance(result, TracedFloat):
-            return TracedFloat(result, origin, frozenset() if origin else self._ops.get(args[0], frozenset()))
+            number = TracedFloat(result, origin, frozenset() if origin else self._ops.get(args[0], frozenset()))
+            self._alike.carry_into(args[0], number)
+            return number
         if not origin:
             return result
         if name == "__float__" and isinstance(result, float):
