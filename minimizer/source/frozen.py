@@ -14,7 +14,7 @@ kernel's author must fix. Only such masks are held: those of a kernel that reach
 loads say what masked lanes read; a mask that only fences the launch's tail goes where the values stay. The same
 holds for an address that maps a flat offset to a row or a column (``shift_ptr + offs // n_cols``): over one row
 a division by the row's length reads 0 and a remainder reads the offset, so the bug's line computes what a
-plainer address would. A load or store that stays keeps such an address; one may still go whole.
+plainer address would; and ``gamma_ptr + cols * 0`` reads what a scalar load of ``gamma_ptr`` broadcast does. A load or store that stays keeps such an address; one may still go whole.
 """
 
 from __future__ import annotations
@@ -168,10 +168,23 @@ def _loads_and_stores(function: ast.FunctionDef) -> list[ast.Call]:
 
 
 def _of_row_pointers(addresses: set[tuple[str, str]]) -> frozenset[tuple[str, str]]:
-    """The addresses from each pointer that some load or store addresses by a division or a remainder."""
+    """The addresses from each pointer that some load or store addresses by a division, a remainder or a
+    product with zero (``cols * 0``, one element for every lane)."""
 
-    rows = {pointer for pointer, address in addresses if re.search(r"//|%", address)}
+    rows = {pointer for pointer, address in addresses if re.search(r"//|%|\* 0\b|\b0 \*", address)}
     return frozenset((pointer, address) for pointer, address in addresses if pointer in rows)
+
+
+def _maps_lanes(value: ast.expr) -> bool:
+    """Whether ``value`` maps lanes to rows, columns or one element: a division, a remainder, a product with 0."""
+
+    def maps(node: ast.AST) -> bool:
+        if not isinstance(node, ast.BinOp):
+            return False
+        zero = any(isinstance(side, ast.Constant) and side.value == 0 for side in (node.left, node.right))
+        return isinstance(node.op, (ast.FloorDiv, ast.Mod)) or (isinstance(node.op, ast.Mult) and zero)
+
+    return any(maps(node) for node in ast.walk(value))
 
 
 def _addresses(tree: ast.Module, kernel: str) -> set[tuple[str, str]]:
@@ -181,10 +194,7 @@ def _addresses(tree: ast.Module, kernel: str) -> set[tuple[str, str]]:
     function = _kernel(tree, kernel)
     if function is None:
         return set()
-    arithmetic = {
-        name: value for name, value in _assigned(function).items()
-        if any(isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Mod)) for node in ast.walk(value))
-    }
+    arithmetic = {name: value for name, value in _assigned(function).items() if _maps_lanes(value)}
     found = set()
     for node in _loads_and_stores(function):
         pointer = next((k.value for k in node.keywords if k.arg == "pointer"), node.args[0] if node.args else None)

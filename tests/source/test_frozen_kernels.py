@@ -121,3 +121,26 @@ def test_a_mask_computed_and_never_given_is_held_where_the_kernel_reached_out_of
     dead_gone = missing.replace("    mask = cols <= n\n", "")
     assert GuardedMasks.of(missing, RMS_SIGNATURE).why_not(dead_gone) is not None
     assert GuardedMasks.of(missing, "AssertionError: x [kernels: rms] [compared: kernel rms, mult]").why_not(dead_gone) is None
+
+
+LAYER_SCALE = '''import triton
+
+
+@triton.jit
+def layer_scale(x_ptr, gamma_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n_cols + cols)
+    gamma = tl.load(gamma_ptr + cols * 0)
+    tl.store(out_ptr + row * n_cols + cols, x * gamma)
+'''
+
+
+def test_an_address_that_reads_one_element_for_every_lane_stays():
+    # check_sys_exit_kernel on CUDA: `gamma_ptr + cols * 0` became `gamma_ptr`, a scalar load broadcast, which
+    # computes the bug's values and every value the replay holds, but is not the line its fix mends.
+    guarded = GuardedMasks.of(LAYER_SCALE, "AssertionError: x [kernels: layer_scale] [compared: kernel layer_scale, mul]")
+    assert guarded.why_not(LAYER_SCALE.replace("gamma_ptr + cols * 0", "gamma_ptr")) is not None
+    zero = LAYER_SCALE.replace("    gamma = tl.load(gamma_ptr + cols * 0)\n", "    lane = cols * 0\n    gamma = tl.load(gamma_ptr + lane)\n")
+    assert GuardedMasks.of(zero, "x [compared: kernel layer_scale, mul]").why_not(zero.replace("gamma_ptr + lane", "gamma_ptr")) is not None
+    assert guarded.why_not(LAYER_SCALE.replace("row * n_cols + ", "")) is None
