@@ -14,6 +14,7 @@ from typing import Any
 from oracles.api import ExceptionInfo
 from oracles.compared import KernelWrites, compared_difference, compared_operands, compared_values, innermost_statement
 from oracles.evidence import EvidenceRecorder
+from oracles.signature import normalize_message
 from oracles.stages import stage_of
 
 _TAIL_CHARS = 2000
@@ -379,5 +380,6 @@ def _naming_value(value: object) -> str | None:
     if isinstance(value, dict):
         value = list(value)
     if isinstance(value, (list, tuple, set, frozenset)) and value and all(isinstance(v, str) for v in value):
-        return repr(sorted(set(value)))
+        # Names that differ only in their numbers (`step0`, `step1`) name one thing, failing once per step.
+        return repr(sorted({normalize_message(v) for v in value}))
     return None

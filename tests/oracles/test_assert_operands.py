@@ -30,6 +30,19 @@ def test_the_names_a_generic_assert_reads_say_which_check_failed(tmp_path):
     assert focal.message == kl.message  # the message alone cannot tell them apart
 
 
+def test_names_that_differ_only_in_their_numbers_name_one_thing(tmp_path):
+    # Never-seen seed 425: `problems == ["step0", "step1"]` and, with one step, `["step0"]`: the same check of
+    # the same kernel failing, once per step; a count of steps is no name of what failed.
+    script = tmp_path / "steps.py"
+    runs = {}
+    for steps in (1, 2):
+        script.write_text(f"problems = [f'step{{i}}' for i in range({steps})]\nassert not problems\n")
+        with pytest.raises(AssertionError) as caught:
+            runpy.run_path(str(script), run_name="__main__")
+        runs[steps] = exception_info(caught.value, str(script)).operands
+    assert runs[1] == runs[2] == "problems=['stepN']"
+
+
 def test_numbers_and_containers_read_only_through_a_subscript_are_not_operands(tmp_path):
     assert failure_of(tmp_path, focal=0.5, kl=0.0, test="count == 0").operands is None
     assert failure_of(tmp_path, focal=0.5, kl=0.0, test='not info["attached"]').operands is None

@@ -35,3 +35,24 @@ def test_candidates_are_valid_and_not_larger():
     check_candidates_are_valid_and_not_larger(
         "pairs = []\npairs.append(('a', 1, 2))\nfor n, a, b in pairs:\n    print(a + b)\n", drop_unread_loop_items
     )
+
+
+def assigned(source):
+    from minimizer.source.passes.unpacked import drop_unread_assigned_items
+
+    return [candidate.code for candidate in drop_unread_assigned_items(cst.parse_module(source))]
+
+
+def test_a_label_an_assignment_unpacks_for_nothing_goes_from_both_sides():
+    # Never-seen seed 439: the label of a helper's two results, unpacked with them.
+    source = 'name, out, ref = "eval", *evaluate(x)\ncheck(out, ref)\n'
+    assert assigned(source) == ["out, ref = evaluate(x)\ncheck(out, ref)\n"]
+    assert assigned("a, b, c = 1, f(x), g(x)\ncheck(b, c)\n") == ["b, c = f(x), g(x)\ncheck(b, c)\n"]
+
+
+def test_items_an_assignment_cannot_pair_stay():
+    assert assigned("a, b = f(x)\ncheck(b)\n") == []  # no display to take the item from
+    assert assigned("a, b = 1, *rest\ncheck(b)\n") == []  # one name would take what the starred item unpacks
+    assert assigned("a, b, c = 1, 2\ncheck(b, c)\n") == []  # arities that do not agree
+    assert assigned("a, b, c = *rest, 1\ncheck(b, c)\n") == []  # a starred item first: nothing is aligned
+    assert assigned("a, b = 1, 2\ncheck(a, b)\n") == []  # every name read

@@ -32,7 +32,7 @@ from minimizer.source.passes.delete_statements import delete_statements
 from minimizer.source.passes.factories import constant_tensors_to_factories
 from minimizer.source.passes.flags import inline_flag_calls
 from minimizer.source.passes.elements import delete_collection_elements, unwrap_single_item_list_arguments
-from minimizer.source.passes.unpacked import drop_unread_loop_items
+from minimizer.source.passes.unpacked import drop_unread_assigned_items, drop_unread_loop_items
 from minimizer.source.passes.effectless import remove_effectless_statements, split_tuple_assignments
 from minimizer.source.passes.dtypes import simplify_dtypes
 from minimizer.source.passes.inline import inline_single_use_variables
@@ -98,6 +98,7 @@ SOURCE_PASSES = [
     delete_arguments,
     delete_collection_elements,
     drop_unread_loop_items,
+    drop_unread_assigned_items,
     unwrap_single_item_list_arguments,
     inline_single_use_variables,
     shrink_subscripts,

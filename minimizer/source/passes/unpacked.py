@@ -1,6 +1,7 @@
 """An item a loop unpacks and never reads goes from the loop and from every tuple it is unpacked from:
 `for name, out, ref in pairs:` over `pairs.append((case.name, run(x), ref))` -> `for out, ref in pairs:` over
-`pairs.append((run(x), ref))`.
+`pairs.append((run(x), ref))`; and one an assignment unpacks, from both sides: `name, out, ref = "eval",
+*evaluate(x)` -> `out, ref = evaluate(x)`.
 
 A table of cases carries a label per row for the person who reads the failures; once the message that printed
 it is gone, the label is computed and unpacked for nothing, and neither the tuple nor the loop can lose it alone
@@ -17,7 +18,7 @@ import libcst.matchers as m
 from minimizer.source.cst_utils import distinct_candidates, replace_nodes
 from minimizer.source.traversal import find_all, names_of
 
-__all__ = ["drop_unread_loop_items", "without_item"]
+__all__ = ["drop_unread_assigned_items", "drop_unread_loop_items", "without_item"]
 
 _APPEND = m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("append")), args=[m.Arg(value=m.Tuple(), keyword=None)])
 
@@ -42,6 +43,31 @@ def _drops(module: cst.Module) -> Iterator:
                 yield lambda p=position, loop=loop, rows=rows: replace_nodes(
                     module, {loop.target: without_item(loop.target, p), **{row: without_item(row, p) for row in rows}}
                 )
+
+
+def drop_unread_assigned_items(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with one name of an assignment's tuple target that nothing else in the module names
+    removed, with the value's item at its place (before any starred item, which takes what is left)."""
+
+    return distinct_candidates(module, _assigned_drops(module))
+
+
+def _assigned_drops(module: cst.Module) -> Iterator:
+    unpacking = m.Assign(targets=[m.AssignTarget(target=m.Tuple(elements=[m.AtLeastN(m.Element(value=m.Name()), n=2)]))], value=m.Tuple())
+    for assign in find_all(module, unpacking):
+        target, value = assign.targets[0].target, assign.value
+        starred = [i for i, e in enumerate(value.elements) if isinstance(e, cst.StarredElement)]
+        if any(not isinstance(e.value, cst.Name) for e in target.elements):
+            continue
+        if not starred and len(value.elements) != len(target.elements):
+            continue
+        aligned = starred[0] if starred else len(target.elements)
+        if starred and len(target.elements) == 2:
+            continue  # one name would be left to take what the starred item unpacks
+        for position, element in enumerate(target.elements[:aligned]):
+            if names_of(module, element.value.value) == 1:
+                edits = {target: without_item(target, position), value: without_item(value, position)}
+                yield lambda edits=edits: replace_nodes(module, edits)
 
 
 def _rows(module: cst.Module, loop: cst.For) -> list[cst.Tuple] | None:
