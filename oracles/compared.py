@@ -62,6 +62,7 @@ class KernelWrites:
         self._parameters: dict[str, set[str]] = {}  # kernel -> the parameters through which it wrote
         self.writes_noted = 0  # how many writes were noted so far; with `_last_noted`, which kernels wrote since
         self._last_noted: dict[str, int] = {}
+        self._drawn: dict[str, frozenset] = {}  # kernel -> the draws its launches read
 
     def note_parameters(self, kernel: str, written: list[str]) -> None:
         """``kernel`` wrote through its parameters named ``written`` in a launch."""
@@ -90,6 +91,7 @@ class KernelWrites:
             # Unchanged by every launch; one launch that told nothing makes it unknown.
             unchanged = None if known.unchanged is None or unchanged is None else known.unchanged & unchanged
         self._keep(tensor, kernel, unchanged, launch, draws)
+        self._drawn[kernel] = self._drawn.get(kernel, frozenset()) | draws
         self.writes_noted += 1
         self._last_noted[kernel] = self.writes_noted
 
@@ -123,6 +125,7 @@ class KernelWrites:
         self._storages.clear()
         self._parameters.clear()
         self._last_noted.clear()
+        self._drawn.clear()
 
     def __bool__(self) -> bool:
         return any(entry.kernel is not None for entry in self._storages.values())
@@ -144,6 +147,12 @@ class KernelWrites:
 
         known = self._entry(value)
         return known.draws if known is not None else frozenset()
+
+    def draws_read_by(self, kernel: str) -> frozenset:
+        """The draws the tensors ``kernel``'s launches read came from (what a value computed from its output, a
+        sum of it, was computed from on the kernel's side)."""
+
+        return self._drawn.get(kernel, frozenset())
 
     def was_passed(self, value: Any) -> bool:
         """Whether ``value``'s storage is that of a tensor a launch was given, while that storage lives."""

@@ -13,6 +13,7 @@ the seed): only whether the two sides share one does.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from oracles.arguments import shallow
@@ -59,11 +60,16 @@ def from_other_data(operands: tuple[Operand, ...], values: tuple, writes: Any, f
     marked ``from other data``; where either side's draws are not known, as they were."""
 
     written = [writes.writer_of(v) is not None for v in values]
-    launched = frozenset().union(*(writes.draws_of(v) for v, w in zip(values, written) if w))
+    # A kernel's output itself, or a value computed from it (`out.exp().sum()`): what its launches read.
+    computed = [re.findall(r"\bkernel (\w+)", o.origin) if not w else [] for o, w in zip(operands, written)]
+    launched = frozenset().union(
+        *(writes.draws_of(v) for v, w in zip(values, written) if w),
+        *(writes.draws_read_by(kernel) for kernels in computed for kernel in kernels),
+    )
     if not launched:
         return operands
     marked = []
-    for operand, value, by_kernel in zip(operands, values, written):
+    for operand, value, by_kernel in zip(operands, values, (w or bool(k) for w, k in zip(written, computed))):
         drawn = frozenset() if by_kernel else follower.of([value])
         other = drawn and not drawn & launched
         marked.append(Operand(operand.origin + FROM_OTHER_DATA, operand.described) if other else operand)

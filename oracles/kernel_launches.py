@@ -123,7 +123,6 @@ class KernelLaunches:
         before = _snapshot_tensors(values) if self._launches[fn.__name__] < _LAUNCHES_COMPARED else None
         self._launches[fn.__name__] += 1
         tensors = tensors_in(values)
-        drawn = draws_of(tensors)  # before the launch: what it was given
         with self._accesses.recording(interpreted, tensors, noting=before is not None) as accesses:
             result = launch(*args, **kwargs)
         if before is None:
@@ -143,9 +142,11 @@ class KernelLaunches:
         for tensor in tensors:
             self.writes.note_passed(tensor)
         # What computed a tensor the launch only wrote into is no part of what it computed (`out = x * 0.5` as
-        # the output buffer): only the tensors it read tell its inputs.
+        # the output buffer), nor what it was drawn from: only the tensors it read tell its inputs (their draws
+        # are followed by torch's operations, which the launch's writes do not change).
         read = [t for t in tensors if loaded_from(t, accesses)]
         settings, computed_by = launch_settings(bound, _constexprs(fn), _divisors(fn)), operations_of(read)
+        drawn = draws_of(read)
         launch = (f"({settings})" if settings else "") + (f" of {'+'.join(sorted(computed_by))}" if computed_by else "")
         for tensor, unchanged in written:
             self.writes.note(tensor, fn.__name__, unchanged, launch, drawn)

@@ -642,3 +642,38 @@ def _isclose_of_sums(reference_of, *, elements, read):
         out.fill_(0.5)
         assert not math.isclose(read(out), read(reference_of(x)))
     return [c.signature for c in recorder.comparisons]
+
+
+READS_SHIFT = '''import os
+os.environ["TRITON_INTERPRET"] = "1"
+import math
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def shift_kernel(shift_ptr, out_ptr):
+    offs = tl.arange(0, 2)
+    tl.store(out_ptr + offs, tl.load(shift_ptr + offs // 2))
+
+
+torch.manual_seed(0)
+x, shift = torch.randn(2), torch.randn(2)
+out = x * 1
+shift_kernel[(1,)](shift, out)
+assert math.isclose(out.exp().sum(), {reference}.exp().sum(), rel_tol=1e-4)
+'''
+
+
+def test_what_filled_a_buffer_the_kernel_only_writes_into_is_no_data_it_was_given(tmp_path):
+    # Never-seen seed 446: the kernel wrote into `out = x * 1` and read only `shift`; a reduction replaced the
+    # reference `shift` by `x`, which shares nothing with what the kernel read, and the check still failed.
+    pytest.importorskip("triton")
+    from minimizer.runner.process import Limits, RunSettings, run_candidate
+
+    settings = RunSettings("check.py", str(tmp_path), ("script",), Limits(timeout=120))
+    shift, x = (run_candidate(READS_SHIFT.format(reference=r), settings).verdict("script") for r in ("shift", "x"))
+    assert shift.fires and x.fires
+    assert shift.signature.endswith("[evidence: math.isclose of kernel shift_kernel then exp+sum, exp+sum]")
+    assert x.signature.endswith("[evidence: math.isclose of kernel shift_kernel then exp+sum, exp+sum from other data]")
