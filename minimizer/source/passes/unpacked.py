@@ -47,7 +47,8 @@ def _drops(module: cst.Module) -> Iterator:
 
 def drop_unread_assigned_items(module: cst.Module) -> Iterator[cst.Module]:
     """Yield `module` with one name of an assignment's tuple target that nothing else in the module names
-    removed, with the value's item at its place (before any starred item, which takes what is left)."""
+    removed, with the value's item at its place, where the value unpacks a starred item after it (which takes what
+    is left); `effectless.split_tuple_assignments` takes the pairs of displays without one."""
 
     return distinct_candidates(module, _assigned_drops(module))
 
@@ -59,11 +60,9 @@ def _assigned_drops(module: cst.Module) -> Iterator:
         starred = [i for i, e in enumerate(value.elements) if isinstance(e, cst.StarredElement)]
         if any(not isinstance(e.value, cst.Name) for e in target.elements):
             continue
-        if not starred and len(value.elements) != len(target.elements):
-            continue
-        aligned = starred[0] if starred else len(target.elements)
-        if starred and len(target.elements) == 2:
-            continue  # one name would be left to take what the starred item unpacks
+        if not starred or len(target.elements) == 2:
+            continue  # no starred item (split_tuple_assignments), or one name would be left to take all it unpacks
+        aligned = starred[0]
         for position, element in enumerate(target.elements[:aligned]):
             if names_of(module, element.value.value) == 1:
                 edits = {target: without_item(target, position), value: without_item(value, position)}
