@@ -441,17 +441,24 @@ torch.testing.assert_close(shifted({given}), x * 0.5 + 2)
 '''
 
 
+def _script_verdicts(tmp_path, *scripts):
+    """The ``script`` oracle's verdict on each of ``scripts``, run as a candidate; each must fire."""
+
+    pytest.importorskip("triton")
+    from minimizer.runner.process import Limits, RunSettings, run_candidate
+
+    settings = RunSettings("check.py", str(tmp_path), ("script",), Limits(timeout=120))
+    verdicts = [run_candidate(script, settings).verdict("script") for script in scripts]
+    assert all(verdict.fires for verdict in verdicts)
+    return verdicts
+
+
 def test_a_kernel_launched_on_other_inputs_than_the_script_gave_it_is_another_comparison(tmp_path):
     # Generated seed 205: the script launched its kernel on `x * scale` and computed the reference from
     # `x * scale`; a reduction dropped the scaling on the kernel's side only, and the comparison still failed
     # (other inputs, not the bug), with the same reference operations. The kernel's origin tells what computed
     # the tensors its launch was given.
-    pytest.importorskip("triton")
-    from minimizer.runner.process import Limits, RunSettings, run_candidate
-
-    settings = RunSettings("check.py", str(tmp_path), ("script",), Limits(timeout=120))
-    scaled, bare = (run_candidate(KERNEL_ON.format(given=g), settings).verdict("script") for g in ("x * 0.5", "x"))
-    assert scaled.fires and bare.fires
+    scaled, bare = _script_verdicts(tmp_path, *(KERNEL_ON.format(given=g) for g in ("x * 0.5", "x")))
     # The scaling both sides went through is left out of both; dropped on the kernel's side only, it is the
     # reference's alone.
     assert scaled.signature.endswith("[evidence: assert_close of kernel shift_kernel, add(other=2)]")
@@ -461,13 +468,7 @@ def test_a_kernel_launched_on_other_inputs_than_the_script_gave_it_is_another_co
 def test_what_computed_a_buffer_the_kernel_only_writes_into_is_no_input_of_it(tmp_path):
     # Generated seed 301: the kernel wrote its output into `torch.ones(2) * 0.5`, a buffer it never read; the
     # `mul` that made the buffer named the kernel's inputs, so dropping it changed the comparison.
-    pytest.importorskip("triton")
-    from minimizer.runner.process import Limits, RunSettings, run_candidate
-
-    settings = RunSettings("check.py", str(tmp_path), ("script",), Limits(timeout=120))
-    into = KERNEL_ON.replace("out = torch.empty_like(x)", "out = x * 3.0").format(given="x")
-    verdict = run_candidate(into, settings).verdict("script")
-    assert verdict.fires
+    (verdict,) = _script_verdicts(tmp_path, KERNEL_ON.replace("out = torch.empty_like(x)", "out = x * 3.0").format(given="x"))
     assert verdict.signature.endswith("[evidence: assert_close of kernel shift_kernel, add(other=2)+mul(other=0.5)]")
 
 
@@ -669,11 +670,6 @@ assert math.isclose(out.exp().sum(), {reference}.exp().sum(), rel_tol=1e-4)
 def test_what_filled_a_buffer_the_kernel_only_writes_into_is_no_data_it_was_given(tmp_path):
     # Never-seen seed 446: the kernel wrote into `out = x * 1` and read only `shift`; a reduction replaced the
     # reference `shift` by `x`, which shares nothing with what the kernel read, and the check still failed.
-    pytest.importorskip("triton")
-    from minimizer.runner.process import Limits, RunSettings, run_candidate
-
-    settings = RunSettings("check.py", str(tmp_path), ("script",), Limits(timeout=120))
-    shift, x = (run_candidate(READS_SHIFT.format(reference=r), settings).verdict("script") for r in ("shift", "x"))
-    assert shift.fires and x.fires
+    shift, x = _script_verdicts(tmp_path, *(READS_SHIFT.format(reference=r) for r in ("shift", "x")))
     assert shift.signature.endswith("[evidence: math.isclose of kernel shift_kernel then exp+sum, exp+sum]")
     assert x.signature.endswith("[evidence: math.isclose of kernel shift_kernel then exp+sum, exp+sum from other data]")
