@@ -12,6 +12,7 @@ from two sources is told by how the sources differ, with the steps (``oracles.sc
 
 from __future__ import annotations
 
+import reprlib
 from typing import Any, Callable
 
 from oracles.arguments import shallow
@@ -84,6 +85,7 @@ def _step(name: str, func: Any, args: tuple, kwargs: dict) -> str:
 
     if name == "__get__":
         name = getattr(getattr(func, "__self__", None), "__name__", name)
-    told = [repr(a) for a in args if not hasattr(a, "untyped_storage")]
-    told += [f"{k}={v!r}" for k, v in sorted(kwargs.items()) if not hasattr(v, "untyped_storage")]
+    # reprlib: an index given as a long list is told by its first items, not copied whole on every operation.
+    told = [reprlib.repr(a) for a in args if not hasattr(a, "untyped_storage")]
+    told += [f"{k}={reprlib.repr(v)}" for k, v in sorted(kwargs.items()) if not hasattr(v, "untyped_storage")]
     return f"{name}({', '.join(told)[:_MOST_TOLD]})"
