@@ -21,23 +21,76 @@ __all__ = ["collapse_single_item_comprehensions", "loops_over_one_item"]
 
 _RANGE_OF_ONE = m.Call(func=m.Name("range"), args=[m.Arg(value=m.Integer("1"), keyword=None, star="")])
 _ONE_LOOP = m.CompFor(target=m.Name(), ifs=[], inner_for_in=None, asynchronous=None)
-_ONE_ITEM_LOOP = m.CompFor(iter=_RANGE_OF_ONE) & _ONE_LOOP
+_PLAIN_LOOP = m.CompFor(ifs=[], inner_for_in=None, asynchronous=None)
 
 
 def collapse_single_item_comprehensions(module: cst.Module) -> Iterator[cst.Module]:
-    """Yield `module` with one generator expression or list comprehension over `range(1)` (one `for`, no `if`,
-    its variable unread) replaced by a one-element list, in source order."""
+    """Yield `module` with one generator expression or list comprehension (one `for`, no `if`) over an iterable
+    of one item replaced by a one-element list of its element with the loop's names bound to the item, in
+    source order: `range(1)`, a one-item display, `zip` and `enumerate` of those
+    (`[(o, r) for i, (o, r) in enumerate(zip([out], [ref]))]` -> `[(out, ref)]`)."""
 
     return distinct_candidates(module, _collapses(module))
 
 
 def _collapses(module: cst.Module) -> Iterator[cst.Module | None]:
-    for comprehension in find_all(module, m.GeneratorExp(for_in=_ONE_ITEM_LOOP) | m.ListComp(for_in=_ONE_ITEM_LOOP)):
-        variable = comprehension.for_in.target.value  # type: ignore[union-attr]
-        if m.findall(comprehension.elt, m.Name(variable)):  # type: ignore[union-attr]
-            continue
-        single = cst.List(elements=[cst.Element(comprehension.elt)])  # type: ignore[union-attr]
-        yield lambda c=comprehension, s=single: replace_node(module, c, s)
+    for comprehension in find_all(module, m.GeneratorExp(for_in=_PLAIN_LOOP) | m.ListComp(for_in=_PLAIN_LOOP)):
+        loop = comprehension.for_in  # type: ignore[union-attr]
+        bound = _bindings(loop.target, _one_item(loop.iter))
+        elt = _bound_once(comprehension.elt, bound) if bound is not None else None  # type: ignore[union-attr]
+        if elt is not None:
+            yield lambda c=comprehension, e=elt: replace_node(module, c, cst.List(elements=[cst.Element(e)]))
+
+
+def _one_item(iterable: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The one item of ``iterable`` as an expression, where it has exactly one: `[x]` or `(x,)` -> `x`,
+    `range(1)` -> `0`, `zip(A, B)` of such -> `(a, b)`, `enumerate(A)` -> `(0, a)`; else None."""
+
+    if isinstance(iterable, (cst.List, cst.Tuple)):
+        elements = iterable.elements
+        return elements[0].value if len(elements) == 1 and isinstance(elements[0], cst.Element) else None
+    if m.matches(iterable, _RANGE_OF_ONE):
+        return cst.Integer("0")
+    if not isinstance(iterable, cst.Call) or not iterable.args or any(a.keyword or a.star for a in iterable.args):
+        return None
+    items = [_one_item(a.value) for a in iterable.args]
+    if None in items:
+        return None
+    if m.matches(iterable.func, m.Name("zip")):
+        return cst.Tuple([cst.Element(item) for item in items])  # type: ignore[arg-type]
+    if m.matches(iterable.func, m.Name("enumerate")) and len(items) == 1:
+        return cst.Tuple([cst.Element(cst.Integer("0")), cst.Element(items[0])])  # type: ignore[arg-type]
+    return None
+
+
+def _bindings(target: cst.BaseExpression, item: cst.BaseExpression | None) -> dict[str, cst.BaseExpression] | None:
+    """The names ``target`` binds to the parts of ``item`` (`i, (o, r)` over `(0, (a, b))`), or None where they
+    do not line up."""
+
+    if item is None:
+        return None
+    if isinstance(target, cst.Name):
+        return {target.value: item}
+    if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(item, cst.Tuple):
+        return None
+    if len(target.elements) != len(item.elements) or any(not isinstance(e, cst.Element) for e in (*target.elements, *item.elements)):
+        return None
+    bound: dict[str, cst.BaseExpression] = {}
+    for part, value in zip(target.elements, item.elements):
+        inner = _bindings(part.value, value.value)
+        if inner is None or inner.keys() & bound.keys():
+            return None
+        bound |= inner
+    return bound
+
+
+def _bound_once(elt: cst.BaseExpression, bound: dict[str, cst.BaseExpression]) -> cst.BaseExpression | None:
+    """``elt`` with the loop's names bound; None where an item that computes something would be computed twice."""
+
+    reads = [name.value for name in variable_names(elt)]
+    if any(reads.count(name) > 1 and not isinstance(value, (cst.Name, cst.Integer)) for name, value in bound.items()):
+        return None
+    return bind_names(elt, bound)
 
 
 _ONE_ITEM_LIST_BINDING = m.Assign(targets=[m.AssignTarget(target=m.Name())], value=m.List(elements=[m.Element()]))
