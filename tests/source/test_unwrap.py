@@ -28,7 +28,8 @@ def test_try_becomes_its_body_and_while_stays():
 
 def test_loops_and_withs_whose_names_are_read_stay():
     # A loop that reads its variable becomes its first iteration (a training loop of one step: the step).
-    assert candidates("for i in range(1):\n    f(i)\n") == ["i, = range(1)\nf(i)\n"]
+    assert candidates("for i in range(1):\n    f(i)\n") == ["i = 0\nf(i)\n"]  # its one item
+    assert candidates("for i in data:\n    f(i)\n") == ["i, = data\nf(i)\n"]  # turned down where it holds more
     # An unread enumerate index goes first (unpacking a pair would not be smaller than the loop).
     assert candidates("for step, x in enumerate(data):\n    f(x)\n") == ["for x in data:\n    f(x)\n"]
     assert candidates("for _ in range(3):\n    f()\n") == ["f()\n"]

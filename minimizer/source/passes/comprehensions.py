@@ -17,7 +17,7 @@ import libcst.matchers as m
 from minimizer.source.cst_utils import bind_names, distinct_candidates, replace_node, replace_nodes, variable_names
 from minimizer.source.traversal import find_all, parent_map
 
-__all__ = ["collapse_single_item_comprehensions", "loops_over_one_item"]
+__all__ = ["collapse_single_item_comprehensions", "loops_over_one_item", "one_item"]
 
 _RANGE_OF_ONE = m.Call(func=m.Name("range"), args=[m.Arg(value=m.Integer("1"), keyword=None, star="")])
 _ONE_LOOP = m.CompFor(target=m.Name(), ifs=[], inner_for_in=None, asynchronous=None)
@@ -36,13 +36,13 @@ def collapse_single_item_comprehensions(module: cst.Module) -> Iterator[cst.Modu
 def _collapses(module: cst.Module) -> Iterator[cst.Module | None]:
     for comprehension in find_all(module, m.GeneratorExp(for_in=_PLAIN_LOOP) | m.ListComp(for_in=_PLAIN_LOOP)):
         loop = comprehension.for_in  # type: ignore[union-attr]
-        bound = _bindings(loop.target, _one_item(loop.iter))
+        bound = _bindings(loop.target, one_item(loop.iter))
         elt = _bound_once(comprehension.elt, bound) if bound is not None else None  # type: ignore[union-attr]
         if elt is not None:
             yield lambda c=comprehension, e=elt: replace_node(module, c, cst.List(elements=[cst.Element(e)]))
 
 
-def _one_item(iterable: cst.BaseExpression) -> cst.BaseExpression | None:
+def one_item(iterable: cst.BaseExpression) -> cst.BaseExpression | None:
     """The one item of ``iterable`` as an expression, where it has exactly one: `[x]` or `(x,)` -> `x`,
     `range(1)` -> `0`, `zip(A, B)` of such -> `(a, b)`, `enumerate(A)` -> `(0, a)`; else None."""
 
@@ -53,7 +53,7 @@ def _one_item(iterable: cst.BaseExpression) -> cst.BaseExpression | None:
         return cst.Integer("0")
     if not isinstance(iterable, cst.Call) or not iterable.args or any(a.keyword or a.star for a in iterable.args):
         return None
-    items = [_one_item(a.value) for a in iterable.args]
+    items = [one_item(a.value) for a in iterable.args]
     if None in items:
         return None
     if m.matches(iterable.func, m.Name("zip")):

@@ -13,6 +13,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import GlobalScope, ScopeProvider
 
+from minimizer.source.passes.comprehensions import one_item
 from minimizer.source.cst_utils import distinct_candidates, metadata, replace_node, replace_nodes
 from minimizer.source.traversal import children, parent_map, walk
 
@@ -85,11 +86,11 @@ def _first_iteration(loop: cst.For) -> cst.IndentedBlock:
     """The loop's body run once, on the only item: a training loop of one step becomes the step.
     (`for x in data: f(x)` -> `x, = data` then `f(x)`; it fails, and is turned down, when `data` holds more.)"""
 
-    target, items = loop.target, loop.iter
-    if isinstance(items, (cst.List, cst.Tuple)) and len(items.elements) == 1 and isinstance(items.elements[0], cst.Element):
-        # Over a display of one item (`for name, out in [(n, f(x))]`): the item bound to the target, which
-        # reads as the step it is and is smaller than the loop (the unpacking below is not).
-        bind = cst.Assign(targets=[cst.AssignTarget(target=target)], value=items.elements[0].value)
+    target, item = loop.target, one_item(loop.iter)
+    if item is not None:
+        # Over one item (`for name, out in [(n, f(x))]`, `for step in range(1)`): the item bound to the target,
+        # which reads as the step it is and is smaller than the loop (the unpacking below is not).
+        bind = cst.Assign(targets=[cst.AssignTarget(target=target)], value=item)
         return cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[bind]), *_statements(loop.body)])
     if isinstance(target, cst.Tuple):
         target = target.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
