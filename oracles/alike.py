@@ -56,17 +56,22 @@ class AlikeSteps:
         steps, source = self._of(tensor)
         number.alike = ((*steps, "item"), source)
 
+    def sources(self, values: tuple) -> tuple[str, tuple] | None:
+        """Where two values were reached by the same steps (one at least) from a source each: the steps, and the
+        two sources; else None."""
+
+        reached = [self._reached(value) for value in values]
+        if len(values) != 2 or not all(reached) or not reached[0][0] or reached[0][0] != reached[1][0]:  # type: ignore[index]
+            return None
+        return "+".join(reached[0][0]), (reached[0][1], reached[1][1])  # type: ignore[index]
+
     def difference(self, values: tuple) -> str | None:
         """How two compared values differ: where both were reached by the same steps from a source each, the
         digest of how the sources differ (with the steps); otherwise, of how the values themselves differ."""
 
-        reached = [self._reached(value) for value in values]
-        if len(values) == 2 and all(reached) and reached[0][0] and reached[0][0] == reached[1][0]:  # type: ignore[index]
-            steps = reached[0][0]  # type: ignore[index]
-            told = difference_digest((reached[0][1], reached[1][1]), told="+".join(steps))  # type: ignore[index]
-            if told is not None:
-                return told
-        return difference_digest(values)
+        alike = self.sources(values)
+        told = difference_digest(alike[1], told=alike[0]) if alike is not None else None
+        return told if told is not None else difference_digest(values)
 
     def _of(self, tensor: Any) -> tuple[tuple, Any]:
         if self._written_by(tensor) is not None:

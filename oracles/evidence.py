@@ -210,7 +210,9 @@ class EvidenceRecorder:
             common = self._common_operations(values)
             operands = tuple(self._operand(v, operations=True, common=common) for v in values)
             operands = spread_where_broadcast(operands, self._extents_compared(values))
-            operands = marked_where_unwritten(from_other_data(operands, values, self._writes, self._draws), values, self._writes)
+            operands = from_other_data(operands, values, self._writes, self._draws)
+            alike = self._alike.sources(values)  # numbers reduced alike: their sources tell where the kernel wrote
+            operands = marked_where_unwritten(operands, alike[1] if alike else values, self._writes)
         with self.aside():
             difference = largest_difference(values) if held is False else None
             digest, differences = (digest_of(values), self._alike.difference(values)) if held is not True else (None, None)

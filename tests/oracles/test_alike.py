@@ -78,3 +78,15 @@ def test_an_in_place_write_of_two_tensors_starts_afresh():
         assert not math.isclose(_exp_sum(out), _exp_sum(a))
     expected = difference_digest((torch.ones(2), torch.arange(2.0)), told="double()+exp()+sum()")
     assert recorder.comparisons[-1].differences == expected
+
+
+def test_numbers_reduced_alike_differ_where_the_kernel_did_not_write_as_their_sources_do():
+    # Never-seen seed 414 at the final code: the launch shrank to one element of `out = torch.ones(2)` and the
+    # two sums differed by the unwritten element, where the fixed kernel fails too.
+    with following_kernels() as (writes, recorder):
+        out, reference = torch.ones(2), torch.tensor([5.0, 6.0])
+        writes.note(out, "scale_shift_kernel", unchanged=torch.tensor([False, True]))
+        out[0] = 5.0  # the one element written, right
+        assert not math.isclose(_exp_sum(out), _exp_sum(reference))
+    compared = recorder.comparisons[-1].signature
+    assert compared.startswith("math.isclose of kernel scale_shift_kernel then exp+sum, differing where it did not write")
