@@ -61,9 +61,10 @@ class AlikeSteps:
         two sources; else None."""
 
         reached = [self._reached(value) for value in values]
-        if len(values) != 2 or not all(reached) or not reached[0][0] or reached[0][0] != reached[1][0]:  # type: ignore[index]
+        if len(values) != 2 or None in reached:
             return None
-        return "+".join(reached[0][0]), (reached[0][1], reached[1][1])  # type: ignore[index]
+        (steps, source), (other_steps, other_source) = reached  # type: ignore[misc]
+        return ("+".join(steps), (source, other_source)) if steps and steps == other_steps else None
 
     def difference(self, values: tuple) -> str | None:
         """How two compared values differ: where both were reached by the same steps from a source each, the

@@ -68,7 +68,8 @@ def exception_info(
         compared, values, differences = ", ".join(o.origin for o in comparison.operands), comparison.values, comparison.differences
         tensors = _module_tensors(frame) if frame is not None else ()
     if comparison is not None and comparison.kernels and comparison.differences is not None:
-        # The run's reading: how what the kernel's output and its reference were reduced from differ (oracles.alike).
+        # The run's reading: how what the kernel's output and its reference were reduced from differ
+        # (oracles.alike).
         differences = comparison.differences
     tail = "".join(traceback.format_exception(exc))[-_TAIL_CHARS:]
     return ExceptionInfo(

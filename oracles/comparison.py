@@ -42,6 +42,12 @@ class Operand:
     def suspect(self) -> bool:
         return self.origin not in (NUMBER, INPUT, OTHER)
 
+    @property
+    def kernels(self) -> list[str]:
+        """The kernels of the script its origin names (its output, or a value computed from it)."""
+
+        return re.findall(r"\bkernel (\w+)", self.origin)
+
 
 @dataclass(frozen=True)
 class Comparison:
@@ -65,7 +71,7 @@ class Comparison:
     def kernels(self) -> list[str]:
         """The kernels of the script whose output it compared."""
 
-        return [name for o in self.operands for name in re.findall(r"\bkernel (\w+)", o.origin)]
+        return [name for o in self.operands for name in o.kernels]
 
     @property
     def signature(self) -> str:

@@ -13,7 +13,6 @@ the seed): only whether the two sides share one does.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from oracles.arguments import shallow
@@ -61,7 +60,7 @@ def from_other_data(operands: tuple[Operand, ...], values: tuple, writes: Any, f
 
     written = [writes.writer_of(v) is not None for v in values]
     # A kernel's output itself, or a value computed from it (`out.exp().sum()`): what its launches read.
-    computed = [re.findall(r"\bkernel (\w+)", o.origin) if not w else [] for o, w in zip(operands, written)]
+    computed = [o.kernels if not w else [] for o, w in zip(operands, written)]
     launched = frozenset().union(
         *(writes.draws_of(v) for v, w in zip(values, written) if w),
         *(writes.draws_read_by(kernel) for kernels in computed for kernel in kernels),

@@ -14,7 +14,8 @@ kernel's author must fix. Only such masks are held: those of a kernel that reach
 loads say what masked lanes read; a mask that only fences the launch's tail goes where the values stay. The same
 holds for an address that maps a flat offset to a row or a column (``shift_ptr + offs // n_cols``): over one row
 a division by the row's length reads 0 and a remainder reads the offset, so the bug's line computes what a
-plainer address would; and ``gamma_ptr + cols * 0`` reads what a scalar load of ``gamma_ptr`` broadcast does. A load or store that stays keeps such an address; one may still go whole.
+plainer address would; and ``gamma_ptr + cols * 0`` reads what a scalar load of ``gamma_ptr`` broadcast does. A
+load or store that stays keeps such an address; one may still go whole.
 """
 
 from __future__ import annotations
@@ -171,7 +172,7 @@ def _of_row_pointers(addresses: set[tuple[str, str]]) -> frozenset[tuple[str, st
     """The addresses from each pointer that some load or store addresses by a division, a remainder or a
     product with zero (``cols * 0``, one element for every lane)."""
 
-    rows = {pointer for pointer, address in addresses if re.search(r"//|%|\* 0\b|\b0 \*", address)}
+    rows = {pointer for pointer, address in addresses if _maps_lanes(ast.parse(address, mode="eval").body)}
     return frozenset((pointer, address) for pointer, address in addresses if pointer in rows)
 
 
