@@ -26,7 +26,9 @@ For each case it writes tokens, oracle calls and seconds, and the same-bug check
   text no longer holds the buggy code and fails the check.
 
 Apart from those, ``layer_named``: where ``case.json`` knows the compiler layer of the bug (``layer``: where it
-was planted), whether the report's ``culprit`` names it (``minimizer.stages.culprit``).
+was planted), whether the report's ``culprit`` names it (``minimizer.stages.culprit``); with ``--subsystem``,
+``subsystem_named``: where ``case.json`` knows Inductor's subsystem (``subsystem``: the planted post-grad pass is in
+``post_grad_passes``), whether the bisected subsystem is it.
 
 A case whose ``case.json`` ``needs`` a package its interpreter lacks (``transformers``, ``diffusers``: the
 ``[models]`` extra) is skipped, saying so. A case on an older torch pins the library release of its time
@@ -113,10 +115,22 @@ class CaseResult:
     # case.json, where it is known); not a same-bug check: a wrong name is the culprit's error, not the repro's.
     culprit: dict = field(default_factory=dict)
     layer_known: str | None = None
+    subsystem_known: str | None = None  # ``subsystem`` in case.json; compared only where it was bisected
 
     @property
     def layer_named(self) -> bool | None:
         return None if self.layer_known is None else self.culprit.get("layer") == self.layer_known
+
+    @property
+    def subsystem_named(self) -> bool | None:
+        """Whether the bisected subsystem (``post_grad_passes, application 1 (...)``) is the one the case names;
+        ``None`` where the case names none, none was asked for, or its torch predates the bisector (2.6)."""
+
+        bisected = self.culprit.get("subsystem") or ""
+        asked = bisected or self.culprit.get("detail")
+        if self.subsystem_known is None or not asked or tuple(map(int, self.torch.split(".")[:2])) < (2, 6):
+            return None
+        return bisected.split(",")[0].strip() == self.subsystem_known
 
     @property
     def same_bug(self) -> bool:
@@ -273,6 +287,7 @@ def run_case(name: str, pythons: dict[str, str], args: argparse.Namespace, case_
         result.oracle_calls, result.passes = data["oracle_calls"], data.get("passes", [])
         result.reducers, result.cost = data.get("reducers", []), data.get("cost", {})
         result.culprit, result.layer_known = data.get("culprit", {}), meta.get("layer")
+        result.subsystem_known = meta.get("subsystem")
         output = (scratch / "out.py").read_text()
         result.output, result.output_tokens = output, measure(output).tokens
         result.ratio = round(result.output_tokens / result.hand_tokens, 2)
@@ -351,11 +366,15 @@ def main() -> None:
             f"{result.ratio}x), {result.oracle_calls} calls, {result.seconds} s, oracle {result.oracle}, "
             f"checks {result.checks}"
             + (f", layer {'named' if result.layer_named else 'NOT named'} ({result.culprit.get('layer')})" if result.layer_known else "")
-            + (f", subsystem {result.culprit.get('subsystem') or result.culprit.get('detail') or 'none'}" if args.subsystem else "")
+            + (f", subsystem {_told(result.subsystem_named)} ({result.culprit.get('subsystem') or result.culprit.get('detail') or 'none'})" if args.subsystem else "")
         )
         print(f"{name}: {status}", flush=True)
         write_results(out, results, pythons, args)  # after each case: a long run stopped keeps what is done
     print(f"wrote {out}")
+
+
+def _told(named: bool | None) -> str:
+    return {True: "named", False: "NOT named", None: "not checked"}[named]
 
 
 def write_results(out: Path, results: list[CaseResult], pythons: dict[str, str], args: argparse.Namespace) -> None:
@@ -366,6 +385,9 @@ def write_results(out: Path, results: list[CaseResult], pythons: dict[str, str],
         "same_bug": sum(r.same_bug for r in results),
         "median_ratio": statistics.median(ratios) if ratios else None,
         "max_ratio": max(ratios) if ratios else None,
+        "layer_named": f"{sum(r.layer_named is True for r in results)}/{sum(r.layer_named is not None for r in results)}",
+        "subsystem_named": f"{sum(r.subsystem_named is True for r in results)}/"
+        f"{sum(r.subsystem_named is not None for r in results)}",
     }
     out.parent.mkdir(parents=True, exist_ok=True)
     payload = {
@@ -374,7 +396,10 @@ def write_results(out: Path, results: list[CaseResult], pythons: dict[str, str],
         "options": {"jobs": args.jobs, "max_time": args.max_time if args.max_time is not None else "per case"},
         "pythons": pythons,
         "summary": summary,
-        "results": [asdict(r) | {"same_bug": r.same_bug, "layer_named": r.layer_named} for r in results],
+        "results": [
+            asdict(r) | {"same_bug": r.same_bug, "layer_named": r.layer_named, "subsystem_named": r.subsystem_named}
+            for r in results
+        ],
     }
     partial = out.with_suffix(".part")
     partial.write_text(json.dumps(payload, indent=2) + "\n")
