@@ -10,6 +10,7 @@ The session verifies the stated script before using it.
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 from typing import Sequence
 
@@ -430,11 +431,9 @@ _TORCH_DRAWS = re.compile(
 # What draws from NumPy's global generator.
 _NUMPY_DRAWS = re.compile(r"\b(random|default_rng)\b")
 # Modules that never draw from torch's or NumPy's generator behind the script's back (a library that builds
-# layers may).
-_DRAW_FREE_MODULES = {
-    "torch", "triton", "functorch", "numpy", "os", "sys", "math", "functools", "itertools", "operator", "dataclasses",
-    "typing", "collections", "contextlib", "warnings", "__future__", "enum", "abc", "re", "time", "copy",
-}
+# layers may): torch's own, NumPy, and Python's standard library (`unittest`, `logging`, `argparse`, ...; its
+# `random` has a generator of its own, seeded apart).
+_DRAW_FREE_MODULES = {"torch", "triton", "functorch", "numpy", *sys.stdlib_module_names}
 
 
 def may_draw_from_torch(source: str, folder: str | None = None) -> bool:

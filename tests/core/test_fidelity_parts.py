@@ -207,6 +207,9 @@ def test_a_script_that_draws_nothing_from_torch_gets_no_torch_seed():
         assert "torch.manual_seed(0)" in seed_like_the_harness(fixed + draws, 0), draws
     functional = fixed + "y = torch.nn.functional.gelu(x)\n"
     assert seed_like_the_harness(functional, 0) == functional
+    # The standard library draws nothing from torch: a unittest or logging import is no reason to seed.
+    standard = "import logging\nimport unittest\n" + fixed
+    assert seed_like_the_harness(standard, 0) == standard
 
 
 def test_a_script_that_imports_numpy_for_its_testing_gets_no_numpy_seed():
