@@ -16,6 +16,7 @@ from oracles.compared import KernelWrites, compared_difference, compared_operand
 from oracles.evidence import EvidenceRecorder
 from oracles.signature import normalize_message
 from oracles.stages import stage_of
+from oracles.unittest_checks import spelled_assertion
 
 _TAIL_CHARS = 2000
 
@@ -35,9 +36,9 @@ def exception_info(
     # Named as Python's own traceback names it (the script's classes run as __main__ without a module).
     name = cls.__qualname__ if cls.__module__ in ("builtins", "__main__") else f"{cls.__module__}.{cls.__qualname__}"
     message = str(exc)
-    told = unittest_failure(exc)
+    told = unittest_failure(exc, Path(script_path).name if script_path else None)
     if told is not None:  # python shows the test's failure, as the exit's cause
-        name, message = told
+        name, message, test_line = told
     assert_text = operands = compared = values = differences = None
     tensors: tuple = ()
     frame, tree, statement = None, None, None
@@ -45,9 +46,13 @@ def exception_info(
         frame, lineno = _last_frame_in(exc, Path(script_path))
         tree = _parsed(Path(script_path)) if frame is not None else None
         statement = innermost_statement(tree, lineno) if tree is not None else None
+        if told is not None and test_line is not None and tree is not None:
+            assert_text = _test_assertion(tree, innermost_statement(tree, test_line))
     if isinstance(exc, AssertionError) and frame is not None:
         if isinstance(statement, ast.Assert):
             assert_text, operands = assert_test(tree, statement), _operands(statement.test, frame)
+        elif statement is not None:  # a TestCase assertion called directly
+            assert_text = _test_assertion(tree, statement)
         if statement is not None and kernel_writes:
             callee = _callee_of(exc, frame)
             compared = compared_operands(tree, statement, frame, kernel_writes, callee)
@@ -80,9 +85,9 @@ def exception_info(
     )
 
 
-def unittest_failure(exc: BaseException) -> tuple[str, str] | None:
+def unittest_failure(exc: BaseException, script_name: str | None = None) -> tuple[str, str, int | None] | None:
     """For the exit of ``unittest.main()`` after failed tests: the exception type and message of the failure it
-    printed last (what plain python's traceback shows), else ``None``."""
+    printed last (what plain python's traceback shows), and its last line in ``script_name``; else ``None``."""
 
     innermost = _innermost_frame(exc) if isinstance(exc, SystemExit) else None
     program = innermost.f_locals.get("self") if innermost is not None else None
@@ -90,8 +95,16 @@ def unittest_failure(exc: BaseException) -> tuple[str, str] | None:
     failures, errors = getattr(result, "failures", None), getattr(result, "errors", None)
     if not isinstance(failures, list) or not isinstance(errors, list) or not failures + errors:
         return None
-    printed = printed_exception((failures or errors)[-1][1])
-    return printed[:2] if printed is not None else None
+    return printed_exception((failures or errors)[-1][1], script_name)
+
+
+def _test_assertion(tree: ast.Module, statement: ast.stmt | None) -> str | None:
+    """The test of the assert that ``statement``, a ``TestCase`` assertion (``self.assertTrue(ok(a, b))``), spells
+    (``oracles.unittest_checks``), read as an assert's test is; ``None`` for any other statement."""
+
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    assertion = spelled_assertion(call) if call is not None else None
+    return assert_test(tree, assertion) if assertion is not None else None
 
 
 _TRACEBACK = "Traceback (most recent call last):"

@@ -321,6 +321,19 @@ def test_unittest_main_exits_named_by_the_failure_it_printed(tmp_path):
     assert (plain.type, plain.message) == ("AssertionError", "False is not true")
 
 
+def test_a_failed_test_is_read_as_the_assert_its_assertion_spells(tmp_path):
+    # `self.assertTrue(torch.allclose(a, b))` checks what `assert torch.allclose(a, b)` does: both read alike, so a
+    # test lifted out of its class (source/passes/unittest_cases.py) is the same check.
+    from oracles.signature import exception_signature
+
+    in_a_test = _recorded(tmp_path, SHAPES["unittest"][0])
+    plain = _recorded(tmp_path, "assert torch.allclose(g(x), f(x))\n")
+    assert in_a_test.assert_text == plain.assert_text == "torch.allclose(g(x), f(x))"
+    assert exception_signature(in_a_test, evidence=True) == exception_signature(plain, evidence=True)
+    equal = SHAPES["unittest"][0].replace("self.assertTrue(torch.allclose(g(x), f(x)))", "self.assertEqual(g(x).sum().item(), 1.5)")
+    assert _recorded(tmp_path, equal).assert_text == "g(x).sum().item() == 1.5"
+
+
 def test_an_error_measured_against_a_reference_carries_the_reference():
     # `(ours - ref).abs().max() < tol` compares a number: what the kernel's output was measured against is part of
     # the check (a reference that lost its slope, or went, is another check).

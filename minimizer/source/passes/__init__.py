@@ -52,6 +52,7 @@ from minimizer.source.passes.parameters import bind_constant_parameters, remove_
 from minimizer.source.passes.random_inputs import random_inputs_to_ones
 from minimizer.source.passes.returns import drop_unread_returned_values, return_one_of_the_values, return_the_element_read
 from minimizer.source.passes.subscripts import shrink_subscripts
+from minimizer.source.passes.unittest_cases import unittest_cases_to_statements
 from minimizer.source.passes.unwrap import unwrap_compound_statements
 from minimizer.source.passes.wrappers import bypass_wrapper_functions, inline_expression_functions
 
@@ -65,6 +66,7 @@ SOURCE_PASSES = [
     module_classes_to_functions,
     autograd_functions_to_functions,
     single_instances_to_functions,
+    unittest_cases_to_statements,
     inline_expression_functions,
     inline_flag_calls,
     partial_calls_to_calls,

@@ -1,0 +1,136 @@
+"""A ``unittest`` test run by ``unittest.main()`` becomes its body at module level, its assertions plain asserts.
+
+A regression script often checks its kernel or compiled model in a ``unittest.TestCase``: ``class ParityTest
+(unittest.TestCase): def test_outputs_match(self): ... self.assertTrue(torch.allclose(out, ref))`` and
+``unittest.main()`` at the end. Once the repro runs one test, the class, the method and the runner are words
+around its body: the body at the class's place, ``self.assertTrue(x)`` as ``assert x``, ``self.assertEqual(a, b)``
+as ``assert a == b``, and no ``unittest.main()``. The candidate is an assert that fails as the test failed (an
+``AssertionError``); where the signature tells the two apart, the oracle refuses it.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+import libcst as cst
+import libcst.matchers as m
+
+from minimizer.source.cst_utils import distinct_candidates, target_names
+from minimizer.source.traversal import find_all
+from oracles.unittest_checks import spelled_assertion
+
+__all__ = ["unittest_cases_to_statements"]
+
+# Operands written as they are: anything else goes in parentheses (`not (x or y)`).
+_ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.JoinedStr)
+
+_TEST_CASE = m.Arg(value=m.Attribute(value=m.Name("unittest"), attr=m.Name("TestCase")) | m.Name("TestCase"))
+_MAIN = m.SimpleStatementLine(
+    body=[m.Expr(value=m.Call(func=m.Attribute(value=m.Name("unittest"), attr=m.Name("main")) | m.Name("main")))]
+)
+
+def unittest_cases_to_statements(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with a ``TestCase`` class replaced by one of its test methods' bodies (at the class's place,
+    its ``self.assert...`` calls as asserts) and ``unittest.main()`` removed; one candidate per test method. A class
+    with other methods (``setUp``), other statements, or a test that reads ``self`` otherwise, is left alone."""
+
+    mains = [s for s in module.body if m.matches(s, _MAIN)]
+    if len(mains) != 1:
+        return distinct_candidates(module, [])
+    return distinct_candidates(module, _candidates(module, mains[0]))
+
+
+def _candidates(module: cst.Module, main: cst.SimpleStatementLine) -> Iterator[object]:
+    module_names = {name for s in module.body for name in _bound_at_top(s)}
+    for case in module.body:
+        if not isinstance(case, cst.ClassDef) or not any(m.matches(base, _TEST_CASE) for base in case.bases):
+            continue
+        tests = _test_methods(case)
+        for test in tests or []:
+            yield lambda case=case, test=test: _replaced(module, case, test, main, module_names)
+
+
+def _test_methods(case: cst.ClassDef) -> list[cst.FunctionDef] | None:
+    """The class's test methods, or None where it holds anything else (a docstring and ``pass`` aside)."""
+
+    members = [s for s in case.body.body if not m.matches(s, m.SimpleStatementLine(body=[m.Expr(m.SimpleString()) | m.Pass()]))]
+    tests = [s for s in members if isinstance(s, cst.FunctionDef) and s.name.value.startswith("test")]
+    return tests if tests and len(tests) == len(members) and not case.decorators else None
+
+
+def _replaced(module, case, test, main, module_names) -> cst.Module | None:
+    parameters = test.params.params
+    if test.decorators or len(parameters) != 1 or not isinstance(test.body, cst.IndentedBlock):
+        return None
+    self_name = parameters[0].name.value
+    body = [_as_assert(statement, self_name) for statement in test.body.body]
+    if None in body or _reads(body, self_name) or find_all(test.body, m.Return() | m.Yield() | m.Global()):
+        return None
+    if {name for s in body for name in _bound_at_top(s)} & (module_names - {case.name.value}):
+        return None  # a name the test binds would rebind the script's own
+    statements: list[cst.BaseStatement] = []
+    for statement in module.body:
+        if statement is case:
+            statements += [body[0].with_changes(leading_lines=case.leading_lines), *body[1:]]  # type: ignore[union-attr]
+        elif statement is not main:
+            statements.append(statement)
+    return module.with_changes(body=statements)
+
+
+def _as_assert(statement: cst.BaseStatement, self_name: str) -> cst.BaseStatement | None:
+    """``statement`` with a ``self.assertX(...)`` call as the assert it spells (``oracles.unittest_checks``, the
+    capture's reading of a failed test); others as they are; None where an assertion has no plain spelling."""
+
+    call = m.Call(func=m.Attribute(value=m.Name(self_name), attr=m.Name()))
+    if not m.matches(statement, m.SimpleStatementLine(body=[m.Expr(value=call)])):
+        return statement
+    code = f"({cst.Module([]).code_for_node(statement.body[0].value)})"  # type: ignore[attr-defined]
+    assertion = spelled_assertion(ast.parse(code, mode="eval").body)
+    if assertion is None:
+        return None
+    return cst.parse_statement(_written(assertion, code)).with_changes(leading_lines=statement.leading_lines)
+
+
+def _written(assertion: ast.Assert, code: str) -> str:
+    """``assertion`` as source, its operands and message as the script wrote them (``1e-3`` stays ``1e-3``)."""
+
+    written: dict[str, str] = {}
+
+    def placeholder(node: ast.expr | None, *, alone: bool = False) -> ast.expr | None:
+        if node is None or not hasattr(node, "lineno"):  # a `None` the spelling added
+            return node
+        name, text = f"_operand{len(written)}_", ast.get_source_segment(code, node) or ast.unparse(node)
+        written[name] = text if alone or isinstance(node, _ATOMS) else f"({text})"
+        return ast.Name(name)
+
+    test = assertion.test
+    if isinstance(test, ast.Compare):
+        test = ast.Compare(left=placeholder(test.left), ops=test.ops, comparators=[placeholder(test.comparators[0])])
+    elif isinstance(test, ast.UnaryOp):
+        test = ast.UnaryOp(op=test.op, operand=placeholder(test.operand))
+    else:
+        test = placeholder(test, alone=True)
+    text = ast.unparse(ast.Assert(test=test, msg=placeholder(assertion.msg, alone=True)))
+    for name, operand in written.items():
+        text = text.replace(name, operand)
+    return text
+
+
+def _reads(body: list, self_name: str) -> bool:
+    return any(find_all(statement, m.Name(self_name)) for statement in body)
+
+
+def _bound_at_top(statement: cst.CSTNode) -> set[str]:
+    """Names a module-level statement binds (assignments, definitions, imports, loop targets)."""
+
+    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        return {statement.name.value}
+    bound: set[str] = set()
+    for target in find_all(statement, m.AssignTarget() | m.AnnAssign() | m.AugAssign() | m.For() | m.WithItem()):
+        node = getattr(target, "target", None) or getattr(getattr(target, "asname", None), "name", None)
+        bound |= target_names(node) if node is not None else set()
+    for alias in find_all(statement, m.ImportAlias()):
+        name = alias.asname.name if alias.asname else alias.name  # type: ignore[attr-defined]
+        bound.add(cst.Module([]).code_for_node(name).split(".")[0])
+    return bound
