@@ -67,11 +67,22 @@ def test_what_has_no_plain_spelling_or_reads_the_case_is_left_alone():
     for body in left_alone:
         source = f"import unittest\n\n\nclass T(unittest.TestCase):\n    def test_it(self):\n{body}\n\nunittest.main()\n"
         assert candidates(source) == [], body
-    with_set_up = (
-        "import unittest\n\n\nclass T(unittest.TestCase):\n    def setUp(self):\n        self.x = 1\n\n"
-        "    def test_it(self):\n        self.assertTrue(self.x)\n\n\nunittest.main()\n"
+    with_tear_down = (
+        "import unittest\n\n\nclass T(unittest.TestCase):\n    def tearDown(self):\n        self.x = 1\n\n"
+        "    def test_it(self):\n        self.assertTrue(f())\n\n\nunittest.main()\n"
     )
-    assert candidates(with_set_up) == []
+    assert candidates(with_tear_down) == []
+
+
+def test_set_up_runs_first_and_the_cases_attributes_become_names():
+    source = (
+        "import unittest\n\n\nclass T(unittest.TestCase):\n    def setUp(self):\n        self.x = torch.ones(2)\n\n"
+        "    def test_it(self):\n        out = f(self.x)\n        self.assertTrue(torch.allclose(out, self.x))\n\n\n"
+        "unittest.main()\n"
+    )
+    assert candidates(source) == [
+        "import unittest\n\n\nx = torch.ones(2)\nout = f(x)\nassert torch.allclose(out, x)\n"
+    ]
 
 
 def test_a_name_the_test_binds_must_not_rebind_the_scripts_own():

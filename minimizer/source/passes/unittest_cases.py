@@ -16,7 +16,7 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates, target_names
+from minimizer.source.cst_utils import distinct_candidates, swap_nodes, target_names
 from minimizer.source.traversal import find_all
 from oracles.unittest_checks import spelled_assertion
 
@@ -32,8 +32,9 @@ _MAIN = m.SimpleStatementLine(
 
 def unittest_cases_to_statements(module: cst.Module) -> Iterator[cst.Module]:
     """Yield `module` with a ``TestCase`` class replaced by one of its test methods' bodies (at the class's place,
-    its ``self.assert...`` calls as asserts) and ``unittest.main()`` removed; one candidate per test method. A class
-    with other methods (``setUp``), other statements, or a test that reads ``self`` otherwise, is left alone."""
+    its ``self.assert...`` calls as asserts, after its ``setUp``'s body, the case's attributes as names) and
+    ``unittest.main()`` removed; one candidate per test method. A class with other methods (``tearDown``, helpers)
+    or statements, or a test that reads ``self`` otherwise, is left alone."""
 
     mains = [s for s in module.body if m.matches(s, _MAIN)]
     if len(mains) != 1:
@@ -46,28 +47,47 @@ def _candidates(module: cst.Module, main: cst.SimpleStatementLine) -> Iterator[o
     for case in module.body:
         if not isinstance(case, cst.ClassDef) or not any(m.matches(base, _TEST_CASE) for base in case.bases):
             continue
-        tests = _test_methods(case)
-        for test in tests or []:
-            yield lambda case=case, test=test: _replaced(module, case, test, main, module_names)
+        set_up, tests = _methods(case)
+        for test in tests:
+            yield lambda case=case, test=test: _replaced(module, case, [*set_up, test], main, module_names)
 
 
-def _test_methods(case: cst.ClassDef) -> list[cst.FunctionDef] | None:
-    """The class's test methods, or None where it holds anything else (a docstring and ``pass`` aside)."""
+def _methods(case: cst.ClassDef) -> tuple[list[cst.FunctionDef], list[cst.FunctionDef]]:
+    """The class's ``setUp`` (none or one) and test methods; no tests where it holds anything else (a docstring
+    and ``pass`` aside)."""
 
     members = [s for s in case.body.body if not m.matches(s, m.SimpleStatementLine(body=[m.Expr(m.SimpleString()) | m.Pass()]))]
-    tests = [s for s in members if isinstance(s, cst.FunctionDef) and s.name.value.startswith("test")]
-    return tests if tests and len(tests) == len(members) and not case.decorators else None
+    functions = [s for s in members if isinstance(s, cst.FunctionDef)]
+    set_up = [f for f in functions if f.name.value == "setUp"]
+    tests = [f for f in functions if f.name.value.startswith("test")]
+    if case.decorators or len(set_up) + len(tests) != len(members):
+        return [], []
+    return set_up, tests
 
 
-def _replaced(module, case, test, main, module_names) -> cst.Module | None:
-    parameters = test.params.params
-    if test.decorators or len(parameters) != 1 or not isinstance(test.body, cst.IndentedBlock):
-        return None
-    self_name = parameters[0].name.value
-    body = [_as_assert(statement, self_name) for statement in test.body.body]
-    if None in body or _reads(body, self_name) or find_all(test.body, m.Return() | m.Yield() | m.Global()):
-        return None
-    if {name for s in body for name in _bound_at_top(s)} & (module_names - {case.name.value}):
+def _replaced(module, case, methods: list[cst.FunctionDef], main, module_names) -> cst.Module | None:
+    """The module with ``case`` replaced by ``methods``' bodies, one after the other (``setUp``'s first), the
+    case's attributes as names (``self.x = ...`` in ``setUp`` and ``self.x`` in the test as ``x``)."""
+
+    body: list[cst.BaseStatement | None] = []
+    attributes: set[str] = set()
+    for method in methods:
+        parameters = method.params.params
+        if method.decorators or len(parameters) != 1 or not isinstance(method.body, cst.IndentedBlock):
+            return None
+        if find_all(method.body, m.Return() | m.Yield() | m.Global() | m.Nonlocal()):
+            return None
+        self_name = parameters[0].name.value
+        converted = [_as_assert(statement, self_name) for statement in method.body.body]
+        if None in converted:
+            return None
+        read = m.Attribute(value=m.Name(self_name))
+        attributes |= {a.attr.value for c in converted for a in find_all(c, read)}  # type: ignore[arg-type, attr-defined]
+        body += [_attributes_as_names(statement, self_name) for statement in converted]  # type: ignore[arg-type]
+    bound = {name for s in body if s is not None for name in _bound_at_top(s)}
+    if None in body or not attributes <= bound:
+        return None  # a method of the case, or an attribute no method sets (`self.maxDiff`)
+    if bound & (module_names - {case.name.value}):
         return None  # a name the test binds would rebind the script's own
     statements: list[cst.BaseStatement] = []
     for statement in module.body:
@@ -76,6 +96,18 @@ def _replaced(module, case, test, main, module_names) -> cst.Module | None:
         elif statement is not main:
             statements.append(statement)
     return module.with_changes(body=statements)
+
+
+def _attributes_as_names(statement: cst.BaseStatement, self_name: str) -> cst.BaseStatement | None:
+    """``statement`` with ``self.x`` as ``x``; None where it calls a method of the case or reads ``self`` itself."""
+
+    attribute = m.Attribute(value=m.Name(self_name), attr=m.Name())
+    if find_all(statement, m.Call(func=attribute)):
+        return None
+    attributes = find_all(statement, attribute)
+    if len(find_all(statement, m.Name(self_name))) != len(attributes):
+        return None
+    return swap_nodes(statement, {a: cst.Name(a.attr.value) for a in attributes})  # type: ignore[attr-defined]
 
 
 def _as_assert(statement: cst.BaseStatement, self_name: str) -> cst.BaseStatement | None:
@@ -115,10 +147,6 @@ def _written(assertion: ast.Assert, code: str) -> str:
     for name, operand in written.items():
         text = text.replace(name, operand)
     return text
-
-
-def _reads(body: list, self_name: str) -> bool:
-    return any(find_all(statement, m.Name(self_name)) for statement in body)
 
 
 def _bound_at_top(statement: cst.CSTNode) -> set[str]:
