@@ -312,11 +312,14 @@ def _callee_of(exc: BaseException, frame: FrameType) -> FrameType | None:
 
 
 def assert_test_at(script: Path, lineno: int) -> str | None:
-    """The source of the test of the ``assert`` statement of ``script`` that spans line ``lineno``."""
+    """The source of the test of the ``assert`` statement of ``script`` that spans line ``lineno`` (or of the one
+    a ``TestCase`` assertion there spells), as the harness reads it (``exception_info``)."""
 
     tree = _parsed(script)
     statement = innermost_statement(tree, lineno) if tree is not None else None
-    return assert_test(tree, statement) if tree is not None and isinstance(statement, ast.Assert) else None
+    if tree is None or statement is None:
+        return None
+    return assert_test(tree, statement) if isinstance(statement, ast.Assert) else _test_assertion(tree, statement)
 
 
 def assert_test(tree: ast.Module, statement: ast.Assert) -> str:

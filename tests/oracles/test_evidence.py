@@ -319,6 +319,11 @@ def test_unittest_main_exits_named_by_the_failure_it_printed(tmp_path):
     )
     plain = exception_from_stderr(printed, tmp_path / "check.py")
     assert (plain.type, plain.message) == ("AssertionError", "False is not true")
+    # Both read the test's assertion as the assert it spells: plain python's traceback names its line.
+    script = "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_it(self):\n        self.assertTrue(x)\n"
+    (tmp_path / "check.py").write_text(script)
+    printed = printed.replace("line 14", "line 6")
+    assert exception_from_stderr(printed, tmp_path / "check.py").assert_text == "x"
 
 
 def test_a_failed_test_is_read_as_the_assert_its_assertion_spells(tmp_path):
