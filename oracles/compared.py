@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any, NamedTuple
 
+from oracles.operation_names import operator_name
+
 _DEPTH = 24
 # Methods that move, convert or reshape a tensor without computing anything (`out.cpu()` computes what `out`
 # does), and factories (inputs, however they are drawn): not operations of the comparison.
@@ -442,8 +444,8 @@ class Origins:
             return
         if isinstance(expr, ast.UnaryOp) and isinstance(expr.operand, ast.Constant):
             return  # a literal: `dim=-1`
-        if isinstance(expr, (ast.BinOp, ast.UnaryOp)):
-            ops[type(expr.op).__name__.lower()] += 1
+        if isinstance(expr, (ast.BinOp, ast.UnaryOp)) and (operator := operator_name(expr.op)) is not None:
+            ops[operator] += 1
         if isinstance(expr, ast.Lambda):
             return
         for child in ast.iter_child_nodes(expr):

@@ -45,6 +45,21 @@ _DUNDER_OPERATIONS = {
 }
 
 
+# Python's operators as their AST spells them, by the dunder method they call (``a * b``: ``__mul__``).
+_AST_DUNDERS = {
+    "Add": "add", "Sub": "sub", "Mult": "mul", "Div": "truediv", "Pow": "pow", "MatMult": "matmul", "Mod": "mod",
+    "FloorDiv": "floordiv", "USub": "neg", "Invert": "invert", "BitAnd": "and", "BitOr": "or",
+}
+
+
+def operator_name(operator: object) -> str | None:
+    """The torch operation an operator of Python's AST runs, named as a run names it (``ast.Mult()``: ``mul``,
+    ``ast.Div()``: ``div``): the static reading of a check and the run's must agree on names."""
+
+    dunder = _AST_DUNDERS.get(type(operator).__name__)
+    return operation_name(f"__{dunder}__") if dunder is not None else None
+
+
 def operation_name(name: str) -> str | None:
     """``mul`` for ``__rmul__``, ``softmax`` for itself; ``None`` for what computes nothing (``cpu``,
     ``__getitem__``, an attribute read)."""

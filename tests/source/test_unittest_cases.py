@@ -77,7 +77,7 @@ def test_what_has_no_plain_spelling_or_reads_the_case_is_left_alone():
 def test_set_up_runs_first_and_the_cases_attributes_become_names():
     source = (
         "import unittest\n\n\nclass T(unittest.TestCase):\n    def setUp(self):\n        self.x = torch.ones(2)\n\n"
-        "    def test_it(self):\n        out = f(self.x)\n        self.assertTrue(torch.allclose(out, self.x))\n\n\n"
+        "    def test_it(self):\n        x = self.x\n        out = f(x)\n        self.assertTrue(torch.allclose(out, self.x))\n\n\n"
         "unittest.main()\n"
     )
     assert candidates(source) == [

@@ -84,6 +84,7 @@ def _replaced(module, case, methods: list[cst.FunctionDef], main, module_names) 
         read = m.Attribute(value=m.Name(self_name))
         attributes |= {a.attr.value for c in converted for a in find_all(c, read)}  # type: ignore[arg-type, attr-defined]
         body += [_attributes_as_names(statement, self_name) for statement in converted]  # type: ignore[arg-type]
+    body = [statement for statement in body if not _assigns_itself(statement)]
     bound = {name for s in body if s is not None for name in _bound_at_top(s)}
     if None in body or not attributes <= bound:
         return None  # a method of the case, or an attribute no method sets (`self.maxDiff`)
@@ -96,6 +97,16 @@ def _replaced(module, case, methods: list[cst.FunctionDef], main, module_names) 
         elif statement is not main:
             statements.append(statement)
     return module.with_changes(body=statements)
+
+
+def _assigns_itself(statement: cst.BaseStatement | None) -> bool:
+    """``x = x``: what ``x = self.x`` in a test becomes where ``setUp`` set ``self.x``."""
+
+    one_name = m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(target=m.Name())], value=m.Name())])
+    if not m.matches(statement, one_name):
+        return False
+    assign = statement.body[0]  # type: ignore[union-attr]
+    return assign.value.value == assign.targets[0].target.value  # type: ignore[attr-defined]
 
 
 def _attributes_as_names(statement: cst.BaseStatement, self_name: str) -> cst.BaseStatement | None:
