@@ -56,7 +56,8 @@ def _methods(case: cst.ClassDef) -> tuple[list[cst.FunctionDef], list[cst.Functi
     """The class's ``setUp`` (none or one) and test methods; no tests where it holds anything else (a docstring
     and ``pass`` aside)."""
 
-    members = [s for s in case.body.body if not m.matches(s, m.SimpleStatementLine(body=[m.Expr(m.SimpleString()) | m.Pass()]))]
+    words = m.SimpleStatementLine(body=[m.Expr(m.SimpleString()) | m.Pass()])
+    members = [s for s in case.body.body if not m.matches(s, words)]
     functions = [s for s in members if isinstance(s, cst.FunctionDef)]
     set_up = [f for f in functions if f.name.value == "setUp"]
     tests = [f for f in functions if f.name.value.startswith("test")]
@@ -82,8 +83,8 @@ def _replaced(module, case, methods: list[cst.FunctionDef], main, module_names) 
         if None in converted:
             return None
         read = m.Attribute(value=m.Name(self_name))
-        attributes |= {a.attr.value for c in converted for a in find_all(c, read)}  # type: ignore[arg-type, attr-defined]
-        body += [_attributes_as_names(statement, self_name) for statement in converted]  # type: ignore[arg-type]
+        attributes |= {a.attr.value for c in converted for a in find_all(c, read)}  # type: ignore
+        body += [_attributes_as_names(statement, self_name) for statement in converted]  # type: ignore
     body = [statement for statement in body if not _assigns_itself(statement)]
     bound = {name for s in body if s is not None for name in _bound_at_top(s)}
     if None in body or not attributes <= bound:
@@ -93,7 +94,8 @@ def _replaced(module, case, methods: list[cst.FunctionDef], main, module_names) 
     statements: list[cst.BaseStatement] = []
     for statement in module.body:
         if statement is case:
-            statements += [body[0].with_changes(leading_lines=case.leading_lines), *body[1:]]  # type: ignore[union-attr]
+            first = body[0].with_changes(leading_lines=case.leading_lines)  # type: ignore[union-attr]
+            statements += [first, *body[1:]]
         elif statement is not main:
             statements.append(statement)
     return module.with_changes(body=statements)
