@@ -41,13 +41,9 @@ def exception_info(
         name, message, test_line = told
     assert_text = operands = compared = values = differences = None
     tensors: tuple = ()
-    frame, tree, statement = None, None, None
-    if script_path is not None:
-        frame, lineno = _last_frame_in(exc, Path(script_path))
-        tree = _parsed(Path(script_path)) if frame is not None else None
-        statement = innermost_statement(tree, lineno) if tree is not None else None
-        if told is not None and test_line is not None and tree is not None:
-            assert_text = _test_assertion(tree, innermost_statement(tree, test_line))
+    frame, tree, statement = _failing_statement(exc, script_path)
+    if told is not None and test_line is not None and tree is not None:
+        assert_text = _test_assertion(tree, innermost_statement(tree, test_line))
     if isinstance(exc, AssertionError) and frame is not None:
         if isinstance(statement, ast.Assert):
             assert_text, operands = assert_test(tree, statement), _operands(statement.test, frame)
@@ -83,6 +79,18 @@ def exception_info(
         evidence=comparison.signature if comparison is not None else None,
         evidence_detail=comparison.describe() if comparison is not None else None,
     )
+
+
+def _failing_statement(
+    exc: BaseException, script_path: str | None
+) -> tuple[FrameType | None, ast.Module | None, ast.stmt | None]:
+    """The script's last frame ``exc`` passed through, the script parsed, and the statement that frame ran."""
+
+    if script_path is None:
+        return None, None, None
+    frame, lineno = _last_frame_in(exc, Path(script_path))
+    tree = _parsed(Path(script_path)) if frame is not None else None
+    return frame, tree, innermost_statement(tree, lineno) if tree is not None else None
 
 
 def unittest_failure(exc: BaseException, script_name: str | None = None) -> tuple[str, str, int | None] | None:
