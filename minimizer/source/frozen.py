@@ -14,8 +14,9 @@ kernel's author must fix. Only such masks are held: those of a kernel that reach
 loads say what masked lanes read; a mask that only fences the launch's tail goes where the values stay. The same
 holds for an address that maps a flat offset to a row or a column (``shift_ptr + offs // n_cols``): over one row
 a division by the row's length reads 0 and a remainder reads the offset, so the bug's line computes what a
-plainer address would; and ``gamma_ptr + cols * 0`` reads what a scalar load of ``gamma_ptr`` broadcast does. A
-load or store that stays keeps such an address; one may still go whole.
+plainer address would; ``gamma_ptr + cols * 0`` reads what a scalar load of ``gamma_ptr`` broadcast does; and
+``scale_ptr + row`` (one element per program, where one per column was meant) reads over one program what
+``scale_ptr`` does. A load or store that stays keeps such an address; one may still go whole.
 """
 
 from __future__ import annotations
@@ -96,7 +97,7 @@ class GuardedMasks:
         tree = parse_python(start)
         kernels = sorted(set(compared_kernels(signature)))
         masks = ((kernel, _masks(tree, kernel)) for kernel in kernels)
-        addresses = ((kernel, _of_row_pointers(_addresses(tree, kernel))) for kernel in kernels)
+        addresses = ((k, _of_row_pointers(_addresses(tree, k), _lanes(tree, k))) for k in kernels)
         return cls(
             tuple((k, found) for k, found in masks if _may_hold_the_bug(k, found, signature)),
             tuple((k, found) for k, found in addresses if found),
@@ -168,12 +169,43 @@ def _loads_and_stores(function: ast.FunctionDef) -> list[ast.Call]:
     ]
 
 
-def _of_row_pointers(addresses: set[tuple[str, str]]) -> frozenset[tuple[str, str]]:
+def _of_row_pointers(addresses: set[tuple[str, str]], lanes: set[str]) -> frozenset[tuple[str, str]]:
     """The addresses from each pointer that some load or store addresses by a division, a remainder or a
-    product with zero (``cols * 0``, one element for every lane)."""
+    product with zero (``cols * 0``, one element for every lane), or by the program alone (``scale_ptr + row``
+    with ``row = tl.program_id(0)``: one element per program, where the bug may be a per-column one read per
+    row; over one program it reads what the bare pointer does)."""
 
-    rows = {pointer for pointer, address in addresses if _maps_lanes(ast.parse(address, mode="eval").body)}
+    def held(address: ast.expr) -> bool:
+        return _maps_lanes(address) or _per_program(address, lanes)
+
+    rows = {pointer for pointer, address in addresses if held(ast.parse(address, mode="eval").body)}
     return frozenset((pointer, address) for pointer, address in addresses if pointer in rows)
+
+
+def _per_program(address: ast.expr, lanes: set[str]) -> bool:
+    """Whether ``address`` reads by the program's id and by no lane (no ``tl.arange``, no name computed from one)."""
+
+    read = {node.attr for node in ast.walk(address) if isinstance(node, ast.Attribute)}
+    read |= {node.id for node in ast.walk(address) if isinstance(node, ast.Name)}
+    return "program_id" in read and "arange" not in read and not read & lanes
+
+
+def _lanes(tree: ast.Module, kernel: str) -> set[str]:
+    """The names of ``kernel`` computed from ``tl.arange``, however far (``cols = tl.arange(...)``, ``offs = base +
+    cols``)."""
+
+    function = _kernel(tree, kernel)
+    assigned = _assigned(function) if function is not None else {}
+    lanes: set[str] = set()
+    while True:
+        grown = {
+            name for name, value in assigned.items()
+            if any(isinstance(n, ast.Attribute) and n.attr == "arange" or isinstance(n, ast.Name) and n.id in lanes
+                   for n in ast.walk(value))
+        }
+        if grown <= lanes:
+            return lanes
+        lanes |= grown
 
 
 def _maps_lanes(value: ast.expr) -> bool:
@@ -190,12 +222,16 @@ def _maps_lanes(value: ast.expr) -> bool:
 
 def _addresses(tree: ast.Module, kernel: str) -> set[tuple[str, str]]:
     """``kernel``'s load and store addresses, each as ``("load shift_ptr", "shift_ptr + offs // n_cols")``, a name
-    assigned once to a division or remainder read as its value."""
+    assigned once to a division or remainder, or to the program's id alone (``row = tl.program_id(0)``), read as
+    its value."""
 
     function = _kernel(tree, kernel)
     if function is None:
         return set()
-    arithmetic = {name: value for name, value in _assigned(function).items() if _maps_lanes(value)}
+    lanes = _lanes(tree, kernel)
+    arithmetic = {
+        name: value for name, value in _assigned(function).items() if _maps_lanes(value) or _per_program(value, lanes)
+    }
     found = set()
     for node in _loads_and_stores(function):
         pointer = next((k.value for k in node.keywords if k.arg == "pointer"), node.args[0] if node.args else None)
