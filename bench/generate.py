@@ -15,7 +15,8 @@ Each program composes, drawn from the seed:
 - what the check is: ``assert_close`` at the end, a helper returning ``allclose``, a list of problems asserted
   empty, ``if ...: raise``, ``sys.exit(1)``, a metrics dict, a maximum error over a loop, ``unittest``,
   ``np.testing``, ``math.isclose`` on ``.item()``;
-- the model: a few plain layers (an MLP, a small conv net, a gated block), or a transformers BERT from a config;
+- the model: a few plain layers (an MLP, a small conv net, a gated block), or a library's: a transformers BERT from a
+  config, a diffusers feed-forward block (from seed 492 on);
 - noise a real script has: argument parsing, logging, a config dataclass, data helpers, unused utilities.
 
 The hand repro is the smallest script the generator knows that shows the same bug (the buggy op, compiled as
@@ -43,7 +44,10 @@ CHECKS = (
     "assert_close", "helper_allclose", "problems_list", "if_raise", "sys_exit", "metrics_dict", "max_error_loop",
     "unittest", "np_testing", "math_isclose",
 )
-MODELS = ("mlp", "conv", "gated", "bert")
+MODELS = ("mlp", "conv", "gated", "bert", "diffusers")
+# Seeds before this one were drawn, run and reported before diffusers was a model: they stay the programs they were.
+_DIFFUSERS_FROM = 492
+_LIBRARIES = {"bert": "transformers", "diffusers": "diffusers"}
 OPTIONS = {"bug": BUGS, "compile_form": COMPILE_FORMS, "call_site": CALL_SITES, "check": CHECKS, "model": MODELS}
 
 
@@ -78,14 +82,21 @@ def draw(seed: int) -> dict[str, str]:
         drawn["compile_form"] = rng.choice(forms)
         # A library model is costly (seconds of import per candidate): one program in eight, for backend bugs.
         library = bug != "inductor_pass" and rng.random() < 0.125
-        drawn["model"] = "bert" if library else rng.choice(("mlp", "conv", "gated"))
-    if drawn["call_site"] == "autocast" and (drawn["model"] == "bert" or bug == "triton_kernel"):
+        drawn["model"] = _library(seed) if library else rng.choice(("mlp", "conv", "gated"))
+    if drawn["call_site"] == "autocast" and (drawn["model"] in _LIBRARIES or bug == "triton_kernel"):
         drawn["call_site"] = "no_grad"  # bfloat16 under the interpreter, or in BERT's masks, is another program
     if drawn["call_site"] == "global_rebinding" and drawn["compile_form"] in ("module_compile", "bound_method"):
         drawn["compile_form"] = "call"  # the function rebound is not a module
     drawn["noise"] = ",".join(sorted(rng.sample(_NOISE_KINDS, rng.randint(1, len(_NOISE_KINDS)))))
     drawn["size"] = str(rng.choice((4, 6, 8)))
     return drawn
+
+
+def _library(seed: int) -> str:
+    """Which library's model a seed that draws one takes: BERT before ``_DIFFUSERS_FROM``; from it on, BERT or a
+    diffusers block, from a generator of its own (the seed's other draws stay what they were)."""
+
+    return "bert" if seed < _DIFFUSERS_FROM else random.Random(f"library-{seed}").choice(("bert", "diffusers"))
 
 
 def generate(seed: int) -> Program:
@@ -101,13 +112,13 @@ def generate(seed: int) -> Program:
         "family": f"generated (seed {seed}): " + ", ".join(f"{k}={v}" for k, v in drawn.items() if k != "noise"),
         "passes_on": None,
         "identity_passes": drawn["bug"] != "triton_kernel",
-        "max_time": 600 if drawn["model"] == "bert" else 300,
+        "max_time": 600 if drawn["model"] in _LIBRARIES else 300,
         "compares_the_suspect": True,
         # Where it was planted (minimizer.stages.culprit's names).
         "layer": _LAYERS[drawn["bug"]],
     }
-    if drawn["model"] == "bert":
-        meta["needs"] = ["transformers"]
+    if drawn["model"] in _LIBRARIES:
+        meta["needs"] = [_LIBRARIES[drawn["model"]]]
     if drawn["bug"] == "triton_kernel":
         meta["fix"] = list(_KERNEL_FIX)
     return Program(seed, files, parts.hand(), meta, drawn)
@@ -239,6 +250,8 @@ class _Parts:
             lines += ["import triton", "import triton.language as tl"]
         if self.drawn["model"] == "bert":
             lines += ["from transformers import BertConfig, BertModel"]
+        if self.drawn["model"] == "diffusers":
+            lines += ["from diffusers.models.attention import FeedForward"]
         if self.bug == "backend_beside":
             lines += ["", "from _planted import planted_backend  # PLANTED backend bug (see _planted.py)"]
         if self.bug == "inductor_pass":
@@ -321,6 +334,17 @@ class _Parts:
                         ids = (x.abs() * 10).long().clamp(max=63)[:, :8]
                         return self.bert(input_ids=ids).last_hidden_state
                 ''')
+        if self.drawn["model"] == "diffusers":
+            return textwrap.dedent(f'''
+
+                class Denoiser(nn.Module):
+                    def __init__(self, width={width}):
+                        super().__init__()
+                        self.ff = FeedForward(width, mult=2, activation_fn="gelu")
+
+                    def forward(self, x):
+                        return x + self.ff(x)
+                ''')
         op = self.op
         if self.drawn["model"] == "conv":
             return textwrap.dedent(f'''
@@ -363,7 +387,9 @@ class _Parts:
 
     @property
     def model_class(self) -> str:
-        return "ScaledHead" if self.kernel else "Encoder" if self.drawn["model"] == "bert" else "Model"
+        if self.kernel:
+            return "ScaledHead"
+        return {"bert": "Encoder", "diffusers": "Denoiser"}.get(self.drawn["model"], "Model")
 
     # -- how the call is compiled --------------------------------------------------------------------------
 
