@@ -137,3 +137,14 @@ def test_a_wrapper_that_drops_the_value_is_bypassed_only_where_the_value_goes_un
     code = "def repro(w, x):\n    conv2d(x, w)\ntorch.compile(repro)(a, b)\nrepro(a, b)\n"
     assert candidates(code) == ["torch.compile(conv2d)(b, a)\nconv2d(b, a)\n"]
     assert candidates("def repro(x):\n    g(x, 1)\ny = repro(a)\n") == []
+
+
+def test_a_lambda_bound_to_a_name_is_inlined_like_a_helper():
+    # check_lambda_all_kernel: `close = lambda a, b: torch.allclose(a, b)` read in the check's generator.
+    from minimizer.source.passes.wrappers import inline_expression_functions
+
+    code = "close = lambda a, b: torch.allclose(a, b)\nassert all(close(o, r) for o, r in pairs)\n"
+    found = [c.code for c in inline_expression_functions(cst.parse_module(code))]
+    assert found == ["assert all(torch.allclose(o, r) for o, r in pairs)\n"]
+    passed_around = code + "check(close)\n"
+    assert [c.code for c in inline_expression_functions(cst.parse_module(passed_around))] == []

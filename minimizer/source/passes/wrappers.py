@@ -191,17 +191,13 @@ def inline_expression_functions(module: cst.Module) -> Iterator[cst.Module]:
 def _expression_inlinings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
     scopes = metadata(module).resolve(ScopeProvider)
     global_scope = scopes[module]
-    for statement in module.body:
-        if not isinstance(statement, cst.FunctionDef) or statement.decorators or statement.asynchronous:
-            continue
-        expression = _returned_expression(statement)
-        params = statement.params
+    for statement, name, params, expression in _expression_helpers(module):
         if expression is None or params.star_arg is not cst.MaybeSentinel.DEFAULT or params.star_kwarg is not None:
             continue
         if params.posonly_params:
             continue
-        references = [access.node for assignment in global_scope[statement.name.value] for access in assignment.references]
-        if not references or len(global_scope[statement.name.value]) != 1:
+        references = [access.node for assignment in global_scope[name] for access in assignment.references]
+        if not references or len(global_scope[name]) != 1:
             continue
         calls = [c for c in find_all(module, m.Call()) if any(c.func is r for r in references)]  # type: ignore[union-attr]
         if len(calls) != len(references):
@@ -211,6 +207,23 @@ def _expression_inlinings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
             continue
         replacements = {**dict(zip(calls, values)), statement: cst.RemovalSentinel.REMOVE}
         yield lambda r=replacements: replace_nodes(module, r)
+
+
+_NAMED_LAMBDA = m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(target=m.Name())], value=m.Lambda())])
+
+
+def _expression_helpers(module: cst.Module) -> Iterator[tuple]:
+    """Each module-level helper that computes one expression, as (statement, name, parameters, expression or
+    None): an undecorated ``def`` that only returns it, or a lambda bound to a name (``close = lambda a, b:
+    torch.allclose(a, b)``)."""
+
+    for statement in module.body:
+        if isinstance(statement, cst.FunctionDef) and not statement.decorators and not statement.asynchronous:
+            yield statement, statement.name.value, statement.params, _returned_expression(statement)
+        elif m.matches(statement, _NAMED_LAMBDA):
+            assign = statement.body[0]  # type: ignore[attr-defined]
+            function = assign.value
+            yield statement, assign.targets[0].target.value, function.params, function.body
 
 
 def _inlined_call(
