@@ -44,3 +44,15 @@ def test_a_longer_list_unpacked_into_a_call_is_passed_as_its_items():
     assert [c.code for c in unwrap_single_item_list_arguments(cst.parse_module(source))] == [
         "out = f(x, w, b, scale=2)\ny = g(*args)\nz = h(*[*rest, c])\n",
     ]
+
+
+def test_a_one_item_list_bound_to_a_name_only_unpacked_into_calls_is_its_item():
+    # The graph lift writes `inputs = [x]` and `compiled(*inputs)` (buried_cond_case_table kept both).
+    from minimizer.source.passes.elements import unwrap_single_item_list_arguments
+
+    source = "inputs = [torch.ones(2, 2)]\nassert torch.allclose(g(*inputs), f(*inputs))\n"
+    assert [c.code for c in unwrap_single_item_list_arguments(cst.parse_module(source))] == [
+        "inputs = torch.ones(2, 2)\nassert torch.allclose(g(inputs), f(inputs))\n",
+    ]
+    read_otherwise = source + "print(len(inputs))\n"
+    assert [c.code for c in unwrap_single_item_list_arguments(cst.parse_module(read_otherwise))] == []

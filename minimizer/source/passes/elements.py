@@ -13,8 +13,8 @@ from typing import Iterator, Sequence
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates, replace_node
-from minimizer.source.traversal import find_all
+from minimizer.source.cst_utils import distinct_candidates, replace_node, replace_nodes
+from minimizer.source.traversal import find_all, parent_map
 
 __all__ = ["delete_collection_elements", "unwrap_single_item_list_arguments"]
 
@@ -42,7 +42,9 @@ def unwrap_single_item_list_arguments(module: cst.Module) -> Iterator[cst.Module
     `torch.autograd.grad(outputs=[loss], inputs=[z])` -> `torch.autograd.grad(outputs=loss, inputs=[z])`. Many
     APIs take a tensor or a sequence of them; where one does not, the candidate fails and is dropped. A one-item
     list or tuple unpacked into the call is its item, passed as is: `nn.Sequential(*[block])` ->
-    `nn.Sequential(block)` (the same call); a longer one is its items: `f(x, *[w, b])` -> `f(x, w, b)`."""
+    `nn.Sequential(block)` (the same call); a longer one is its items: `f(x, *[w, b])` -> `f(x, w, b)`. A
+    one-item list bound to a name only ever unpacked into calls is its item (`inputs = [x]`, `f(*inputs)` ->
+    `inputs = x`, `f(inputs)`)."""
 
     return distinct_candidates(module, _unwrappings(module))
 
@@ -56,6 +58,32 @@ def _unwrappings(module: cst.Module) -> Iterator[cst.Module | None]:
     spread = m.Arg(value=(m.List | m.Tuple)(elements=[m.Element(), m.Element(), m.ZeroOrMore(m.Element())]), star="*")
     for call in find_all(module, m.Call(args=[m.ZeroOrMore(), spread, m.ZeroOrMore()])):
         yield lambda c=call: replace_node(module, c, c.with_changes(args=_spread(c.args)))  # type: ignore[attr-defined]
+    yield from _named_single_items(module)
+
+
+_ONE_ITEM_NAMED = m.SimpleStatementLine(
+    body=[m.Assign(targets=[m.AssignTarget(target=m.Name())], value=(m.List | m.Tuple)(elements=[m.Element()]))]
+)
+
+
+def _named_single_items(module: cst.Module) -> Iterator[cst.Module | None]:
+    """A one-item list bound to a name that is only ever unpacked into calls (``inputs = [x]`` then
+    ``f(*inputs)``, as the graph lift writes it): the name bound to the item, passed as is (``inputs = x``,
+    ``f(inputs)``)."""
+
+    parents = parent_map(module)
+    for statement in module.body:
+        if not m.matches(statement, _ONE_ITEM_NAMED):
+            continue
+        assign = statement.body[0]  # type: ignore[attr-defined]
+        name = assign.targets[0].target.value
+        uses = [n for n in find_all(module, m.Name(name)) if n is not assign.targets[0].target]
+        stars = [parents.get(n) for n in uses]
+        if not uses or any(not m.matches(a, m.Arg(star="*")) or a.value is not use for a, use in zip(stars, uses)):
+            continue
+        replacements = {arg: arg.with_changes(star="") for arg in stars}
+        replacements[assign] = assign.with_changes(value=assign.value.elements[0].value)
+        yield lambda r=replacements: replace_nodes(module, r)
 
 
 def _spread(args: Sequence[cst.Arg]) -> list[cst.Arg]:
