@@ -146,25 +146,16 @@ def test_an_address_that_reads_one_element_for_every_lane_stays():
     assert guarded.why_not(LAYER_SCALE.replace("row * n_cols + ", "")) is None
 
 
-RESIDUAL_SCALE = '''import triton
-
-
-@triton.jit
-def residual_scale(x_ptr, scale_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + row * n_cols + cols)
-    s = tl.load(scale_ptr + row)
-    tl.store(out_ptr + row * n_cols + cols, x * s)
-'''
+# The scale meant per column, read per row.
+PER_ROW_SCALE = LAYER_SCALE.replace("gamma_ptr + cols * 0", "gamma_ptr + row")
 
 
 def test_an_address_that_reads_one_element_per_program_stays():
     # A program written after the code (a unittest of a residual kernel): the scale meant per column was read per
     # row, `scale_ptr + row`; over one row it became `scale_ptr`, which the fix's line no longer names.
-    guarded = GuardedMasks.of(RESIDUAL_SCALE, "x [compared: kernel residual_scale, mul]")
-    assert guarded.why_not(RESIDUAL_SCALE.replace("scale_ptr + row)", "scale_ptr)")) is not None
+    guarded = GuardedMasks.of(PER_ROW_SCALE, "x [compared: kernel layer_scale, mul]")
+    assert guarded.why_not(PER_ROW_SCALE.replace("gamma_ptr + row)", "gamma_ptr)")) is not None
     # The rows of the lane addresses may still go over one row, and the load of the scale may go whole.
-    assert guarded.why_not(RESIDUAL_SCALE.replace("row * n_cols + ", "")) is None
-    scaleless = RESIDUAL_SCALE.replace("    s = tl.load(scale_ptr + row)\n", "").replace("x * s", "x")
+    assert guarded.why_not(PER_ROW_SCALE.replace("row * n_cols + ", "")) is None
+    scaleless = PER_ROW_SCALE.replace("    gamma = tl.load(gamma_ptr + row)\n", "").replace("x * gamma", "x")
     assert guarded.why_not(scaleless) is None
