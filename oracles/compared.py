@@ -24,6 +24,7 @@ from types import FrameType
 from typing import Any, NamedTuple
 
 from oracles.operation_names import operator_name
+from oracles.tensor_bytes import tensor_bytes
 
 _DEPTH = 24
 # Methods that move, convert or reshape a tensor without computing anything (`out.cpu()` computes what `out`
@@ -278,7 +279,7 @@ def value_bytes(value: Any) -> bytes | None:
     header = f"{value.dtype} {tuple(value.shape)}|".encode()
     try:
         flat = value.detach().cpu().contiguous().reshape(-1)
-        return header + (flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b"")
+        return header + tensor_bytes(flat)
     except (RuntimeError, TypeError):  # a layout with no plain bytes (sparse, quantized): not told
         return None
 

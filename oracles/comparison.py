@@ -9,6 +9,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from oracles.tensor_bytes import tensor_bytes
+
 COMPILED = "compiled"
 # An operand that comes from no suspect: a Python number the script wrote, a tensor the suspect was given (the
 # reference replaced by its input is another comparison), or any other value (the reference).
@@ -280,7 +282,7 @@ def difference_digest(values: tuple, told: str = "") -> str | None:
         return None
     steps = torch.round(difference / largest * _DIFFERENCE_STEPS).to(torch.int64)
     header = f"{tuple(left.shape)} {largest:.4g} {told}|".encode()
-    return hashlib.sha1(header + steps.numpy().tobytes()).hexdigest()[:12]
+    return hashlib.sha1(header + tensor_bytes(steps)).hexdigest()[:12]
 
 
 def _torch() -> Any:

@@ -27,6 +27,8 @@ import hashlib
 import math
 from typing import Any, Callable
 
+from oracles.tensor_bytes import tensor_bytes
+
 # Objects whose code lives in the script under reduction: they can change without the graph changing.
 _SCRIPT_MODULES = ("__main__", "__mp_main__")
 # Operator namespaces torch itself defines; an op in another one may be implemented by the script.
@@ -235,7 +237,7 @@ def _describe_tensor(tensor: Any) -> str:
         data = tensor.detach()
         if data.is_complex():
             data = torch.view_as_real(data)
-        contents = hashlib.sha256(data.contiguous().cpu().numpy().tobytes()).hexdigest()[:24] if data.numel() else ""
+        contents = hashlib.sha256(tensor_bytes(data)).hexdigest()[:24] if data.numel() else ""
     return f"{meta} {contents}"
 
 
@@ -276,11 +278,11 @@ def _global_state() -> str:
         f"dtype={torch.get_default_dtype()}",
         f"autocast_cpu={torch.is_autocast_enabled('cpu')}:{torch.get_autocast_dtype('cpu')}",
         f"deterministic={torch.are_deterministic_algorithms_enabled()}",
-        "rng=" + hashlib.sha256(torch.random.get_rng_state().numpy().tobytes()).hexdigest()[:24],
+        "rng=" + hashlib.sha256(tensor_bytes(torch.random.get_rng_state())).hexdigest()[:24],
     ]
     if torch.cuda.is_initialized():
         state.append(f"autocast_cuda={torch.is_autocast_enabled('cuda')}:{torch.get_autocast_dtype('cuda')}")
-        state += [hashlib.sha256(s.numpy().tobytes()).hexdigest()[:24] for s in torch.cuda.get_rng_state_all()]
+        state += [hashlib.sha256(tensor_bytes(s)).hexdigest()[:24] for s in torch.cuda.get_rng_state_all()]
     state.append("configs=" + _configs())
     return " ".join(state)
 
