@@ -97,7 +97,7 @@ class GuardedMasks:
         tree = parse_python(start)
         kernels = sorted(set(compared_kernels(signature)))
         masks = ((kernel, _masks(tree, kernel)) for kernel in kernels)
-        addresses = ((k, _of_row_pointers(_addresses(tree, k), _lanes(tree, k))) for k in kernels)
+        addresses = ((kernel, _of_row_pointers(tree, kernel)) for kernel in kernels)
         return cls(
             tuple((k, found) for k, found in masks if _may_hold_the_bug(k, found, signature)),
             tuple((k, found) for k, found in addresses if found),
@@ -117,7 +117,8 @@ class GuardedMasks:
                 return f"changes a mask of {kernel} or what its masked loads read"
         for kernel, held in self.addresses:
             pointers = {pointer for pointer, _ in held}
-            now = {(pointer, address) for pointer, address in _addresses(tree, kernel) if pointer in pointers}
+            addresses = _addresses(tree, kernel, _lanes(tree, kernel))
+            now = {(pointer, address) for pointer, address in addresses if pointer in pointers}
             if not now <= held:
                 return f"changes the row or column {kernel} reads or writes"
         return None
@@ -169,17 +170,22 @@ def _loads_and_stores(function: ast.FunctionDef) -> list[ast.Call]:
     ]
 
 
-def _of_row_pointers(addresses: set[tuple[str, str]], lanes: set[str]) -> frozenset[tuple[str, str]]:
-    """The addresses from each pointer that some load or store addresses by a division, a remainder or a
-    product with zero (``cols * 0``, one element for every lane), or by the program alone (``scale_ptr + row``
-    with ``row = tl.program_id(0)``: one element per program, where the bug may be a per-column one read per
-    row; over one program it reads what the bare pointer does)."""
+def _of_row_pointers(tree: ast.Module, kernel: str) -> frozenset[tuple[str, str]]:
+    """``kernel``'s addresses from each pointer that some load or store addresses as ``_held`` says."""
 
-    def held(address: ast.expr) -> bool:
-        return _maps_lanes(address) or _per_program(address, lanes)
-
-    rows = {pointer for pointer, address in addresses if held(ast.parse(address, mode="eval").body)}
+    lanes = _lanes(tree, kernel)
+    addresses = _addresses(tree, kernel, lanes)
+    rows = {pointer for pointer, address in addresses if _held(ast.parse(address, mode="eval").body, lanes)}
     return frozenset((pointer, address) for pointer, address in addresses if pointer in rows)
+
+
+def _held(value: ast.expr, lanes: set[str]) -> bool:
+    """Whether an address (or a name it reads) maps lanes to rows, columns or one element (a division, a
+    remainder, a product with zero: ``cols * 0``), or reads by the program alone (``scale_ptr + row`` with
+    ``row = tl.program_id(0)``: one element per program, where the bug may be a per-column one read per row;
+    over one program it reads what the bare pointer does)."""
+
+    return _maps_lanes(value) or _per_program(value, lanes)
 
 
 def _per_program(address: ast.expr, lanes: set[str]) -> bool:
@@ -220,18 +226,15 @@ def _maps_lanes(value: ast.expr) -> bool:
     return any(maps(node) for node in ast.walk(value))
 
 
-def _addresses(tree: ast.Module, kernel: str) -> set[tuple[str, str]]:
+def _addresses(tree: ast.Module, kernel: str, lanes: set[str]) -> set[tuple[str, str]]:
     """``kernel``'s load and store addresses, each as ``("load shift_ptr", "shift_ptr + offs // n_cols")``, a name
     assigned once to a division or remainder, or to the program's id alone (``row = tl.program_id(0)``), read as
-    its value."""
+    its value (``lanes``: the kernel's names computed from ``tl.arange``, see ``_lanes``)."""
 
     function = _kernel(tree, kernel)
     if function is None:
         return set()
-    lanes = _lanes(tree, kernel)
-    arithmetic = {
-        name: value for name, value in _assigned(function).items() if _maps_lanes(value) or _per_program(value, lanes)
-    }
+    arithmetic = {name: value for name, value in _assigned(function).items() if _held(value, lanes)}
     found = set()
     for node in _loads_and_stores(function):
         pointer = next((k.value for k in node.keywords if k.arg == "pointer"), node.args[0] if node.args else None)
