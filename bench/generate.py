@@ -5,8 +5,9 @@
 Each program composes, drawn from the seed:
 
 - the bug: a torch.compile backend that lowers GELU wrongly, in ``_planted.py`` beside the script or defined in the
-  script itself; Inductor with a planted post-grad pass (SiLU loses a negation); or a Triton kernel of the script
-  with an indexing or threshold bug, run under Triton's interpreter on the CPU;
+  script itself; Inductor with a planted post-grad pass (SiLU loses a negation); a Triton kernel of the script
+  with an indexing or threshold bug, run under Triton's interpreter on the CPU; or (from seed 492 on) a real
+  upstream bug of torch 2.5.1 that the corpus has (``bench/upstream_bugs.py``), fixed in 2.13;
 - how the call is compiled: ``torch.compile(f, ...)``, ``@torch.compile`` / ``@torch.compile(...)`` on a
   function or method, ``model.compile(...)``, ``torch.compile`` of a bound method, ``torch._dynamo.optimize``;
 - where the call sits: module level, a training step, an evaluation loop, a table of cases over
@@ -34,6 +35,8 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from upstream_bugs import UPSTREAM_BUGS
+
 BUGS = ("backend_beside", "backend_in_script", "inductor_pass", "triton_kernel")
 COMPILE_FORMS = ("call", "decorator", "decorator_options", "method_decorator", "module_compile", "bound_method", "dynamo_optimize")
 CALL_SITES = (
@@ -45,10 +48,12 @@ CHECKS = (
     "unittest", "np_testing", "math_isclose",
 )
 MODELS = ("mlp", "conv", "gated", "bert", "diffusers")
-# Seeds before this one were drawn, run and reported before diffusers was a model: they stay the programs they were.
-_DIFFUSERS_FROM = 492
+# Seeds before this one were drawn, run and reported before diffusers was a model and before a real upstream bug
+# was a bug: they stay the programs they were.
+_DIFFUSERS_FROM = _UPSTREAM_FROM = 492
 _LIBRARIES = {"bert": "transformers", "diffusers": "diffusers"}
-OPTIONS = {"bug": BUGS, "compile_form": COMPILE_FORMS, "call_site": CALL_SITES, "check": CHECKS, "model": MODELS}
+_PLAIN_MODELS = ("mlp", "conv", "gated")
+OPTIONS = {"bug": BUGS + ("upstream",), "compile_form": COMPILE_FORMS, "call_site": CALL_SITES, "check": CHECKS, "model": MODELS}
 
 
 @dataclass
@@ -82,9 +87,11 @@ def draw(seed: int) -> dict[str, str]:
         drawn["compile_form"] = rng.choice(forms)
         # A library model is costly (seconds of import per candidate): one program in eight, for backend bugs.
         library = bug != "inductor_pass" and rng.random() < 0.125
-        drawn["model"] = _library(seed) if library else rng.choice(("mlp", "conv", "gated"))
-    if drawn["call_site"] == "autocast" and (drawn["model"] in _LIBRARIES or bug == "triton_kernel"):
-        drawn["call_site"] = "no_grad"  # bfloat16 under the interpreter, or in BERT's masks, is another program
+        drawn["model"] = _library(seed) if library else rng.choice(_PLAIN_MODELS)
+    drawn |= _upstream(seed, drawn)
+    if drawn["call_site"] == "autocast" and (drawn["model"] in _LIBRARIES or drawn["bug"] in ("triton_kernel", "upstream")):
+        # bfloat16 under the interpreter, in BERT's masks, or around a real bug's values, is another program
+        drawn["call_site"] = "no_grad"
     if drawn["call_site"] == "global_rebinding" and drawn["compile_form"] in ("module_compile", "bound_method"):
         drawn["compile_form"] = "call"  # the function rebound is not a module
     drawn["noise"] = ",".join(sorted(rng.sample(_NOISE_KINDS, rng.randint(1, len(_NOISE_KINDS)))))
@@ -97,6 +104,22 @@ def _library(seed: int) -> str:
     diffusers block, from a generator of its own (the seed's other draws stay what they were)."""
 
     return "bert" if seed < _DIFFUSERS_FROM else random.Random(f"library-{seed}").choice(("bert", "diffusers"))
+
+
+def _upstream(seed: int, drawn: dict[str, str]) -> dict[str, str]:
+    """From ``_UPSTREAM_FROM`` on, one program in five plants a real upstream bug instead of the drawn one (from a
+    generator of its own, so that the seed's other draws stay what they were), in a plain model, compiled with
+    Inductor in a drawn form."""
+
+    rng = random.Random(f"upstream-{seed}")
+    if seed < _UPSTREAM_FROM or rng.random() >= 0.2:
+        return {}
+    replaced = {"bug": "upstream", "upstream": rng.choice(sorted(UPSTREAM_BUGS))}
+    if drawn["compile_form"] == "none":
+        replaced["compile_form"] = rng.choice(COMPILE_FORMS)
+    if drawn["model"] not in _PLAIN_MODELS:
+        replaced["model"] = rng.choice(_PLAIN_MODELS)
+    return replaced
 
 
 def generate(seed: int) -> Program:
@@ -115,8 +138,11 @@ def generate(seed: int) -> Program:
         "max_time": 600 if drawn["model"] in _LIBRARIES else 300,
         "compares_the_suspect": True,
         # Where it was planted (minimizer.stages.culprit's names).
-        "layer": _LAYERS[drawn["bug"]],
+        "layer": _LAYERS.get(drawn["bug"]),  # an upstream bug's own below
     }
+    if drawn["bug"] == "upstream":
+        bug = UPSTREAM_BUGS[drawn["upstream"]]
+        meta |= {"torch": bug.torch, "upstream": bug.upstream, "passes_on": bug.passes_on, "layer": bug.layer}
     if drawn["model"] in _LIBRARIES:
         meta["needs"] = [_LIBRARIES[drawn["model"]]]
     if drawn["bug"] == "triton_kernel":
@@ -217,8 +243,9 @@ class _Parts:
         self.size = int(drawn["size"])
         self.bug = drawn["bug"]
         self.kernel = self.bug == "triton_kernel"
+        self.upstream = UPSTREAM_BUGS.get(drawn.get("upstream", ""))
         # The op the bug lives in, as the model calls it.
-        self.op = "F.silu" if self.bug == "inductor_pass" else "F.gelu"
+        self.op = self.upstream.op if self.upstream else "F.silu" if self.bug == "inductor_pass" else "F.gelu"
 
     # -- the whole program --------------------------------------------------------------------------------
 
@@ -265,7 +292,7 @@ class _Parts:
             return "plant_miscompile()\n"
         if self.kernel:
             return _KERNEL
-        return ""
+        return self.upstream.helper if self.upstream else ""
 
     def constants(self) -> str:
         lines = ['DEVICE = "cuda" if torch.cuda.is_available() else "cpu"']
@@ -395,7 +422,7 @@ class _Parts:
 
     @property
     def options(self) -> str:
-        return "" if self.bug == "inductor_pass" else "backend=planted_backend"
+        return "" if self.bug in ("inductor_pass", "upstream") else "backend=planted_backend"
 
     def compiled(self) -> str:
         """``make_compiled(model)``: the suspect callable, compiled as drawn (the kernel's model as it is)."""
@@ -687,6 +714,8 @@ def check(pairs):
     # -- the hand repro ----------------------------------------------------------------------------------------
 
     def hand(self) -> str:
+        if self.upstream:
+            return self.upstream.hand
         if self.kernel:
             return textwrap.dedent('''\
                 import os

@@ -2,10 +2,12 @@
 
     python bench/generated.py --seeds 0-9 --venv 2.13.0=.venv/bin/python
     python bench/generated.py --seeds 100-139 --json bench/results/generated-100-139.json
+    python bench/generated.py --seeds 492-531 --venv 2.13.0=PY213 --venv 2.5.1=PY251   # real bugs fire on 2.5.1
 
 For each seed: the program is written to a scratch folder; its hand repro must fail as the program does and pass
 with the fix (``torch.compile`` as the identity, or the kernel's line mended), else the generator is at fault and
-the seed is reported as such; then ``minimizer reduce`` with default options (``--max-time`` 300 s, 600 s for a
+the seed is reported as such (a real upstream bug's program fails on torch 2.5.1 and passes on 2.13.0, its
+fixed release); then ``minimizer reduce`` with default options (``--max-time`` 300 s, 600 s for a
 library model) and the checks of ``bench/corpus.py`` (the output fails as the program does, passes with the fix,
 and its failing check compares a value of the compiled call or kernel). One line per program, then
 ``median=R worst=R same_bug=K/N``.
@@ -75,8 +77,9 @@ def main() -> None:
     args = parser.parse_args()
 
     named = dict(item.split("=", 1) for item in args.venv)
-    python = find_python("2.13.0", named)
-    if python is None:
+    # 2.13.0 for the planted bugs and as the release that fixed the real ones; 2.5.1 where those fire.
+    pythons = {v: python for v in ("2.13.0", "2.5.1") if (python := find_python(v, named))}
+    if "2.13.0" not in pythons:
         parser.error("no interpreter with torch 2.13.0 (--venv 2.13.0=PYTHON)")
     seeds = seed_range(args.seeds)
     out = Path(args.json) if args.json else (
@@ -91,12 +94,16 @@ def main() -> None:
         folder = Path(tempfile.mkdtemp(prefix=f"generated-{seed}-")) / "case"
         program.write(folder)
         row: dict = {"seed": seed, "drawn": program.drawn}
-        unsound = hand_is_sound(python, folder, program.meta)
+        release = program.meta["torch"]
+        unsound = (
+            f"no interpreter with torch {release} (--venv {release}=PYTHON)" if release not in pythons
+            else hand_is_sound(pythons[release], folder, program.meta)
+        )
         if unsound is not None:
             row["generator_error"] = unsound
             print(f"seed {seed}: generator error: {unsound} ({folder})", flush=True)
         else:
-            result = run_case(f"seed-{seed}", {"2.13.0": python}, args, case_dir=folder)
+            result = run_case(f"seed-{seed}", pythons, args, case_dir=folder)
             row |= asdict(result) | {"layer_named": result.layer_named}
             status = result.error or (
                 f"{result.original_tokens} -> {result.output_tokens} tokens (hand {result.hand_tokens}, {result.ratio}x), "

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 _BENCH = Path(__file__).parent.parent / "bench"
+sys.path.insert(0, str(_BENCH))  # as when run as a script: generate.py imports its neighbour upstream_bugs
 spec = importlib.util.spec_from_file_location("bench_generate", _BENCH / "generate.py")
 generate = importlib.util.module_from_spec(spec)
 sys.modules[spec.name] = generate
@@ -46,9 +47,22 @@ def test_the_seeds_draw_every_option():
 
 
 def test_the_seeds_drawn_before_diffusers_joined_stay_the_programs_they_were():
-    # Seeds up to 491 were run and reported as they were drawn then: none of them takes the new model.
+    # Seeds up to 491 were run and reported as they were drawn then: none of them takes the new model or bug.
     assert all(generate.draw(seed)["model"] != "diffusers" for seed in range(492))
+    assert all(generate.draw(seed)["bug"] != "upstream" for seed in range(492))
     assert generate.draw(458)["model"] == "bert" and generate.draw(492)["model"] == "diffusers"
+
+
+def test_a_real_bug_is_planted_in_a_plain_model_and_claimed_on_its_release():
+    upstream = [program for seed in SEEDS if (program := generate.generate(seed)).drawn["bug"] == "upstream"]
+    assert {program.drawn["upstream"] for program in upstream} == set(generate.UPSTREAM_BUGS)
+    for program in upstream:
+        bug = generate.UPSTREAM_BUGS[program.drawn["upstream"]]
+        text = program.files["program.py"]
+        assert f"def {bug.op}(" in text and f"{bug.op}(self." in text and "planted_backend" not in text
+        assert program.drawn["model"] in ("mlp", "conv", "gated") and program.drawn["call_site"] != "autocast"
+        assert (program.meta["torch"], program.meta["passes_on"]) == (bug.torch, bug.passes_on)
+        assert program.meta["upstream"] == bug.upstream and program.hand == bug.hand
 
 
 def test_what_a_program_draws_is_in_its_text():
