@@ -143,6 +143,7 @@ def generate(seed: int) -> Program:
     if drawn["bug"] == "upstream":
         bug = UPSTREAM_BUGS[drawn["upstream"]]
         meta |= {"torch": bug.torch, "upstream": bug.upstream, "passes_on": bug.passes_on, "layer": bug.layer}
+        meta["compares_the_suspect"] = not bug.crash  # a crash reaches no check
     if drawn["model"] in _LIBRARIES:
         meta["needs"] = [_LIBRARIES[drawn["model"]]]
     if drawn["bug"] == "triton_kernel":

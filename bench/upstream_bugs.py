@@ -19,6 +19,7 @@ class UpstreamBug:
     torch: str  # fires on this release
     passes_on: str  # fixed on this one
     layer: str  # where the fix landed (minimizer.stages.culprit's names)
+    crash: bool  # the compiled call raises (no check runs); else its values differ from eager's
     op: str  # the helper the model calls in place of its activation
     helper: str  # the helper's definition, as the program writes it
     hand: str  # the smallest script showing the bug (the corpus case's hand repro)
@@ -30,6 +31,7 @@ TANHSHRINK_PHASE = UpstreamBug(
     torch="2.5.1",
     passes_on="2.13.0",
     layer="Inductor",
+    crash=False,
     op="soft_phase",
     helper='''
 def soft_phase(h):
@@ -56,6 +58,7 @@ COMPLEX_OFFSET = UpstreamBug(
     torch="2.5.1",
     passes_on="2.13.0",
     layer="Inductor",
+    crash=True,
     op="rotate",
     helper='''
 PHASE_OFFSET = torch.tensor(0.5 + 0.25j)

@@ -63,6 +63,7 @@ def test_a_real_bug_is_planted_in_a_plain_model_and_claimed_on_its_release():
         assert program.drawn["model"] in ("mlp", "conv", "gated") and program.drawn["call_site"] != "autocast"
         assert (program.meta["torch"], program.meta["passes_on"]) == (bug.torch, bug.passes_on)
         assert program.meta["upstream"] == bug.upstream and program.hand == bug.hand
+        assert program.meta["compares_the_suspect"] is not bug.crash
 
 
 def test_what_a_program_draws_is_in_its_text():
