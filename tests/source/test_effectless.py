@@ -59,3 +59,11 @@ def test_a_pair_goes_from_both_sides_of_a_tuple_assignment_at_once():
     got = {c.code for c in split_tuple_assignments(cst.parse_module(code))}
     assert 'out, ref = f(x), g(x)\ncheck(out, ref)\n' in got
     assert 'name, ref = f"step{s}", g(x)\ncheck(out, ref)\n' in got  # the run turns it down: `out` is read
+
+
+def test_items_before_a_starred_value_bind_on_their_own_and_the_rest_unpacks_it():
+    # A row unwrapped from a table of cases: its label, then what the helper returns.
+    source = 'name, out, ref = "eval", *evaluate(x)\n'
+    assert codes(split_tuple_assignments, source) == ['name = "eval"\nout, ref = evaluate(x)\n']
+    assert codes(split_tuple_assignments, "a, b, c = 1, *f(a)\n") == []  # f would read the new a
+    assert codes(split_tuple_assignments, "a, b = 1, *f()\n") == []  # b = [*f()] is no smaller

@@ -30,6 +30,9 @@ def test_loops_and_withs_whose_names_are_read_stay():
     # A loop that reads its variable becomes its first iteration (a training loop of one step: the step).
     assert candidates("for i in range(1):\n    f(i)\n") == ["i = 0\nf(i)\n"]  # its one item
     assert candidates("for i in data:\n    f(i)\n") == ["i, = data\nf(i)\n"]  # turned down where it holds more
+    # A table of cases down to one row: the row, bound to the loop's names.
+    loop = "for rows, scale in itertools.product([2], [1.0]):\n    f(rows, scale)\n"
+    assert candidates(loop) == ["rows, scale = (2, 1.0)\nf(rows, scale)\n"]
     # An unread enumerate index goes first (unpacking a pair would not be smaller than the loop).
     assert candidates("for step, x in enumerate(data):\n    f(x)\n") == ["for x in data:\n    f(x)\n"]
     assert candidates("for _ in range(3):\n    f()\n") == ["f()\n"]

@@ -42,9 +42,13 @@ def _collapses(module: cst.Module) -> Iterator[cst.Module | None]:
             yield lambda c=comprehension, e=elt: replace_node(module, c, cst.List(elements=[cst.Element(e)]))
 
 
+_PRODUCT = m.Name("product") | m.Attribute(value=m.Name("itertools"), attr=m.Name("product"))
+
+
 def one_item(iterable: cst.BaseExpression) -> cst.BaseExpression | None:
     """The one item of ``iterable`` as an expression, where it has exactly one: `[x]` or `(x,)` -> `x`,
-    `range(1)` -> `0`, `zip(A, B)` of such -> `(a, b)`, `enumerate(A)` -> `(0, a)`; else None."""
+    `range(1)` -> `0`, `zip(A, B)` or `itertools.product(A, B)` of such -> `(a, b)`, `enumerate(A)` -> `(0, a)`;
+    else None."""
 
     if isinstance(iterable, (cst.List, cst.Tuple)):
         elements = iterable.elements
@@ -56,7 +60,7 @@ def one_item(iterable: cst.BaseExpression) -> cst.BaseExpression | None:
     items = [one_item(a.value) for a in iterable.args]
     if None in items:
         return None
-    if m.matches(iterable.func, m.Name("zip")):
+    if m.matches(iterable.func, m.Name("zip") | _PRODUCT):
         return cst.Tuple([cst.Element(item) for item in items])  # type: ignore[arg-type]
     if m.matches(iterable.func, m.Name("enumerate")) and len(items) == 1:
         return cst.Tuple([cst.Element(cst.Integer("0")), cst.Element(items[0])])  # type: ignore[arg-type]

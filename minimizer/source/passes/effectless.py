@@ -8,7 +8,7 @@ passes name them directly.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, Sequence
 
 import libcst as cst
 import libcst.matchers as m
@@ -91,12 +91,39 @@ def split_tuple_assignments(module: cst.Module) -> Iterator[cst.Module]:
     return distinct_candidates(module, _splits(module))
 
 
+def _starred_rest(line: cst.SimpleStatementLine, targets: Sequence, values: Sequence) -> list | None:
+    """`name, out, ref = "eval", *evaluate(x)` as `name = "eval"` then `out, ref = evaluate(x)`: the items before
+    the one starred last, each bound on its own line, and the names left unpacking what it unpacks. ``None`` where
+    the value is not so, a target is no plain name, or the starred value reads a name bound before it."""
+
+    *leading, last = values
+    # One name left would take the list the star makes (`b = [*f()]`), which is no smaller.
+    if not leading or not isinstance(last, cst.StarredElement) or len(targets) - len(leading) < 2:
+        return None
+    if not all(isinstance(v, cst.Element) for v in leading) or not all(
+        isinstance(t, cst.Element) and isinstance(t.value, cst.Name) for t in targets
+    ):
+        return None
+    if any(n.value in {t.value.value for t in targets[: len(leading)]} for n in m.findall(last.value, m.Name())):
+        return None
+    assign = line.body[0]
+
+    def bound(target: cst.BaseAssignTargetExpression, value: cst.BaseExpression) -> cst.SimpleStatementLine:
+        return line.with_changes(body=[assign.with_changes(targets=[cst.AssignTarget(target=target)], value=value)])
+
+    rest = [*targets[len(leading):-1], targets[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)]
+    return [*(bound(t.value, v.value) for t, v in zip(targets, leading)), bound(cst.Tuple(rest, lpar=[], rpar=[]), last.value)]
+
+
 def _splits(module: cst.Module) -> Iterator[cst.Module | None]:
     unpacking = m.Assign(targets=[m.AssignTarget(target=m.Tuple() | m.List())])
     for line in find_all(module, m.SimpleStatementLine(body=[unpacking])):
         assign = line.body[0]  # type: ignore[attr-defined]
         targets = assign.targets[0].target.elements
         values = assign.value.elements if isinstance(assign.value, (cst.Tuple, cst.List)) else None
+        if values is not None and (rest := _starred_rest(line, targets, values)) is not None:
+            yield lambda line=line, rest=rest: replace_node(module, line, cst.FlattenSentinel(rest))
+            continue
         if values is None or len(values) != len(targets):
             continue
         if len(targets) == 1 and isinstance(values[0], cst.Element) and isinstance(targets[0], cst.Element):
