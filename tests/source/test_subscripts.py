@@ -56,3 +56,8 @@ def test_greedy_loop_keeps_only_the_needed_index():
 def test_a_whole_slice_is_its_value():
     found = [c.code for c in shrink_subscripts(cst.parse_module("y = f(x[:], z[:, :])\n"))]
     assert found == ["y = f(x, z[:, :])\n", "y = f(x[:], z)\n"]
+
+
+def test_a_dict_display_read_at_a_literal_key_is_the_value_there():
+    assert candidates('v = {"max_abs": e, "mean": m}["max_abs"]\n')[0] == "v = e\n"
+    assert "v = e\n" not in candidates('v = {"max_abs": e}[key]\n')

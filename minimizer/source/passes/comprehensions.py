@@ -28,7 +28,8 @@ def collapse_single_item_comprehensions(module: cst.Module) -> Iterator[cst.Modu
     """Yield `module` with one generator expression or list comprehension (one `for`, no `if`) over an iterable
     of one item replaced by a one-element list of its element with the loop's names bound to the item, in
     source order: `range(1)`, a one-item display, `zip` and `enumerate` of those
-    (`[(o, r) for i, (o, r) in enumerate(zip([out], [ref]))]` -> `[(out, ref)]`)."""
+    (`[(o, r) for i, (o, r) in enumerate(zip([out], [ref]))]` -> `[(out, ref)]`); a dict comprehension over one
+    item by the dict display of its one entry."""
 
     return distinct_candidates(module, _collapses(module))
 
@@ -40,6 +41,29 @@ def _collapses(module: cst.Module) -> Iterator[cst.Module | None]:
         elt = _bound_once(comprehension.elt, bound) if bound is not None else None  # type: ignore[union-attr]
         if elt is not None:
             yield lambda c=comprehension, e=elt: replace_node(module, c, cst.List(elements=[cst.Element(e)]))
+    for comprehension in find_all(module, m.DictComp(for_in=_PLAIN_LOOP)):
+        # `{name: f(o) for name, o in [("a", x)]}` -> `{"a": f(x)}`: a dict of metrics over one case.
+        loop = comprehension.for_in  # type: ignore[attr-defined]
+        bound = _bindings(loop.target, one_item(loop.iter))
+        pair = cst.Tuple([cst.Element(comprehension.key), cst.Element(comprehension.value)])  # type: ignore[attr-defined]
+        entry = _bound_once(pair, bound) if bound is not None else None
+        if isinstance(entry, cst.Tuple):
+            key, value = (element.value for element in entry.elements)
+            yield lambda c=comprehension, k=key, v=value: replace_node(module, c, cst.Dict([cst.DictElement(k, v)]))
+
+
+_DICT_VIEW = m.Call(func=m.Attribute(value=m.Dict(), attr=m.Name("items") | m.Name("keys") | m.Name("values")), args=[])
+
+
+def _one_entry(iterable: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The one item of a dict display of one entry, or of its `.items()`, `.keys()` or `.values()`."""
+
+    display, view = (iterable.func.value, iterable.func.attr.value) if isinstance(iterable, cst.Call) else (iterable, "keys")  # type: ignore[attr-defined]
+    entries = display.elements
+    if len(entries) != 1 or not isinstance(entries[0], cst.DictElement):
+        return None
+    key, value = entries[0].key, entries[0].value
+    return {"keys": key, "values": value, "items": cst.Tuple([cst.Element(key), cst.Element(value)])}[view]
 
 
 _PRODUCT = m.Name("product") | m.Attribute(value=m.Name("itertools"), attr=m.Name("product"))
@@ -47,12 +71,14 @@ _PRODUCT = m.Name("product") | m.Attribute(value=m.Name("itertools"), attr=m.Nam
 
 def one_item(iterable: cst.BaseExpression) -> cst.BaseExpression | None:
     """The one item of ``iterable`` as an expression, where it has exactly one: `[x]` or `(x,)` -> `x`,
-    `range(1)` -> `0`, `zip(A, B)` or `itertools.product(A, B)` of such -> `(a, b)`, `enumerate(A)` -> `(0, a)`;
-    else None."""
+    `range(1)` -> `0`, `zip(A, B)` or `itertools.product(A, B)` of such -> `(a, b)`, `enumerate(A)` -> `(0, a)`,
+    `{k: v}.items()` -> `(k, v)` (and its keys and values); else None."""
 
     if isinstance(iterable, (cst.List, cst.Tuple)):
         elements = iterable.elements
         return elements[0].value if len(elements) == 1 and isinstance(elements[0], cst.Element) else None
+    if isinstance(iterable, cst.Dict) or m.matches(iterable, _DICT_VIEW):
+        return _one_entry(iterable)
     if m.matches(iterable, _RANGE_OF_ONE):
         return cst.Integer("0")
     if not isinstance(iterable, cst.Call) or not iterable.args or any(a.keyword or a.star for a in iterable.args):

@@ -23,7 +23,8 @@ def shrink_subscripts(module: cst.Module) -> Iterator[cst.Module]:
     Per subscript: each index element dropped, last first (only when there are several); then per slice element,
     its step dropped (`x[a:b:c]` -> `x[a:b]`), its upper bound (`x[a:b]` -> `x[a:]`), its lower bound (`x[:b]`).
     A slice never becomes a plain index (`x[a:b]` -> `x[a]` would change the rank); a subscript of whole slices
-    (`x[:]`) becomes its value, and last, a subscript that is read (not stored into) becomes its value.
+    (`x[:]`) becomes its value; a dict display read at a literal key, the value there; and last, a subscript that
+    is read (not stored into) becomes its value.
     Subscripts inside type annotations are left alone.
     """
     return distinct_candidates(module, _shrinkings(module))
@@ -44,9 +45,26 @@ def _shrinkings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
             continue
         for elements in _smaller_element_lists(subscript.slice):
             yield lambda: replace_node(module, subscript, subscript.with_changes(slice=elements))
+        if subscript not in stored and (entry := _entry_read(subscript)) is not None:
+            # `{"max_abs": err}["max_abs"]` -> `err`: a dict of metrics down to the one value the check reads.
+            yield lambda entry=entry: replace_node(module, subscript, entry)
         if subscript not in stored:
             # `compiled[finite]` -> `compiled`: a mask or a selection the bug does not need, read whole.
             yield lambda: replace_node(module, subscript, subscript.value)
+
+
+def _entry_read(subscript: cst.Subscript) -> cst.BaseExpression | None:
+    """The value a dict display holds at the literal key its subscript reads, or ``None``."""
+
+    if not isinstance(subscript.value, cst.Dict) or len(subscript.slice) != 1:
+        return None
+    index = subscript.slice[0].slice
+    if not isinstance(index, cst.Index) or not isinstance(index.value, (cst.SimpleString, cst.Integer)):
+        return None
+    wanted = index.value.evaluated_value
+    found = [e.value for e in subscript.value.elements if isinstance(e, cst.DictElement)
+             and isinstance(e.key, (cst.SimpleString, cst.Integer)) and e.key.evaluated_value == wanted]
+    return found[0] if len(found) == 1 else None
 
 
 def _whole_slice(subscript: cst.Subscript) -> bool:
