@@ -57,10 +57,16 @@ class RecordedCall:
     compile: CompileCall
     grad_enabled: bool = True
     autocast: tuple[str, ...] = field(default_factory=tuple)
+    # What the compiled call returned, where it returned a bool (its repr), once it has returned: the lifted
+    # program then asserts the opposite, which eager gives where the bug is the compiled call's.
+    returned: str = ""
 
     @property
     def writable(self) -> bool:
         return all(a.writable for a in self.args) and all(a.writable for _, a in self.kwargs)
+
+    def same_call(self, other: RecordedCall) -> bool:
+        return dataclasses.replace(self, returned="") == dataclasses.replace(other, returned="")
 
 
 def argument(value: Any, name: str = "value") -> Argument:
@@ -90,6 +96,7 @@ def recording_calls(
 
     @functools.wraps(compiled)
     def recorded(*args: Any, **kwargs: Any) -> Any:
+        record = None
         if len(seen) < MOST_CALLS_PER_TARGET:
             try:
                 record = RecordedCall(
@@ -105,9 +112,15 @@ def recording_calls(
                 if key not in seen:
                     seen.add(key)
                     sink(record)
+                else:
+                    record = None
             except Exception as exc:  # recording must never change what the script does
                 print(f"minimizer: could not record a call of {model.__qualname__}: {exc}", file=sys.stderr)
-        return compiled(*args, **kwargs)
+                record = None
+        result = compiled(*args, **kwargs)
+        if record is not None and isinstance(result, bool):
+            sink(dataclasses.replace(record, returned=repr(result)))  # the same call, now with what it returned
+        return result
 
     return recorded
 

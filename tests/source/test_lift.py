@@ -1,5 +1,7 @@
 """The source lift on source text, with calls as the capture run records them."""
 
+import dataclasses
+
 import torch
 
 from minimizer.graph.call_record import Argument, RecordedCall, argument
@@ -10,6 +12,8 @@ from oracles.api import Verdict
 SCRIPT = '''
 import logging
 from dataclasses import dataclass
+
+import dataclasses
 
 import torch
 
@@ -113,6 +117,8 @@ def test_the_lifted_check_stands_for_the_scripts_own_only_where_it_compares_the_
 
 
 FACTORY_SCRIPT = '''
+import dataclasses
+
 import torch
 
 
@@ -143,3 +149,24 @@ def test_a_closure_backend_no_program_can_name_is_not_lifted():
     logits = Argument("tensor", spec=InputSpec("logits", shape=(4, 8)))
     call = _call("focal_loss", [logits], backend="__main__:skewing_backend.<locals>.backend")
     assert lifted_program(FACTORY_SCRIPT, call, check=True) is None
+
+
+def test_a_call_that_returned_a_bool_is_asserted_to_give_the_other():
+    # Where the compiled call returned True (a `requires_grad` read after `detach_()`), eager gives False.
+    rewards = Argument("tensor", spec=InputSpec("rewards", shape=(5,), requires_grad=True))
+    estimator = Argument("object", "Estimator", fields=(("gamma", Argument("literal", "0.9")),))
+    call = dataclasses.replace(_call("Estimator.targets", [estimator, rewards], backend="eager"), returned="True")
+    program = lifted_program(SCRIPT, call, check=True)
+    assert program.rstrip().endswith("(Estimator(gamma=0.9), rewards)\nassert not out") and "expected" not in program
+
+
+def test_a_call_is_recorded_before_it_runs_and_again_with_the_bool_it_returned():
+    from minimizer.graph.call_record import recording_calls
+
+    def attached(x):
+        return x.requires_grad
+
+    sunk = []
+    recorded = recording_calls(attached, attached, CompileCall(), sunk.append, list)
+    assert recorded(torch.ones(1, requires_grad=True)) is True
+    assert [call.returned for call in sunk] == ["", "True"] and sunk[0].same_call(sunk[1])
