@@ -16,21 +16,18 @@ from dataclasses import dataclass
 class UpstreamBug:
     name: str
     upstream: str
-    torch: str  # fires on this release
-    passes_on: str  # fixed on this one
-    layer: str  # where the fix landed (minimizer.stages.culprit's names)
     crash: bool  # the compiled call raises (no check runs); else its values differ from eager's
     op: str  # the helper the model calls in place of its activation
     helper: str  # the helper's definition, as the program writes it
     hand: str  # the smallest script showing the bug (the corpus case's hand repro)
+    torch: str = "2.5.1"  # fires on this release
+    passes_on: str = "2.13.0"  # fixed on this one
+    layer: str = "Inductor"  # where the fix landed (minimizer.stages.culprit's names)
 
 
 TANHSHRINK_PHASE = UpstreamBug(
     name="tanhshrink_phase",
     upstream="https://github.com/pytorch/pytorch/issues/148241",
-    torch="2.5.1",
-    passes_on="2.13.0",
-    layer="Inductor",
     crash=False,
     op="soft_phase",
     helper='''
@@ -55,9 +52,6 @@ torch.testing.assert_close(torch.compile(f)(x), f(x))
 COMPLEX_OFFSET = UpstreamBug(
     name="complex_offset",
     upstream="https://github.com/pytorch/pytorch/issues/160495",
-    torch="2.5.1",
-    passes_on="2.13.0",
-    layer="Inductor",
     crash=True,
     op="rotate",
     helper='''
