@@ -278,8 +278,7 @@ def value_bytes(value: Any) -> bytes | None:
         return None
     header = f"{value.dtype} {tuple(value.shape)}|".encode()
     try:
-        flat = value.detach().cpu().contiguous().reshape(-1)
-        return header + tensor_bytes(flat)
+        return header + tensor_bytes(value)  # its elements in order, as a flat copy has them
     except (RuntimeError, TypeError):  # a layout with no plain bytes (sparse, quantized): not told
         return None
 

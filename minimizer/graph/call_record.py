@@ -94,29 +94,34 @@ def recording_calls(
         return compiled
     seen: set[str] = set()
 
+    def first_record(args: tuple, kwargs: dict) -> RecordedCall | None:
+        """The call, sunk before it runs (it may crash), where it is one of the first distinct ones; else ``None``."""
+
+        if len(seen) >= MOST_CALLS_PER_TARGET:
+            return None
+        try:
+            record = RecordedCall(
+                model.__qualname__.rpartition("<locals>.")[2],
+                getattr(model, "__module__", "") or "",
+                tuple(argument(a, f"arg{i}") for i, a in enumerate(args)),
+                tuple((k, argument(v, k)) for k, v in kwargs.items()),
+                call,
+                torch.is_grad_enabled(),
+                tuple(autocast()),
+            )
+            key = repr([_told_apart_by(a) for a in record.args] + [(k, _told_apart_by(a)) for k, a in record.kwargs])
+        except Exception as exc:  # recording must never change what the script does
+            print(f"minimizer: could not record a call of {model.__qualname__}: {exc}", file=sys.stderr)
+            return None
+        if key in seen:
+            return None
+        seen.add(key)
+        sink(record)
+        return record
+
     @functools.wraps(compiled)
     def recorded(*args: Any, **kwargs: Any) -> Any:
-        record = None
-        if len(seen) < MOST_CALLS_PER_TARGET:
-            try:
-                record = RecordedCall(
-                    model.__qualname__.rpartition("<locals>.")[2],
-                    getattr(model, "__module__", "") or "",
-                    tuple(argument(a, f"arg{i}") for i, a in enumerate(args)),
-                    tuple((k, argument(v, k)) for k, v in kwargs.items()),
-                    call,
-                    torch.is_grad_enabled(),
-                    tuple(autocast()),
-                )
-                key = repr([_told_apart_by(a) for a in record.args] + [(k, _told_apart_by(a)) for k, a in record.kwargs])
-                if key not in seen:
-                    seen.add(key)
-                    sink(record)
-                else:
-                    record = None
-            except Exception as exc:  # recording must never change what the script does
-                print(f"minimizer: could not record a call of {model.__qualname__}: {exc}", file=sys.stderr)
-                record = None
+        record = first_record(args, kwargs)
         result = compiled(*args, **kwargs)
         if record is not None and isinstance(result, bool):
             sink(dataclasses.replace(record, returned=repr(result)))  # the same call, now with what it returned

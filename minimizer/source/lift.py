@@ -65,9 +65,9 @@ def lifted_program(script: str, call: RecordedCall, *, check: bool, exact: bool 
     if "torch" not in prelude_names(prelude):
         lines.insert(0, "import torch")
     lines += ["", *writer.lines, f"out = torch.compile({', '.join([function, *keywords])})({', '.join(arguments)})"]
-    if check and call.returned in ("True", "False"):
-        # A bool: eager gives the other one where the bug is the compiled call's (the run checks it).
-        lines += ["assert out" if call.returned == "False" else "assert not out"]
+    if check and call.returned:
+        # It returned a bool: eager gives the other one where the bug is the compiled call's (the run checks it).
+        lines += ["assert not out" if call.returned == "True" else "assert out"]
     elif check:
         lines += [f"expected = {function}({', '.join(arguments)})", "torch.testing.assert_close(out, expected)"]
     return "\n".join(lines) + "\n"
