@@ -85,12 +85,25 @@ def test_set_up_runs_first_and_the_cases_attributes_become_names():
     ]
 
 
-def test_a_name_the_test_binds_must_not_rebind_the_scripts_own():
+def test_a_name_the_test_binds_must_not_rebind_one_the_script_reads_later():
+    test = "class T(unittest.TestCase):\n    def test_it(self):\n        out = f()\n        self.assertTrue(out)\n"
+    read_by_a_function = f"import unittest\n\nout = 1\n\n\ndef f():\n    return out\n\n\n{test}\n\nunittest.main()\n"
+    read_after = f"import unittest\n\nout = 1\n\n\n{test}\n\nprint(out)\nunittest.main()\n"
+    assert candidates(read_by_a_function) == []
+    assert candidates(read_after) == []
+
+
+def test_a_name_the_script_reads_only_before_the_test_is_the_tests_to_rebind():
+    # seed 553's shape: the loop over the pairs rebinds `out`, which the script read only to build the pairs
     source = (
-        "import unittest\n\nout = 1\n\n\nclass T(unittest.TestCase):\n    def test_it(self):\n        out = f()\n"
-        "        self.assertTrue(out)\n\n\nunittest.main()\n"
+        "import unittest\n\nout = torch.ones(2)\nkernel[1,](out)\nPAIRS = [(out, ref)]\n\n\n"
+        "class T(unittest.TestCase):\n    def test_it(self):\n        for out, ref in PAIRS:\n"
+        "            self.assertTrue(torch.allclose(out, ref))\n\n\nunittest.main()\n"
     )
-    assert candidates(source) == []
+    assert candidates(source) == [
+        "import unittest\n\nout = torch.ones(2)\nkernel[1,](out)\nPAIRS = [(out, ref)]\n\n\n"
+        "for out, ref in PAIRS:\n    assert torch.allclose(out, ref)\n"
+    ]
 
 
 def test_without_unittest_main_nothing_runs_the_case_and_nothing_changes():

@@ -89,8 +89,8 @@ def _replaced(module, case, methods: list[cst.FunctionDef], main, module_names) 
     bound = {name for s in body if s is not None for name in _bound_at_top(s)}
     if None in body or not attributes <= bound:
         return None  # a method of the case, or an attribute no method sets (`self.maxDiff`)
-    if bound & (module_names - {case.name.value}):
-        return None  # a name the test binds would rebind the script's own
+    if _read_elsewhere(module, case, bound & (module_names - {case.name.value})):
+        return None  # the test would rebind a name the script reads after the test's place, or in a function
     statements: list[cst.BaseStatement] = []
     for statement in module.body:
         if statement is case:
@@ -99,6 +99,20 @@ def _replaced(module, case, methods: list[cst.FunctionDef], main, module_names) 
         elif statement is not main:
             statements.append(statement)
     return module.with_changes(body=statements)
+
+
+def _read_elsewhere(module: cst.Module, case: cst.ClassDef, names: set[str]) -> bool:
+    """Whether a rebound name is read where the test's binding would now be seen instead of the script's: in a
+    statement after the case (``unittest.main()`` aside) or in a function of the module, which may run inside the
+    test. Read only before the case, the script's name is the test's to rebind (``for out, ref in PAIRS``)."""
+
+    if not names:
+        return False
+    reads = m.Name() if len(names) > 1 else m.Name(next(iter(names)))
+    after = module.body[module.body.index(case) + 1 :]
+    functions = [f for s in module.body if s is not case for f in find_all(s, m.FunctionDef())]
+    places = [s for s in after if not m.matches(s, _MAIN)] + functions
+    return any(n.value in names for place in places for n in find_all(place, reads))  # type: ignore[attr-defined]
 
 
 def _assigns_itself(statement: cst.BaseStatement | None) -> bool:
@@ -124,17 +138,24 @@ def _attributes_as_names(statement: cst.BaseStatement, self_name: str) -> cst.Ba
 
 
 def _as_assert(statement: cst.BaseStatement, self_name: str) -> cst.BaseStatement | None:
-    """``statement`` with a ``self.assertX(...)`` call as the assert it spells (``oracles.unittest_checks``, the
-    capture's reading of a failed test); others as they are; None where an assertion has no plain spelling."""
+    """``statement`` with each ``self.assertX(...)`` line in it (in a loop or a ``with`` block too) as the assert it
+    spells (``oracles.unittest_checks``, the capture's reading of a failed test); None where an assertion has no
+    plain spelling."""
 
     call = m.Call(func=m.Attribute(value=m.Name(self_name), attr=m.Name()))
-    if not m.matches(statement, m.SimpleStatementLine(body=[m.Expr(value=call)])):
-        return statement
-    code = f"({cst.Module([]).code_for_node(statement.body[0].value)})"  # type: ignore[attr-defined]
+    lines = find_all(statement, m.SimpleStatementLine(body=[m.Expr(value=call)]))
+    asserts = {line: _spelled(line) for line in lines}
+    if None in asserts.values():
+        return None
+    return swap_nodes(statement, asserts)  # type: ignore[arg-type]
+
+
+def _spelled(line: cst.SimpleStatementLine) -> cst.BaseStatement | None:
+    code = f"({cst.Module([]).code_for_node(line.body[0].value)})"  # type: ignore[attr-defined]
     assertion = spelled_assertion(ast.parse(code, mode="eval").body)
     if assertion is None:
         return None
-    return cst.parse_statement(_written(assertion, code)).with_changes(leading_lines=statement.leading_lines)
+    return cst.parse_statement(_written(assertion, code)).with_changes(leading_lines=line.leading_lines)
 
 
 def _written(assertion: ast.Assert, code: str) -> str:
