@@ -46,6 +46,8 @@ torch.autograd.graph.saved_tensors_hooks(lambda t: (t, t.clone()), _unpack_saved
 # in-place write, or saved tensors): a repro stated so shows the bug only where it fails by that assert, not where
 # the statement raises on its own (`autograd.grad` of a tensor the loss does not use).
 COMPARED_BY_AN_ASSERT = frozenset({"numerical", "requires-grad", "gradient", "inplace"})
+# Of those, the ones that compare the compiled call with eager: with torch.compile as the identity, they pass.
+COMPARED_WITH_EAGER = COMPARED_BY_AN_ASSERT - {"inplace"}
 
 
 def stated_message(oracle: str) -> str:
@@ -150,9 +152,14 @@ def _state_compiled_call(module: cst.Module, located: tuple, oracle: str, signat
     kwarg_text = "".join(f", {code(k.with_changes(comma=cst.MaybeSentinel.DEFAULT))}" for k in kwargs)
     call_args = ", ".join(arg_names)
     compiled = f"torch.compile({model_name}{kwarg_text})({call_args})"
-    comparisons = [_comparison(oracle, compiled, model_name, call_args, arg_names)]
-    if oracle == "gradient":
-        comparisons[:0] = [_gradient_of(leaves, compiled, model_name, call_args) for leaves in _single_leaves(arg_names, model_name)]
+    comparisons = []
+    # NaN where eager has NaN too is no difference (the oracles compare where NaNs are): a comparison that fails on
+    # it fails with the identity as well, which the stated repro's check refuses; the NaN-equal spelling comes next.
+    for nan in ("", ", equal_nan=True") if oracle in ("numerical", "gradient") else ("",):
+        if oracle == "gradient":
+            leaves_tried = _single_leaves(arg_names, model_name)
+            comparisons += [_gradient_of(leaves, compiled, model_name, call_args, nan) for leaves in leaves_tried]
+        comparisons.append(_comparison(oracle, compiled, model_name, call_args, arg_names, nan))
     eager_requires_grad = _REQUIRES_GRAD.fullmatch(signature) if oracle == "requires-grad" else None
     if eager_requires_grad:
         # What eager gives is in the signature, and the harness sees eager give it: the compiled call alone says it.
@@ -169,9 +176,10 @@ def _state_compiled_call(module: cst.Module, located: tuple, oracle: str, signat
 _REQUIRES_GRAD = re.compile(r"requires-grad: eager=(True|False) compiled=(?:True|False)")
 
 
-def _comparison(oracle: str, compiled: str, model: str, call_args: str, arg_names: list[str]) -> list[str]:
-    """The statements that end the repro. The compiled call stays first: a model whose state a call changes
-    (batch norm's running statistics) must see the same order as in the script."""
+def _comparison(oracle: str, compiled: str, model: str, call_args: str, arg_names: list[str], nan: str = "") -> list[str]:
+    """The statements that end the repro (``nan``: the comparison's NaN-equal keyword, or ""). The compiled call
+    stays first: a model whose state a call changes (batch norm's running statistics) must see the same order as in
+    the script."""
 
     eager = f"{model}({call_args})"
     if oracle == "eager-raised":
@@ -179,7 +187,7 @@ def _comparison(oracle: str, compiled: str, model: str, call_args: str, arg_name
         return [compiled, eager]
     message = _MESSAGES[oracle]
     if oracle == "numerical":
-        return [f"torch.testing.assert_close({compiled}, {eager})"]
+        return [f"torch.testing.assert_close({compiled}, {eager}{nan})"]
     if oracle == "requires-grad":
         return [f'assert {compiled}.requires_grad == {eager}.requires_grad, "{message}"']
     leaves = ", ".join(arg_names + [f'*getattr({model}, "parameters", list)()'])
@@ -189,7 +197,7 @@ def _comparison(oracle: str, compiled: str, model: str, call_args: str, arg_name
         f"leaves = [t for t in [{leaves}] if isinstance(t, torch.Tensor) and t.requires_grad]",
         "grads = torch.autograd.grad(out.sum(), leaves, allow_unused=True)",
         "expected_grads = torch.autograd.grad(expected.sum(), leaves, allow_unused=True)",
-        "assert all(a is None and b is None or torch.allclose(a, b, rtol=1e-3, atol=1e-3)"
+        f"assert all(a is None and b is None or torch.allclose(a, b, rtol=1e-3, atol=1e-3{nan})"
         f' for a, b in zip(grads, expected_grads)), "{message}"',
     ]
 
@@ -201,14 +209,14 @@ def _single_leaves(arg_names: list[str], model: str) -> list[str]:
     return [*(name for name in arg_names if not name.startswith("*")), f"[*{model}.parameters()]"]
 
 
-def _gradient_of(leaves: str, compiled: str, model: str, call_args: str) -> list[str]:
+def _gradient_of(leaves: str, compiled: str, model: str, call_args: str, nan: str = "") -> list[str]:
     """The compact gradient statement: the gradients of ``leaves`` through the compiled call and through eager,
     compared by ``assert_close``. It holds only where it fails by that assert (``shows_bug``): a leaf that
     needs no gradient makes ``autograd.grad`` raise instead."""
 
     return [
         f"torch.testing.assert_close(torch.autograd.grad({compiled}.sum(), {leaves}), "
-        f"torch.autograd.grad({model}({call_args}).sum(), {leaves}))"
+        f"torch.autograd.grad({model}({call_args}).sum(), {leaves}){nan})"
     ]
 
 

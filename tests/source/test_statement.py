@@ -22,7 +22,8 @@ c(x)
 
 def test_numerical_hoists_model_and_arguments_and_ends_with_assert_close():
     stated = state_bug(DIRECT, "numerical")
-    assert len(stated) == 1
+    assert len(stated) == 2  # then with NaN equal to NaN
+    assert stated[1].strip().splitlines()[-1].endswith("model(arg0), equal_nan=True)")
     lines = stated[0].strip().splitlines()
     assert "model = torch.nn.SiLU()" in lines
     assert "arg0 = x * 2" in lines  # evaluated once: both sides see the same input
@@ -46,6 +47,9 @@ def test_a_compiled_call_inside_a_statement_is_found():
 
 def test_gradient_statements_compare_one_leaf_first_then_every_leaf():
     versions = state_bug(DIRECT, "gradient")
+    assert len(versions) == 6  # the three again, NaN equal to NaN: eager's NaN is no difference
+    assert all(v.strip().splitlines()[-1].count("equal_nan=True") == 1 for v in versions[3:])
+    versions = versions[:3]
     compact = [v.strip().splitlines()[-1] for v in versions[:-1]]
     assert compact == [
         'torch.testing.assert_close(torch.autograd.grad(torch.compile(model, mode="default")(arg0).sum(), leaves), '
