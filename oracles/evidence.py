@@ -45,6 +45,7 @@ __all__ = ["EVIDENCE_MARK", "Comparison", "EvidenceRecorder", "TracedFloat", "as
 # How a signature names the comparison of the suspect's values that failed the script's check.
 EVIDENCE_MARK = "[evidence: "
 _MOST_KEPT = 256
+_MOST_ITEMS = 16  # items of a compared sequence followed
 
 
 def shows_evidence(signature: str) -> bool:
@@ -308,10 +309,10 @@ class EvidenceRecorder:
             # What the launch was given is part of what it computed: a repro that launches it with another
             # `max_bucket`, or on `x` where the script gave it `x * 0.5`, compares other numbers.
             return found | {f"kernel {kernel}{self._writes.launch_of(value)}"}
+        if isinstance(value, (tuple, list)):  # what `assert_close` compares item by item (`autograd.grad`'s)
+            return frozenset().union(*(self.origin_of(item) for item in value[:_MOST_ITEMS]))
         known = self._arrays.get(id(value))
-        if known is not None and known[0]() is value:
-            return known[1]
-        return frozenset()
+        return known[1] if known is not None and known[0]() is value else frozenset()
 
     def _given_to_the_suspect(self, value: Any) -> bool:
         torch = sys.modules["torch"]

@@ -227,6 +227,13 @@ def test_the_reference_replaced_by_the_input_is_other_evidence(tmp_path):
     assert _recorded(tmp_path, "assert torch.allclose(g(x), x)\n").evidence == "allclose of compiled, input"
 
 
+def test_sequences_compared_item_by_item_come_from_what_their_items_come_from(tmp_path):
+    # The stated gradient check: `assert_close(torch.autograd.grad(compiled(x).sum(), x), ...)` compares tuples.
+    info = _recorded(tmp_path, "torch.testing.assert_close((g(x),), [f(x)])\n")
+    assert info.evidence == "assert_close of compiled, other"
+    assert _recorded(tmp_path, "torch.testing.assert_close((f(x),), [f(x) + 1])\n").evidence is None
+
+
 def test_a_bare_comparison_in_a_helper_that_returns_nothing_is_trivial(tmp_path):
     # The comparison still runs and fails, but the assert fails on the helper's None.
     info = _recorded(tmp_path, "def check(a, b):\n    torch.allclose(a, b)\nassert check(g(x), f(x))\n")
