@@ -108,11 +108,10 @@ def _read_elsewhere(module: cst.Module, case: cst.ClassDef, names: set[str]) -> 
 
     if not names:
         return False
-    reads = m.Name() if len(names) > 1 else m.Name(next(iter(names)))
     after = module.body[module.body.index(case) + 1 :]
     functions = [f for s in module.body if s is not case for f in find_all(s, m.FunctionDef())]
     places = [s for s in after if not m.matches(s, _MAIN)] + functions
-    return any(n.value in names for place in places for n in find_all(place, reads))  # type: ignore[attr-defined]
+    return any(n.value in names for place in places for n in find_all(place, m.Name()))  # type: ignore[attr-defined]
 
 
 def _assigns_itself(statement: cst.BaseStatement | None) -> bool:
