@@ -66,6 +66,14 @@ def test_a_real_bug_is_planted_in_a_plain_model_and_claimed_on_its_release():
         assert program.meta["compares_the_suspect"] is not bug.crash
 
 
+def test_a_real_bug_whose_gradient_is_nan_in_eager_is_not_trained_on_from_seed_582():
+    # Seed 585: a training step spread atan2's NaN gradient into the weights; the program failed with the identity.
+    drawn = [generate.draw(seed) for seed in range(582, 1200)]
+    untrained = [d for d in drawn if d["bug"] == "upstream" and not generate.UPSTREAM_BUGS[d["upstream"]].trains]
+    assert untrained and all(d["call_site"] != "training_step" for d in untrained)
+    assert generate.draw(580)["call_site"] == "training_step"  # drawn and reported before: it stays
+
+
 def test_what_a_program_draws_is_in_its_text():
     for seed in SEEDS:
         program = generate.generate(seed)
