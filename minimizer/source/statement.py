@@ -155,10 +155,9 @@ def _state_compiled_call(module: cst.Module, located: tuple, oracle: str, signat
     comparisons = []
     # NaN where eager has NaN too is no difference (the oracles compare where NaNs are): a comparison that fails on
     # it fails with the identity as well, which the stated repro's check refuses; the NaN-equal spelling comes next.
+    single_leaves = _single_leaves(arg_names, model_name) if oracle == "gradient" else []
     for nan in ("", ", equal_nan=True") if oracle in ("numerical", "gradient") else ("",):
-        if oracle == "gradient":
-            leaves_tried = _single_leaves(arg_names, model_name)
-            comparisons += [_gradient_of(leaves, compiled, model_name, call_args, nan) for leaves in leaves_tried]
+        comparisons += [_gradient_of(leaves, compiled, model_name, call_args, nan) for leaves in single_leaves]
         comparisons.append(_comparison(oracle, compiled, model_name, call_args, arg_names, nan))
     eager_requires_grad = _REQUIRES_GRAD.fullmatch(signature) if oracle == "requires-grad" else None
     if eager_requires_grad:
