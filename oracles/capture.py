@@ -63,11 +63,16 @@ def exception_info(
             comparison = _numbers_compared(evidence, test, frame)
         if comparison is not None and tree is not None and trivial_check(tree, test, frame) is not None:
             comparison = None
-    if comparison is not None and comparison.kernels and (compared is None or "kernel " not in compared):
-        # The static reading missed it (a helper's return, `.all()`, a loop): the run knows which kernel's
-        # output the check compared, and the values it compared.
-        compared, values, differences = ", ".join(o.origin for o in comparison.operands), comparison.values, comparison.differences
-        tensors = _module_tensors(frame) if frame is not None else ()
+    if comparison is not None and comparison.kernels:
+        # The run's reading names what the check compared however the script spells it: the text's reading
+        # tells `assert (h - ref).abs().max() < tol` apart from the same check on `helper(x)`, whose return it
+        # cannot follow, and so refuses inlining the helper.
+        static, compared = compared, ", ".join(o.origin for o in comparison.operands)
+        if static is None or "kernel " not in static:
+            # ... and where the text's reading missed the kernel (a helper's return, `.all()`, a loop), the run
+            # also knows the values it compared.
+            values, differences = comparison.values, comparison.differences
+            tensors = _module_tensors(frame) if frame is not None else ()
     if comparison is not None and comparison.kernels and comparison.differences is not None:
         # The run's reading: how what the kernel's output and its reference were reduced from differ
         # (oracles.alike).

@@ -238,14 +238,13 @@ def test_triton_kernel_under_a_script_set_interpreter_is_reduced_to_the_failure_
     assert data["problem"] is None and data["pinned"] == "script"
     pinned = next(o for o in data["oracles"] if o["oracle"] == "script")
     # No torch.compile here, so no compile marker; the kernel that ran before the assert is part of the bug, and
-    # so is what the assert compares: the kernel's output with the reference's sum, as the text reads and as the
-    # run recorded it, with what the reference's operations were told (clamp's min).
-    compared = "kernel positive_peak_kernel, add+clamp+max+sum"
+    # so is what the assert compares: the kernel's output with the reference's sum, as the run recorded it, with
+    # what the reference's operations were told (clamp's min).
     recorded = "kernel positive_peak_kernel, add+clamp(min=0)+max+sum"
     # With the comparison recorded, the message leaves the signature (the comparison tells the check).
     assert pinned["signature"] == (
         "AssertionError: assert torch.allclose(_, _)"
-        f" [kernels: positive_peak_kernel] [compared: {compared}] [evidence: allclose of {recorded}]"
+        f" [kernels: positive_peak_kernel] [compared: {recorded}] [evidence: allclose of {recorded}]"
     )
 
     report = tmp_path / "report.json"

@@ -85,6 +85,9 @@ class GuardedMasks:
 
     masks: tuple[tuple[str, frozenset[str]], ...] = ()
     addresses: tuple[tuple[str, frozenset[tuple[str, str]]], ...] = ()
+    # The compared kernels whose stores write what they loaded: a store of what no load read goes nowhere near
+    # the bug (over a two-element row, a load of `shift_ptr + offs // n_cols` reads one value, a constant).
+    loading: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, start: str, signature: str) -> GuardedMasks:
@@ -101,12 +104,13 @@ class GuardedMasks:
         return cls(
             tuple((k, found) for k, found in masks if _may_hold_the_bug(k, found, signature)),
             tuple((k, found) for k, found in addresses if found),
+            tuple(k for k in kernels if _stores_loaded(tree, k)),
         )
 
     def why_not(self, text: str) -> str | None:
         """Why ``text`` changes a guarded mask, or ``None``."""
 
-        if not self.masks and not self.addresses:
+        if not self.masks and not self.addresses and not self.loading:
             return None
         try:
             tree = parse_python(text)
@@ -121,7 +125,34 @@ class GuardedMasks:
             now = {(pointer, address) for pointer, address in addresses if pointer in pointers}
             if not now <= held:
                 return f"changes the row or column {kernel} reads or writes"
+        for kernel in self.loading:
+            if not _stores_loaded(tree, kernel):
+                return f"makes {kernel} store what it did not load"
         return None
+
+
+def _stores_loaded(tree: ast.Module, kernel: str) -> bool:
+    """Whether some store of ``kernel`` writes a value computed from a load (a name assigned more than once counts
+    as one: what it holds is not told)."""
+
+    function = _kernel(tree, kernel)
+    if function is None:
+        return False
+    assigned = _assigned(function)
+    reassigned = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} - set(assigned)
+
+    def loaded(value: ast.AST, seen: frozenset[str]) -> bool:
+        for node in ast.walk(value):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "load":
+                return True
+            if isinstance(node, ast.Name) and node.id not in seen:
+                if node.id in reassigned or (node.id in assigned and loaded(assigned[node.id], seen | {node.id})):
+                    return True
+        return False
+
+    stores = [node for node in _loads_and_stores(function) if node.func.attr == "store"]
+    stored = [next((k.value for k in s.keywords if k.arg == "value"), s.args[1] if len(s.args) > 1 else None) for s in stores]
+    return any(value is not None and loaded(value, frozenset()) for value in stored)
 
 
 def _may_hold_the_bug(kernel: str, masks: frozenset[str], signature: str) -> bool:

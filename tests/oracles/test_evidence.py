@@ -698,3 +698,35 @@ def test_what_filled_a_buffer_the_kernel_only_writes_into_is_no_data_it_was_give
     shift, x = _script_verdicts(tmp_path, *(READS_SHIFT.format(reference=r) for r in ("shift", "x")))
     assert shift.signature.endswith("[evidence: math.isclose of kernel shift_kernel then exp+sum, exp+sum]")
     assert x.signature.endswith("[evidence: math.isclose of kernel shift_kernel then exp+sum, exp+sum from other data]")
+
+
+INLINED = '''import os
+os.environ["TRITON_INTERPRET"] = "1"
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def shift_kernel(shift_ptr, out_ptr):
+    offs = tl.arange(0, 2)
+    tl.store(out_ptr + offs, tl.load(shift_ptr + offs // 2))
+
+
+shift = torch.arange(2.0)
+{launch}
+assert ({compared} - shift).abs().max() < 1e-4
+'''
+
+
+def test_a_kernels_output_inlined_from_its_helper_is_the_same_comparison(tmp_path):
+    # Generated seed 643: `assert (shifted(x) - shift).abs().max() < tol` names the error by the run's reading
+    # (the helper's return is out of the text's reach), its inlined twin `assert (h - shift)...` by the text's:
+    # two spellings of one comparison refused the inlining. The run's reading names both alike.
+    helper = "def shifted(h):\n    shift_kernel[1,](shift, h)\n    return h\n"
+    inlined = "h = torch.ones(2)\nshift_kernel[1,](shift, h)\n"
+    called, spelled = _script_verdicts(
+        tmp_path, INLINED.format(launch=helper, compared="shifted(torch.ones(2))"), INLINED.format(launch=inlined, compared="h")
+    )
+    assert called.signature.split(" [kernels:")[1] == spelled.signature.split(" [kernels:")[1]
+    assert "[compared: kernel shift_kernel then abs+max+sub, number]" in spelled.signature

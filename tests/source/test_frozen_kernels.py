@@ -159,3 +159,12 @@ def test_an_address_that_reads_one_element_per_program_stays():
     assert guarded.why_not(PER_ROW_SCALE.replace("row * n_cols + ", "")) is None
     scaleless = PER_ROW_SCALE.replace("    gamma = tl.load(gamma_ptr + row)\n", "").replace("x * gamma", "x")
     assert guarded.why_not(scaleless) is None
+
+
+def test_a_kernel_that_stored_what_it_loaded_may_not_store_a_constant_instead():
+    # Generated seed 643 reduced again: over two elements `shift_ptr + offs // n_cols` reads shift[0], 0.0 for
+    # both lanes, so `shift = 0.0` held every value; the kernel then stored a constant, which no fix mends.
+    guarded = GuardedMasks.of(SHIFT, SHIFT_SIGNATURE)
+    constant = SHIFT.replace("tl.load(shift_ptr + offs // n_cols)", "0.0").replace("x * scale + shift", "shift")
+    assert guarded.why_not(constant) == "makes shift_rows store what it did not load"
+    assert guarded.why_not(SHIFT.replace("x * scale + shift", "shift")) is None
