@@ -3,7 +3,8 @@
 # seeds at once, each group pinned to two cores of its own (taskset), CUDA hidden, seeds one after another within
 # a group (device tool: run from the repository root; results land in $OUT: summary.log, the lines of every
 # seed, and results.tar, one log per group and one JSON per seed: the device returns only a few files).
-# Usage: [SEED_TIMEOUT=S] [TOTAL_TIMEOUT=T] bash bench/generated_gpu.sh GROUPS SEED...  (S: seconds a seed may take,
+# Usage: [SEED_TIMEOUT=S] [TOTAL_TIMEOUT=T] bash bench/generated_gpu.sh GROUPS SEED|case:NAME...  (a corpus case runs
+# bench/corpus.py; S: seconds a seed may take,
 # whole; T: seconds for the whole call, under the device's limit; a seed stopped by either prints no line, and what
 # finished still comes back; set T below the call's own limit, which is the device budget left less a cold start when
 # that is under 600 s: a call killed by the device packs nothing). The Inductor-pass seeds do not belong here: none of the eight tried on 2026-11-29
@@ -21,15 +22,21 @@ python3 -c "import torch, triton; print(torch.__version__, triton.__version__)" 
 for ((g = 0; g < GROUPS_AT_ONCE; g++)); do
   (
     for ((i = g; i < ${#SEEDS[@]}; i += GROUPS_AT_ONCE)); do
-      seed=${SEEDS[$i]}
-      timeout "${SEED_TIMEOUT:-0}" taskset -c $((2 * g)),$((2 * g + 1)) python3 bench/generated.py --seeds "$seed" --venv "2.13.0=$(command -v python3)" \
-        -j 2 --json "$RESULTS/json/seed-$seed.json" 2>&1 | grep -v "^\[" >> "$RESULTS/group-$g.log"
+      item=${SEEDS[$i]}
+      if [[ $item == case:* ]]; then  # a corpus case (bench/corpus.py), e.g. case:triton_row_softmax
+        bench=(bench/corpus.py --cases "${item#case:}" --json-out "$RESULTS/json/${item#case:}.json")
+      else
+        bench=(bench/generated.py --seeds "$item" --json "$RESULTS/json/seed-$item.json")
+      fi
+      timeout "${SEED_TIMEOUT:-0}" taskset -c $((2 * g)),$((2 * g + 1)) python3 "${bench[@]}" --venv "2.13.0=$(command -v python3)" \
+        -j 2 2>&1 | grep -v "^\[" >> "$RESULTS/group-$g.log"
     done
   ) &
 done
 # Whatever finished is packed when the call's own time is up: an outer `timeout` would kill the packing too.
-timeout "${TOTAL_TIMEOUT:-0}" bash -c 'while pgrep -f bench/generated.py > /dev/null; do sleep 5; done'
+# (`[b]ench`: the pattern must not match this very command line.)
+timeout "${TOTAL_TIMEOUT:-0}" bash -c 'while pgrep -f "[b]ench/(generated|corpus).py" > /dev/null; do sleep 5; done'
 kill $(jobs -p) 2> /dev/null
 (cd "$RESULTS" && tar cf "$OUT/results.tar" group-*.log json)
-cat "$RESULTS"/group-*.log | grep -E "x,|same_bug|error|refused" | tee "$OUT/summary.log"
-pkill -f bench/generated.py
+cat "$RESULTS"/group-*.log | grep -E "x,|same_bug|verified|error|refused" | tee "$OUT/summary.log"
+pkill -f "[b]ench/(generated|corpus).py"
