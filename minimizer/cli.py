@@ -100,28 +100,21 @@ def reduce(
     ray: Optional[str] = typer.Option(
         None, "--ray", envvar="MINIMIZER_RAY", help="Run candidates as Ray tasks: 'local' starts a Ray cluster here, else an address (or 'auto': RAY_ADDRESS)."
     ),
+    fixed_in: Optional[Path] = typer.Option(None, "--fixed-in", help="An interpreter where the bug is fixed (a venv's python with the release that fixed it): the original must pass there, and so must the repro."),
 ) -> None:
     """Minimize SCRIPT: write the smallest script that still shows the same bug. The script's own arguments
     go after --: `minimizer reduce train.py -- --steps 2`."""
 
     options = Options(
-        script=script,
-        output=output,
-        report=report,
-        oracle=oracle,
-        timeout=timeout,
-        memory_mb=memory_mb,
-        jobs=jobs,
-        confirm=confirm,
-        max_time=max_time,
-        cold=cold,
-        resident=resident.value,
+        script=script, output=output, report=report, oracle=oracle, timeout=timeout, memory_mb=memory_mb,
+        jobs=jobs, confirm=confirm, max_time=max_time, cold=cold, resident=resident.value,
         reducer=reducer.value,
         share_verdicts=share_verdicts,
         culprit=culprit, subsystem=subsystem,
         cheaper_backend=cheaper_backend,
         ray=ray,
         script_args=tuple(script_args or ()),
+        fixed_in=fixed_in,
     )
     outcome = _reduce(options, make_progress(quiet), verbose, issue)
     if not quiet:

@@ -39,6 +39,7 @@ class Options:
     subsystem: bool = False
     ray: str | None = None  # run candidates as Ray tasks: "local", an address, or "auto" (RAY_ADDRESS)
     script_args: tuple[str, ...] = ()  # the script's own command line: ``python SCRIPT ARGS...``
+    fixed_in: Path | None = None  # an interpreter where the bug is fixed: the repro must pass there (stages.fixed)
 
     @property
     def output_path(self) -> Path:

@@ -8,6 +8,7 @@ the GPUs, the compile cache, the log of candidates' runs); the stages only ask i
 from __future__ import annotations
 
 import dataclasses
+import sys
 import tempfile
 import threading
 import time
@@ -124,10 +125,12 @@ class Runs:
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
 
-    def plain(self, source: str, limits: Limits, args: tuple[str, ...] = ()) -> PlainRun:
-        """``source`` under plain python, as the user runs it (in the snapshot of its folder), with ``args``."""
+    def plain(self, source: str, limits: Limits, args: tuple[str, ...] = (), python: str | None = None) -> PlainRun:
+        """``source`` under plain python, as the user runs it (in the snapshot of its folder), with ``args``;
+        ``python``: another interpreter than ours (``--fixed-in``)."""
 
-        return run_plain(source, self.options.script.name, str(self.workspace.folder), limits, args=args)
+        folder = str(self.workspace.folder)
+        return run_plain(source, self.options.script.name, folder, limits, args=args, python=python or sys.executable)
 
     def run(self, source: str, settings: RunSettings, cancel: threading.Event | None = None) -> RunResult:
         """``source`` under the oracles of ``settings``."""

@@ -31,6 +31,7 @@ from minimizer.stages.cost import plain_costs
 from minimizer.stages.culprit import (
     Culprit, cheapest_backend, name_the_culprit, names_its_backend, with_backend, with_subsystem,
 )
+from minimizer.stages.fixed import check_fixed_release, passing_where_fixed, refuse_missing_interpreter
 from minimizer.stages.pin import Pinned, Target, candidate_timeout, hold_to_one_compiled_target, pin
 from minimizer.stages.reduce import reduce_script
 from minimizer.stages.state import Statement, state_repro
@@ -81,11 +82,13 @@ class Session:
         """Check, pin, reduce, state, confirm; the repro and the report are written as they go."""
 
         self._refuse_unwritable_outputs()
+        refuse_missing_interpreter(self.options.fixed_in)
         started, cpu_started = time.monotonic(), time.process_time()
         self.runs.candidate_log.origin = started
         listing = list_tensor_methods_in_background()  # measuring needs it; the check leaves the parent idle
         report = check_original(self.runs)
         pinned = pin(self.runs, report)
+        check_fixed_release(self.runs, self.source, pinned.settings.limits)
         listing.join()
         best = BestSoFar(self.options, self.progress, report, pinned.target, self.source, started)
         reducing = self._under_the_cheapest_backend(pinned, report, best)
@@ -97,6 +100,10 @@ class Session:
             self._write_report(self._outcome(best, pinned.settings, cpu_started, after=unstated))
         statement = state_repro(self.runs, best.history, best_text, pinned.target, report, pinned.settings)
         confirmation = confirm_repro(self.runs, statement, pinned.target, report, best.history)
+        fixed = passing_where_fixed(self.runs, best.history, confirmation.text, report, pinned.settings.limits)
+        if fixed != confirmation.text:
+            statement = Statement(fixed, False, pinned.settings)
+            confirmation = confirm_repro(self.runs, statement, pinned.target, report, best.history)
         cost = plain_costs(self.runs, report.plain, confirmation.plain, confirmation.text, pinned.settings.limits)
         return self._finish(best, statement, confirmation, unstated, cpu_started, cost)
 

@@ -55,14 +55,7 @@ def exception_info(
             if compared is not None:  # what the compared-kernel stages read (minimizer.stages.reduce)
                 values, tensors = compared_values(statement, frame, callee), _module_tensors(frame)
                 differences = compared_difference(statement, frame, callee)
-    comparison = None
-    if evidence is not None and failed_a_check(exc, statement, frame):
-        test = _unnegated(_deciding_test(tree, statement)) if tree is not None else None
-        comparison = evidence.failing_comparison()
-        if comparison is None and frame is not None:
-            comparison = _numbers_compared(evidence, test, frame)
-        if comparison is not None and tree is not None and trivial_check(tree, test, frame) is not None:
-            comparison = None
+    comparison = _failing_comparison(exc, evidence, tree, statement, frame)
     if comparison is not None and comparison.kernels:
         # The run's reading names what the check compared however the script spells it: the text's reading
         # tells `assert (h - ref).abs().max() < tol` apart from the same check on `helper(x)`, whose return it
@@ -84,6 +77,24 @@ def exception_info(
         evidence=comparison.signature if comparison is not None else None,
         evidence_detail=comparison.describe() if comparison is not None else None,
     )
+
+
+def _failing_comparison(
+    exc: BaseException, evidence: EvidenceRecorder | None, tree: ast.Module | None, statement: ast.stmt | None,
+    frame: FrameType | None,
+) -> Any:
+    """The comparison of the suspect's values that failed the script's check, or ``None``: no check failed, none
+    was recorded, or the check fails for a trivial reason (``trivial_check``)."""
+
+    if evidence is None or not failed_a_check(exc, statement, frame):
+        return None
+    test = _unnegated(_deciding_test(tree, statement)) if tree is not None else None
+    comparison = evidence.failing_comparison()
+    if comparison is None and frame is not None:
+        comparison = _numbers_compared(evidence, test, frame)
+    if comparison is not None and tree is not None and trivial_check(tree, test, frame) is not None:
+        return None
+    return comparison
 
 
 def _failing_statement(

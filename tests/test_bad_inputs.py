@@ -47,6 +47,7 @@ BAD = [
     ("reduce {d}/bug.py -q --oracle {d}/raising.py:broken --confirm 1", "raised ValueError: my oracle is broken at"),
     ("check {d}/bug.py --oracle {d}/raising.py:broken", "raised ValueError: my oracle is broken at"),
     ("reduce {d}/usage.py -q --confirm 1", "pass them after --"),
+    ("reduce {d}/bug.py --fixed-in {d}/notes.txt", "not an executable file"),
     ("check {d}/nope.py", "no such file"),
     ("triage {d}/nope -o {d}/out", "not a folder"),
     ("triage {d}/fuzzed -o {d}/bug.py", "it is a file, not a folder"),
