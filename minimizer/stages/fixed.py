@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from minimizer.errors import MinimizerError
 from minimizer.runner.process import Limits
 from minimizer.stages.check import CheckReport
+from minimizer.stages.state import latest_step_that
 
 if TYPE_CHECKING:
     from minimizer.runs import Runs
@@ -62,12 +63,6 @@ def passing_where_fixed(runs: Runs, history: list[str], text: str, report: Check
     def shows(step: str) -> bool:
         return runs.plain(step, limits).failure == failure and passes_there(step)
 
-    low, high = 0, len(history)  # history[low] shows it (the original, checked first); history[high:] do not
-    while high - low > 1:
-        middle = (low + high) // 2
-        if shows(history[middle]):
-            low = middle
-        else:
-            high = middle
+    low = latest_step_that(shows, history, 0, len(history))  # the original shows it (checked first)
     runs.progress.message(f"keeping step {low} of {len(history) - 1}: it fails here and passes where the bug is fixed")
     return history[low]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from minimizer.runner.process import RunSettings
 from minimizer.source.statement import can_be_stated, state_bug
@@ -132,12 +132,7 @@ def latest_step_python_fails(
             if fails(history[step]):
                 low = high = step
                 break
-    while high - low > 1:
-        middle = (low + high) // 2
-        if fails(history[middle]):
-            low = middle
-        else:
-            high = middle
+    low = latest_step_that(fails, history, low, high)
     kind = failure.split(": ", 1)[0]
     runs.progress.message(
         f"keeping the latest step plain python fails as it failed the original ({kind}): step {low} of "
@@ -147,3 +142,15 @@ def latest_step_python_fails(
     )
     return history[low]
 
+
+def latest_step_that(holds: Callable[[str], bool], history: list[str], low: int, high: int) -> int:
+    """The latest index between ``low`` (whose step holds) and ``high`` (whose step does not, or the end) whose
+    step ``holds``, bisected: steps hold up to some point and not after it."""
+
+    while high - low > 1:
+        middle = (low + high) // 2
+        if holds(history[middle]):
+            low = middle
+        else:
+            high = middle
+    return low

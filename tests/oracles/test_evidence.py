@@ -670,7 +670,8 @@ def _isclose_of_sums(reference_of, *, elements, read):
     return [c.signature for c in recorder.comparisons]
 
 
-READS_SHIFT = '''import os
+# A kernel that reads one element of `shift` for both lanes (`offs // 2`) and writes `out`.
+SHIFT_KERNEL = '''import os
 os.environ["TRITON_INTERPRET"] = "1"
 import math
 import torch
@@ -684,7 +685,8 @@ def shift_kernel(shift_ptr, out_ptr):
     tl.store(out_ptr + offs, tl.load(shift_ptr + offs // 2))
 
 
-torch.manual_seed(0)
+'''
+READS_SHIFT = SHIFT_KERNEL + '''torch.manual_seed(0)
 x, shift = torch.randn(2), torch.randn(2)
 out = x * 1
 shift_kernel[(1,)](shift, out)
@@ -700,20 +702,7 @@ def test_what_filled_a_buffer_the_kernel_only_writes_into_is_no_data_it_was_give
     assert x.signature.endswith("[evidence: math.isclose of kernel shift_kernel then exp+sum, exp+sum from other data]")
 
 
-INLINED = '''import os
-os.environ["TRITON_INTERPRET"] = "1"
-import torch
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def shift_kernel(shift_ptr, out_ptr):
-    offs = tl.arange(0, 2)
-    tl.store(out_ptr + offs, tl.load(shift_ptr + offs // 2))
-
-
-shift = torch.arange(2.0)
+INLINED = SHIFT_KERNEL + '''shift = torch.arange(2.0)
 {launch}
 assert ({compared} - shift).abs().max() < 1e-4
 '''
