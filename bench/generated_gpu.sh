@@ -3,10 +3,9 @@
 # seeds at once, each group pinned to two cores of its own (taskset), CUDA hidden, seeds one after another within
 # a group (device tool: run from the repository root; results land in $OUT: summary.log, the lines of every
 # seed, and results.tar, one log per group and one JSON per seed: the device returns only a few files).
-# Usage: [SEED_TIMEOUT=S] [TOTAL_TIMEOUT=T] bash bench/generated_gpu.sh GROUPS SEED|case:NAME...  (a corpus case runs
-# bench/corpus.py; S: seconds a seed may take,
-# whole; T: seconds for the whole call, under the device's limit; a seed stopped by either prints no line, and what
-# finished still comes back; set T below the call's own limit, which is the device budget left less a cold start when
+# Usage: [SEED_TIMEOUT=S] [TOTAL_TIMEOUT=T] bash bench/generated_gpu.sh GROUPS SEED|case:NAME...  (case:NAME runs
+# that corpus case with bench/corpus.py; S: seconds a seed or case may take, whole; T: seconds for the whole call,
+# under the device's limit; a seed stopped by either prints no line, and what finished still comes back; set T below the call's own limit, which is the device budget left less a cold start when
 # that is under 600 s: a call killed by the device packs nothing). The Inductor-pass seeds do not belong here: none of the eight tried on 2026-11-29
 # (torch 2.11) finished within 540 s, where the 2-core VM reduces them in 90-260 s; run them with bench/generated.py.
 set -uo pipefail
@@ -38,5 +37,5 @@ done
 timeout "${TOTAL_TIMEOUT:-0}" bash -c 'while pgrep -f "[b]ench/(generated|corpus).py" > /dev/null; do sleep 5; done'
 kill $(jobs -p) 2> /dev/null
 (cd "$RESULTS" && tar cf "$OUT/results.tar" group-*.log json)
-cat "$RESULTS"/group-*.log | grep -E "x,|same_bug|verified|error|refused" | tee "$OUT/summary.log"
+cat "$RESULTS"/group-*.log | grep -E "x,|same_bug|error|refused" | tee "$OUT/summary.log"
 pkill -f "[b]ench/(generated|corpus).py"
