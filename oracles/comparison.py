@@ -177,6 +177,29 @@ def origin_text(origin: frozenset) -> str:
     return "+".join(suspects) + after + spread + (f" against {'+'.join(against)}" if against else "")
 
 
+def evidence_parts(signature: str) -> tuple[str, list[str]]:
+    """``("allclose", ["kernel k then abs", "clamp(min=0, max=5)"])`` for ``Comparison.signature``'s text: its kind
+    and each operand's origin (a comma inside an operation's arguments splits nothing)."""
+
+    kind, _, rest = signature.partition(" of ")
+    origins, depth, start = [], 0, 0
+    for at, char in enumerate(rest):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0 and rest.startswith(", ", at):
+            origins.append(rest[start:at])
+            start = at + 2
+    return kind, origins + [rest[start:]]
+
+
+def measures_something_else(origins: list[str]) -> bool:
+    """Whether a comparison measures a suspect's value against a value the suspect did not make: an operand from
+    no suspect other than a number the script wrote (a reference, an input), or one it was reduced with
+    (``kernel k then sub against softmax``). Two sides both computed from a kernel's output (`linear(out)`
+    against `leaky_relu(out)`) measure the kernel against nothing: more of its own output is no reference."""
+
+    return any(AGAINST in o or (o != NUMBER and not re.match(rf"(?:{COMPILED}|kernel )", o)) for o in origins)
+
+
 def _kernel_parts(item: str) -> tuple[str, frozenset]:
     """``("kernel k(block=4)", {"linear", "mul"})`` for ``kernel k(block=4) of linear+mul``."""
 

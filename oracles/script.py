@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from oracles.api import NEEDS_EAGER_RERUN, NEEDS_EVIDENCE, NEEDS_KERNELS, RecordedRun, Verdict, oracle
+from oracles.comparison import evidence_parts, measures_something_else
 from oracles.evidence import EVIDENCE_MARK
 from oracles.signature import exception_signature, normalize_message
 
@@ -76,7 +77,8 @@ def same_difference(run: RecordedRun) -> Verdict:
     alike (``x * scale + shift`` in the kernel, ``h * scale + shift`` in the reference, where the kernel's bug is
     in how it reads ``shift``) may go from both, which holding either side's values refuses. The comparison must
     still compare a kernel's output (its evidence names one); what else it compares is not part of the
-    signature, since the reference's operations are what changes. Pinned only by the reducer's stage for
+    signature, since the reference's operations are what changes, save whether it is anything but more of the
+    kernel's own output (``oracles.comparison.measures_something_else``). Pinned only by the reducer's stage for
     kernels and references reduced together (``minimizer.stages.reduce``).
     """
 
@@ -86,9 +88,12 @@ def same_difference(run: RecordedRun) -> Verdict:
     difference = exception.compared_difference if exception is not None else None
     if difference is None or exception is None or "kernel " not in (exception.evidence or ""):
         return Verdict(False, detail="no difference between a kernel's output and what it is compared with could be told")
-    kind = exception.evidence.split(" of ", 1)[0]  # type: ignore[union-attr]
+    kind, origins = evidence_parts(exception.evidence)  # type: ignore[arg-type]
+    # What the output is compared with may change, but not to more of the kernel's own output: a difference
+    # between two functions of it (`linear(out) - leaky_relu(out)`) checks the kernel against nothing.
+    against = "" if measures_something_else(origins) else ", against nothing but its own output"
     failed = _failed_where(run, exception_signature(exception, evidence=True), _strays_by_kernel(run))
-    return Verdict(True, f"{failed} [{kind}: difference {difference}]")
+    return Verdict(True, f"{failed} [{kind}: difference {difference}{against}]")
 
 
 def _strays_by_kernel(run: RecordedRun) -> list[str]:

@@ -719,3 +719,28 @@ def test_a_kernels_output_inlined_from_its_helper_is_the_same_comparison(tmp_pat
     )
     assert called.signature.split(" [kernels:")[1] == spelled.signature.split(" [kernels:")[1]
     assert "[compared: kernel shift_kernel then abs+max+sub, number]" in spelled.signature
+
+
+MEASURED = SHIFT_KERNEL + '''shift = torch.arange(2.0)
+out = torch.ones(2)
+shift_kernel[1,](shift, out)
+assert ({measured} - {against}).abs().max() < 1e-4
+'''
+
+
+def test_a_kernels_output_measured_against_more_of_itself_is_held_to_no_difference(tmp_path):
+    # check_max_error_loop_kernel, under a wider flags pass: the kernel came to compute the identity, writing the
+    # batch in place, and the check compared `linear(batch)` with `leaky_relu(batch)`, two functions of the
+    # kernel's output. Held to the difference alone, that passed for the kernel checked against its reference.
+    pytest.importorskip("triton")
+    from minimizer.runner.process import Limits, RunSettings, run_candidate
+    from oracles.script import SAME_DIFFERENCE
+
+    settings = RunSettings("check.py", str(tmp_path), (SAME_DIFFERENCE,), Limits(timeout=120))
+    reference, itself = (
+        run_candidate(MEASURED.format(measured="out * 3", against=a), settings).verdict(SAME_DIFFERENCE)
+        for a in ("shift * 3", "(out + 1)")
+    )
+    assert reference.fires and itself.fires
+    assert "against nothing" not in reference.signature
+    assert itself.signature.endswith("against nothing but its own output]")

@@ -281,6 +281,18 @@ def test_same_difference_holds_how_a_kernels_output_differs_not_what_it_is_compa
     assert not same_difference(run("5be0", "allclose of input, add")).fires  # no kernel's output compared any more
     assert not same_difference(run(None)).fires
     assert not same_difference(run("5be0", used_compile=True)).fires
+    # Measured against more of the kernel's own output, the difference checks the kernel against nothing.
+    against = same_difference(run("5be0", "< of kernel k then abs+sub against clamp(min=0, max=5), number"))
+    itself = same_difference(run("5be0", "< of kernel k then abs+clamp(min=0, max=5)+sub, number"))
+    assert against.signature == held.signature.replace("allclose:", "<:") != itself.signature
+
+
+def test_evidence_is_read_back_operand_by_operand():
+    from oracles.comparison import evidence_parts
+
+    assert evidence_parts("allclose of kernel k(block=4) of add, clamp(min=0, max=5)") == (
+        "allclose", ["kernel k(block=4) of add", "clamp(min=0, max=5)"]
+    )
 
 
 def test_a_difference_computed_both_ways_alike_digests_alike():
