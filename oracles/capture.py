@@ -12,7 +12,8 @@ from types import FrameType
 from typing import Any
 
 from oracles.api import ExceptionInfo
-from oracles.compared import KernelWrites, compared_difference, compared_operands, compared_values, innermost_statement
+from oracles.compared import compared_difference, compared_operands, compared_values, innermost_statement
+from oracles.kernel_writes import KernelWrites
 from oracles.evidence import EvidenceRecorder
 from oracles.signature import normalize_message
 from oracles.stages import stage_of

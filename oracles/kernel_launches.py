@@ -17,7 +17,7 @@ import os
 import textwrap
 from typing import Any, Callable
 
-from oracles.compared import KernelWrites
+from oracles.kernel_writes import KernelWrites
 from oracles.arguments import tensors_in
 from oracles.evidence import aside, draws_of, operations_of
 from oracles.kernel_replay import FirstLaunches
@@ -149,7 +149,7 @@ class KernelLaunches:
         drawn = draws_of(read)
         launch = (f"({settings})" if settings else "") + (f" of {'+'.join(sorted(computed_by))}" if computed_by else "")
         for tensor, unchanged in written:
-            self.writes.note(tensor, fn.__name__, unchanged, launch, drawn)
+            self.writes.note(tensor, fn.__name__, unchanged, launch, drawn, stores_known=accesses is not None)
         if written and fn.__name__ not in self.kernels:
             self.kernels.append(fn.__name__)
         return result

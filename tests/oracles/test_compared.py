@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from oracles.capture import exception_info
-from oracles.compared import KernelWrites
+from oracles.kernel_writes import KernelWrites
 
 # `kernel(x, out)` stands for a Triton launch: the harness notes the tensors a launch wrote (here, by hand).
 # Outputs start as 7.0, not `torch.empty`: memory an earlier test freed may already hold the very values the

@@ -199,7 +199,7 @@ SHAPES = {
 def following_kernels():
     """An evidence recorder of a script that defines kernels, installed for the block: its kernel writes, and it."""
 
-    from oracles.compared import KernelWrites
+    from oracles.kernel_writes import KernelWrites
 
     writes = KernelWrites()
     recorder = EvidenceRecorder(writes, folder=None, kernels_defined=True)
@@ -744,3 +744,33 @@ def test_a_kernels_output_measured_against_more_of_itself_is_held_to_no_differen
     assert reference.fires and itself.fires
     assert "against nothing" not in reference.signature
     assert itself.signature.endswith("against nothing but its own output]")
+
+
+PART_WRITTEN = '''import os
+os.environ["TRITON_INTERPRET"] = "1"
+import sys
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_kernel(gamma_ptr, out_ptr):
+    cols = tl.arange(0, {columns})
+    tl.store(out_ptr + cols, tl.load(gamma_ptr + cols * 0))
+
+
+gamma, x = torch.arange(2.0) + 1, torch.ones(2)
+out = x * 1
+scale_kernel[1,](gamma, out)
+if (x + out - (x + gamma)).abs().max() > 0.0:
+    sys.exit(1)
+'''
+
+
+def test_a_kernel_that_writes_part_of_its_output_is_another_comparison(tmp_path):
+    # check_sys_exit_kernel: the kernel, which reads gamma's first element for every column, was shrunk to one
+    # column of two; the check then failed on the element it left as `x * 1` held it, and the fix mended nothing.
+    whole, part = _script_verdicts(tmp_path, *(PART_WRITTEN.format(columns=c) for c in (2, 1)))
+    assert "[evidence: > of kernel scale_kernel then abs+add+max+sub against add, number]" in whole.signature
+    assert "[evidence: > of kernel scale_kernel writing part of its output then abs+add+max+sub" in part.signature
