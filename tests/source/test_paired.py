@@ -54,6 +54,15 @@ def test_a_reference_inside_the_error_measured_is_paired():
     assert "tl.store(out_ptr + offs, shift)" in found[0] and "(out - shift).abs()" in found[0]
 
 
+def test_an_operand_that_changes_nothing_is_no_operation_of_the_reference():
+    # check_max_error_loop_kernel: the kernel's `x * slope` paired with the script's `batch * 1`; dropping `1`
+    # changes nothing outside, and the kernel alone came to compute the identity.
+    code = KERNEL.replace("x * scale + shift", "x * scale") + "k[1,](x, scale, shift, out, 2)\nassert (out - x * 1).max() < 1\n"
+    found = candidates(code)
+    assert len(found) == 1 and "tl.store(out_ptr + offs, scale)" in found[0]  # `1` kept, `x` dropped: a change
+    assert len(candidates(code.replace("x * 1", "x * 2"))) == 2  # an operand that changes something still pairs
+
+
 def test_expressions_written_with_other_operators_are_not_paired():
     code = KERNEL + "k[1,](x, scale, shift, out, 2)\nassert torch.allclose(out, x * (scale + shift))\n"
     assert candidates(code) == []

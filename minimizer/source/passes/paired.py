@@ -68,6 +68,8 @@ def _bypasses(module: cst.Module) -> Iterator[Optional[cst.Module]]:
                 continue
             for path in _operator_paths(kernel_side):
                 for side in ("right", "left"):
+                    if _drops_an_identity(reference, path, side):
+                        continue
                     edits = {kernel_side: _bypassed(kernel_side, path, side), reference: _bypassed(reference, path, side)}
                     yield lambda edits=edits: _without_unread_loads(replace_nodes(module, edits))
 
@@ -101,6 +103,24 @@ def _operator_paths(node: cst.BaseExpression, path: _Path = ()) -> Iterator[_Pat
         yield path
         yield from _operator_paths(node.left, (*path, "left"))
         yield from _operator_paths(node.right, (*path, "right"))
+
+
+def _drops_an_identity(reference: cst.BaseExpression, path: _Path, side: str) -> bool:
+    """Whether bypassing the operator at ``path`` to ``side`` drops an operand that changes nothing (`x * 1`,
+    `x + 0`, `x / 1`): the pair then edits the kernel alone, which is no operation both sides apply alike (a
+    kernel's `x * slope` in a branch its inputs no longer take went with the script's `batch * 1`, and the kernel
+    came to compute the identity)."""
+
+    for step in path:
+        reference = getattr(reference, step)
+    if not isinstance(reference, cst.BinaryOperation):
+        return False
+    dropped = reference.left if side == "right" else reference.right
+    if not isinstance(dropped, (cst.Integer, cst.Float)) or dropped.lpar:
+        return False
+    neutral = {cst.Multiply: 1, cst.Add: 0} | ({cst.Divide: 1, cst.Subtract: 0} if side == "left" else {})
+    unit = neutral.get(type(reference.operator))
+    return unit is not None and float(dropped.value) == unit
 
 
 def _bypassed(node: cst.BaseExpression, path: _Path, side: str) -> cst.BaseExpression:
