@@ -496,15 +496,15 @@ class EvidenceRecorder:
     def _references_among(self, args: tuple, kwargs: dict) -> frozenset:
         """``{"against leaky_relu(negative_slope=0.1)"}``: the operations that computed the arguments that come from
         no suspect, combined here with one that does (``ours - reference``). A value reduced from a kernel's output
-        and its reference to one number (``(ours - ref).abs().max() < tol``) is compared with a plain number; what
-        it was measured against is then part of what the check compares (a reference that lost its slope, or
-        went, is another check)."""
+        and its reference to one number (``(ours - ref).abs().max() < tol``) is compared with a plain number; what it
+        was measured against is part of what the check compares (a reference that lost its slope is another)."""
 
         found: set[str] = set()
         for value in _shallow(args, kwargs):
-            if hasattr(value, "untyped_storage") and not self.origin_of(value) and not self._given_to_the_suspect(value):
-                found |= {f"{AGAINST}{operation}" for operation in self._ops.get(value, ())}
-                found |= {f"{AGAINST}{operation}" for operation in self._reads_launch.get(value, ())}
+            if hasattr(value, "untyped_storage") and not self.origin_of(value):
+                # What the kernel was given is a reference still (`out - shift`), not more of its own output.
+                given = {INPUT} if self._given_to_the_suspect(value) else set()
+                found |= {AGAINST + o for o in given or self._ops.get(value, set()) | self._reads_launch.get(value, set())}
         return frozenset(found)
 
     def _pending_of(self, args: tuple) -> Any:

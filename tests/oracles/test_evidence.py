@@ -718,7 +718,7 @@ def test_a_kernels_output_inlined_from_its_helper_is_the_same_comparison(tmp_pat
         tmp_path, INLINED.format(launch=helper, compared="shifted(torch.ones(2))"), INLINED.format(launch=inlined, compared="h")
     )
     assert called.signature.split(" [kernels:")[1] == spelled.signature.split(" [kernels:")[1]
-    assert "[compared: kernel shift_kernel then abs+max+sub, number]" in spelled.signature
+    assert "[compared: kernel shift_kernel then abs+max+sub against input, number]" in spelled.signature
 
 
 MEASURED = SHIFT_KERNEL + '''shift = torch.arange(2.0)
