@@ -55,7 +55,14 @@ def passing_where_fixed(runs: Runs, history: list[str], text: str, report: Check
     def passes_there(step: str) -> bool:
         return not runs.plain(step, limits, python=str(python)).fails
 
-    if passes_there(text) or len(here) != 1 or None in here:
+    if passes_there(text):
+        return text
+    if len(here) != 1 or None in here:
+        # No one failure of the original to hold a step to: say so rather than hand the repro back in silence.
+        runs.progress.message(
+            f"warning: the repro fails under {python} too, where the bug is fixed, and the original's plain runs "
+            "disagree on how it fails: no step can be told to fail as it did; the repro is kept as it is"
+        )
         return text
     failure = here.pop()
     runs.progress.message(f"the repro fails under {python} too, where the bug is fixed: looking for the latest step that passes there")

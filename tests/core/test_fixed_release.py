@@ -49,3 +49,12 @@ def test_an_original_that_fails_where_the_bug_is_fixed_is_refused():
     with pytest.raises(MinimizerError, match="the bug is not fixed there"):
         check_fixed_release(StandIn(Path(sys.executable)), "n = 2", None)
     check_fixed_release(StandIn(Path(sys.executable)), "n = 64", None)
+
+
+def test_a_repro_that_fails_where_fixed_is_kept_with_a_warning_where_the_original_fails_two_ways():
+    runs = StandIn(Path(sys.executable))
+    said: list[str] = []
+    runs.progress = SimpleNamespace(message=said.append)
+    flaky = SimpleNamespace(plain=[PlainRun(1, 0.1, failure=FAILURE), PlainRun(0, 0.1)])
+    assert passing_where_fixed(runs, HISTORY, "n = 2", flaky, None) == "n = 2"
+    assert len(said) == 1 and said[0].startswith("warning: the repro fails under") and "disagree" in said[0]
