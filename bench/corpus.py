@@ -28,7 +28,9 @@ For each case it writes tokens, oracle calls and seconds, and the same-bug check
 Apart from those, ``layer_named``: where ``case.json`` knows the compiler layer of the bug (``layer``: where it
 was planted), whether the report's ``culprit`` names it (``minimizer.stages.culprit``); with ``--subsystem``,
 ``subsystem_named``: where ``case.json`` knows Inductor's subsystem (``subsystem``: the planted post-grad pass is in
-``post_grad_passes``), whether the bisected subsystem is it.
+``post_grad_passes``), whether the bisected subsystem is it. And ``beyond_its_smallest_step``: the tokens the
+repro has past the smallest step the reduction accepted and the statement's tokens (issue 47: a repro handed
+back from an earlier, larger step); the summary lists the cases with any.
 
 A case whose ``case.json`` ``needs`` a package its interpreter lacks (``transformers``, ``diffusers``: the
 ``[models]`` extra) is skipped, saying so. A case on an older torch pins the library release of its time
@@ -116,6 +118,19 @@ class CaseResult:
     culprit: dict = field(default_factory=dict)
     layer_known: str | None = None
     subsystem_known: str | None = None  # ``subsystem`` in case.json; compared only where it was bisected
+    # The smallest step the reduction accepted and the tokens its statement added (the report's trajectory and
+    # ``stated_tokens``): a repro larger than both together was handed back from an earlier, larger step.
+    smallest_step: int | None = None
+    stated_tokens: int = 0
+
+    @property
+    def beyond_its_smallest_step(self) -> int | None:
+        """How many tokens the repro has past its smallest step and its statement (0 where none; ``None``
+        where not reduced)."""
+
+        if self.output_tokens is None or self.smallest_step is None:
+            return None
+        return max(0, self.output_tokens - self.smallest_step - self.stated_tokens)
 
     @property
     def layer_named(self) -> bool | None:
@@ -288,6 +303,8 @@ def run_case(name: str, pythons: dict[str, str], args: argparse.Namespace, case_
         result.reducers, result.cost = data.get("reducers", []), data.get("cost", {})
         result.culprit, result.layer_known = data.get("culprit", {}), meta.get("layer")
         result.subsystem_known = meta.get("subsystem")
+        steps = [point["tokens"] for point in data.get("trajectory", [])]
+        result.smallest_step, result.stated_tokens = min(steps, default=None), data.get("stated_tokens", 0)
         output = (scratch / "out.py").read_text()
         result.output, result.output_tokens = output, measure(output).tokens
         result.ratio = round(result.output_tokens / result.hand_tokens, 2)
@@ -367,6 +384,7 @@ def main() -> None:
             f"checks {result.checks}"
             + (f", layer {'named' if result.layer_named else 'NOT named'} ({result.culprit.get('layer')})" if result.layer_known else "")
             + (f", subsystem {_told(result.subsystem_named)} ({result.culprit.get('subsystem') or result.culprit.get('detail') or 'none'})" if args.subsystem else "")
+            + (f", {result.beyond_its_smallest_step} tokens past its smallest step" if result.beyond_its_smallest_step else "")
         )
         print(f"{name}: {status}", flush=True)
         write_results(out, results, pythons, args)  # after each case: a long run stopped keeps what is done
@@ -388,6 +406,7 @@ def write_results(out: Path, results: list[CaseResult], pythons: dict[str, str],
         "layer_named": f"{sum(r.layer_named is True for r in results)}/{sum(r.layer_named is not None for r in results)}",
         "subsystem_named": f"{sum(r.subsystem_named is True for r in results)}/"
         f"{sum(r.subsystem_named is not None for r in results)}",
+        "beyond_smallest_step": [r.case for r in results if r.beyond_its_smallest_step],
     }
     out.parent.mkdir(parents=True, exist_ok=True)
     payload = {
@@ -397,7 +416,8 @@ def write_results(out: Path, results: list[CaseResult], pythons: dict[str, str],
         "pythons": pythons,
         "summary": summary,
         "results": [
-            asdict(r) | {"same_bug": r.same_bug, "layer_named": r.layer_named, "subsystem_named": r.subsystem_named}
+            asdict(r) | {"same_bug": r.same_bug, "layer_named": r.layer_named, "subsystem_named": r.subsystem_named,
+                         "beyond_its_smallest_step": r.beyond_its_smallest_step}
             for r in results
         ],
     }

@@ -34,3 +34,11 @@ def test_the_layer_is_named_only_where_the_case_knows_it():
     assert result({"layer": "Inductor"}).layer_named is True
     assert result({"layer": "Dynamo"}).layer_named is False
     assert result({"layer": "Dynamo"}, layer=None).layer_named is None
+
+
+def test_a_repro_past_its_smallest_step_and_statement_is_counted():
+    stated = corpus.CaseResult("c", "planted", "2.13.0", None, 100, 50, output_tokens=60, smallest_step=40, stated_tokens=20)
+    assert stated.beyond_its_smallest_step == 0
+    earlier = corpus.CaseResult("c", "planted", "2.13.0", None, 100, 50, output_tokens=90, smallest_step=40, stated_tokens=20)
+    assert earlier.beyond_its_smallest_step == 30
+    assert corpus.CaseResult("c", "planted", "2.13.0", None, 100, 50).beyond_its_smallest_step is None
