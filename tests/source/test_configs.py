@@ -125,3 +125,32 @@ def test_another_class_storing_a_same_named_attribute_does_not_stop_the_config()
     assert any("self.width = 64" in c for c in candidates(handed_down))
     post_init = SCRIPT.replace('    name: str = "run"\n', '    name: str = "run"\n\n    def __post_init__(self):\n        self.width = 8\n')
     assert all("self.w = 64" not in c for c in candidates(post_init))
+
+
+LIFTED_METHOD = '''from dataclasses import dataclass
+import torch
+
+
+@dataclass
+class ReturnEstimator:
+    gamma: float = 0.0
+
+
+def targets(self, next_value):
+    returns = self.gamma * next_value
+    return returns.requires_grad
+
+
+next_value = torch.ones(1, requires_grad=True)
+torch.testing.assert_close(torch.compile(targets)(ReturnEstimator(), next_value), targets(ReturnEstimator(), next_value))
+'''
+
+
+def test_a_parameter_every_call_gives_a_config_reads_its_defaults():
+    # dyn_detach_dataclass_method: a method lifted out of its dataclass keeps `self`, given a fresh instance by the
+    # compiled call and the eager one alike.
+    found = candidates(LIFTED_METHOD)
+    assert found and "returns = 0.0 * next_value" in found[0]
+    # A function also called with something else, or named where it is not called, keeps its reads.
+    assert candidates(LIFTED_METHOD + "targets(object(), next_value)\n") == []
+    assert candidates(LIFTED_METHOD + "handlers = [targets]\n") == []

@@ -29,7 +29,8 @@ def inline_config_defaults(module: cst.Module) -> Iterator[cst.Module]:
     A config class is a module-level `@dataclass` whose fields all have a literal (or dotted-name) default and
     that is only ever constructed without arguments (`Cfg()`), or once with literal keyword arguments
     (`Cfg(steps=1)`: those fields read as the values given); a read is `NAME.field` where `NAME` is bound to
-    `Cfg()` or is a parameter annotated `Cfg`, or `Cfg().field`. Nothing is replaced for a field that is ever assigned
+    `Cfg()` or is a parameter annotated `Cfg`, or a parameter every call gives `Cfg()` (read in its function),
+    or `Cfg().field`. Nothing is replaced for a field that is ever assigned
     (`cfg.width = 8`) anywhere in the script.
     """
 
@@ -49,6 +50,11 @@ def _inlinings(module: cst.Module) -> Iterator[cst.Module | None]:
         for attribute in find_all(module, m.Attribute(value=m.Name(), attr=m.Name())):
             if attribute.value.value in holders and attribute.attr.value in defaults:  # type: ignore[union-attr]
                 if attribute.attr.value not in assigned:  # type: ignore[union-attr]
+                    reads.setdefault(attribute.attr.value, []).append(attribute)  # type: ignore[union-attr]
+        # A parameter every call gives a config (`f(Cfg(), x)`, `torch.compile(f)(Cfg(), x)`), read in its function.
+        for function, parameter in _parameters_given(module, cls.name.value):
+            for attribute in find_all(function.body, m.Attribute(value=m.Name(parameter), attr=m.Name())):
+                if attribute.attr.value in defaults and attribute.attr.value not in assigned:  # type: ignore[union-attr]
                     reads.setdefault(attribute.attr.value, []).append(attribute)  # type: ignore[union-attr]
         # A config built only to read one field: `RMSNorm(Config().eps)`.
         for attribute in find_all(module, m.Attribute(value=m.Call(func=m.Name(cls.name.value)), attr=m.Name())):
@@ -156,6 +162,30 @@ def _holders(module: cst.Module, name: str) -> set[str]:
     for assign in find_all(module, m.AnnAssign(target=m.Name(), annotation=m.Annotation(annotation=m.Name(name)))):
         holders.add(assign.target.value)  # type: ignore[union-attr]
     return holders
+
+
+_COMPILE = m.Attribute(value=m.Name("torch"), attr=m.Name("compile")) | m.Name("compile")
+
+
+def _parameters_given(module: cst.Module, name: str) -> list[tuple[cst.FunctionDef, str]]:
+    """(function, parameter) for each module-level function named only where it is called, directly or
+    compiled at once (`torch.compile(f)(...)`), whose every call gives `Cls(...)` in that parameter's place (a
+    method lifted out of its class keeps `self`, which every call gives a fresh instance)."""
+
+    found = []
+    for function in module.body:
+        if not isinstance(function, cst.FunctionDef):
+            continue
+        own = function.name.value
+        callee = m.Name(own) | m.Call(func=_COMPILE, args=[m.Arg(value=m.Name(own), keyword=None), m.ZeroOrMore()])
+        calls = find_all(module, m.Call(func=callee))
+        if not calls or len(find_all(module, m.Name(own))) != len(calls) + 1:  # the definition's own name
+            continue
+        for place, parameter in enumerate(function.params.params):
+            given = [call.args[place] if len(call.args) > place else None for call in calls]  # type: ignore[union-attr]
+            if all(arg is not None and not arg.star and arg.keyword is None and m.matches(arg.value, m.Call(func=m.Name(name))) for arg in given):
+                found.append((function, parameter.name.value))
+    return found
 
 
 def inline_argument_defaults(module: cst.Module) -> Iterator[cst.Module]:
