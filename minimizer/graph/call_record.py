@@ -58,15 +58,18 @@ class RecordedCall:
     grad_enabled: bool = True
     autocast: tuple[str, ...] = field(default_factory=tuple)
     # What the compiled call returned, where it returned a bool (its repr), once it has returned: the lifted
-    # program then asserts the opposite, which eager gives where the bug is the compiled call's.
+    # program then asserts the opposite, which eager gives where the bug is the compiled call's. Where the one
+    # bool sits inside what it returned (`return target, {"attached": ...}`), where it sits (`[1]['attached']`).
     returned: str = ""
+    returned_at: str = ""
 
     @property
     def writable(self) -> bool:
         return all(a.writable for a in self.args) and all(a.writable for _, a in self.kwargs)
 
     def same_call(self, other: RecordedCall) -> bool:
-        return dataclasses.replace(self, returned="") == dataclasses.replace(other, returned="")
+        unreturned = {"returned": "", "returned_at": ""}
+        return dataclasses.replace(self, **unreturned) == dataclasses.replace(other, **unreturned)
 
 
 def argument(value: Any, name: str = "value") -> Argument:
@@ -123,11 +126,28 @@ def recording_calls(
     def recorded(*args: Any, **kwargs: Any) -> Any:
         record = first_record(args, kwargs)
         result = compiled(*args, **kwargs)
-        if record is not None and isinstance(result, bool):
-            sink(dataclasses.replace(record, returned=repr(result)))  # the same call, now with what it returned
+        found = _the_one_bool(result) if record is not None else None
+        if record is not None and found is not None:  # the same call, now with what it returned
+            sink(dataclasses.replace(record, returned=repr(found[1]), returned_at=found[0]))
         return result
 
     return recorded
+
+
+def _the_one_bool(result: Any, place: str = "", depth: int = 0) -> tuple[str, bool] | None:
+    """Where the one bool of ``result`` sits (``""`` for ``result`` itself, ``"[1]['attached']"``) and its value;
+    ``None`` where it holds none or several (tuples, lists and dicts of string keys, two levels down)."""
+
+    if isinstance(result, bool):
+        return place, result
+    if depth == 2 or not isinstance(result, (tuple, list, dict)) or len(result) > 8:
+        return None
+    items = result.items() if isinstance(result, dict) else enumerate(result)
+    found = [
+        one for key, value in items
+        if (isinstance(key, (int, str))) and (one := _the_one_bool(value, f"{place}[{key!r}]", depth + 1)) is not None
+    ]
+    return found[0] if len(found) == 1 else None
 
 
 def _told_apart_by(argument: Argument) -> tuple:

@@ -67,7 +67,7 @@ def lifted_program(script: str, call: RecordedCall, *, check: bool, exact: bool 
     lines += ["", *writer.lines, f"out = torch.compile({', '.join([function, *keywords])})({', '.join(arguments)})"]
     if check and call.returned:
         # It returned a bool: eager gives the other one where the bug is the compiled call's (the run checks it).
-        lines += ["assert not out" if call.returned == "True" else "assert out"]
+        lines += [f"assert not out{call.returned_at}" if call.returned == "True" else f"assert out{call.returned_at}"]
     elif check:
         lines += [f"expected = {function}({', '.join(arguments)})", "torch.testing.assert_close(out, expected)"]
     return "\n".join(lines) + "\n"

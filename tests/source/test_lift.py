@@ -170,3 +170,22 @@ def test_a_call_is_recorded_before_it_runs_and_again_with_the_bool_it_returned()
     recorded = recording_calls(attached, attached, CompileCall(), sunk.append, list)
     assert recorded(torch.ones(1, requires_grad=True)) is True
     assert [call.returned for call in sunk] == ["", "True"] and sunk[0].same_call(sunk[1])
+
+
+def test_the_one_bool_inside_what_a_call_returned_is_recorded_where_it_sits():
+    from minimizer.graph.call_record import recording_calls
+
+    def target(x):
+        y = x * 2
+        return y, {"attached": y.requires_grad, "mean": y.mean()}
+
+    sunk = []
+    recording_calls(target, target, CompileCall(), sunk.append, list)(torch.ones(1, requires_grad=True))
+    assert (sunk[1].returned, sunk[1].returned_at) == ("True", "[1]['attached']")
+    twice = []
+    recording_calls(lambda x: (True, False), lambda x: (True, False), CompileCall(), twice.append, list)(torch.ones(1))
+    assert len(twice) == 1  # two bools: which one the check reads cannot be told
+    call = dataclasses.replace(sunk[1], target="target", module="__main__")
+    assert lifted_program("import torch\n\n\n" + "def target(x):\n    return x\n", call, check=True).rstrip().endswith(
+        "assert not out[1]['attached']"
+    )
