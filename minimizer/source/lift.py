@@ -64,10 +64,13 @@ def lifted_program(script: str, call: RecordedCall, *, check: bool, exact: bool 
     lines = [*(f"import {m}" for m in sorted(imports)), prelude.rstrip("\n"), *mode_lines(call.grad_enabled, call.autocast)]
     if "torch" not in prelude_names(prelude):
         lines.insert(0, "import torch")
-    lines += ["", *writer.lines, f"out = torch.compile({', '.join([function, *keywords])})({', '.join(arguments)})"]
+    # The one bool it returned is read where it sits, at the call (`f(x)[1]['attached']`): the statement's text
+    # stays `assert not out` while the function comes to return that bool alone (`return_the_element_read`).
+    read = call.returned_at if check and call.returned else ""
+    lines += ["", *writer.lines, f"out = torch.compile({', '.join([function, *keywords])})({', '.join(arguments)}){read}"]
     if check and call.returned:
         # It returned a bool: eager gives the other one where the bug is the compiled call's (the run checks it).
-        lines += [f"assert not out{call.returned_at}" if call.returned == "True" else f"assert out{call.returned_at}"]
+        lines += ["assert not out" if call.returned == "True" else "assert out"]
     elif check:
         lines += [f"expected = {function}({', '.join(arguments)})", "torch.testing.assert_close(out, expected)"]
     return "\n".join(lines) + "\n"
