@@ -20,15 +20,27 @@ def delete_arguments(module: cst.Module) -> Iterator[cst.Module]:
     more), then each keyword argument in order, then each positional argument from the last to the first
     (trailing positionals are the ones most often optional: `torch.randn(2, 3, 4)` -> `torch.randn(2, 3)`).
     A size given to a library's class (`GPT2Config(n_layer=2)`) is never deleted: its default is big
-    (``library_configs``).
+    (``library_configs``); nor a backend cheaper than Inductor given to `torch.compile` (`backend="eager"`):
+    without it the repro compiles with Inductor, costlier to run than the script.
     """
     return distinct_candidates(module, _deletions(module))
+
+
+_CHEAPER_BACKEND = m.Arg(
+    keyword=m.Name("backend"),
+    value=m.SimpleString(value=m.MatchIfTrue(lambda s: s[1:-1] in ("eager", "aot_eager", "aot_eager_decomp_partition"))),
+)
 
 
 def _deletions(module: cst.Module) -> Iterator[cst.Module | None]:
     names = script_names(module)
     for call in find_all(module, m.Call()):
-        keywords = [arg for arg in call.args if arg.keyword is not None and not is_library_size(call, arg, names)]
+        compiles = m.matches(call, TORCH_COMPILE_CALL)
+        keywords = [
+            arg for arg in call.args
+            if arg.keyword is not None and not is_library_size(call, arg, names)
+            and not (compiles and m.matches(arg, _CHEAPER_BACKEND))
+        ]
         positionals = [arg for arg in call.args if arg.keyword is None]
         if len(keywords) > 1:
             yield lambda: remove_nodes(module, keywords)
