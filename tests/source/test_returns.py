@@ -63,6 +63,12 @@ def test_a_returned_dict_read_at_one_key_returns_that_value():
     exec(code.replace("torch.compile(bootstrap)", "bootstrap"), scope)  # the same value is asserted on
 
 
+def test_a_function_compiled_with_options_is_read_at_its_call_too():
+    # dyn_detach_dataclass_method's lifted call: `torch.compile(targets, backend="eager")(x)[1]`.
+    source = 'def f(x):\n    return x, x.requires_grad\n\n\nout = torch.compile(f, backend="eager")(x)[1]\n'
+    assert element_codes(source) == ['def f(x):\n    return x.requires_grad\n\n\nout = torch.compile(f, backend="eager")(x)\n']
+
+
 def test_a_returned_tuple_read_at_one_index_at_every_call_returns_that_element():
     source = "def f(x):\n    if x:\n        return x, 1\n    return x + 1, 2\n\n\na = f(1)[1]\nb = f(0)[1]\n"
     assert element_codes(source) == ["def f(x):\n    if x:\n        return 1\n    return 2\n\n\na = f(1)\nb = f(0)\n"]

@@ -117,9 +117,10 @@ def _unpacking_sites(module: cst.Module, name: str, width: int, top) -> list[cst
 
 
 def _call_of(name: str) -> m.Call:
-    """A call of the function ``name``, or of ``torch.compile(name)``."""
+    """A call of the function ``name``, or of ``torch.compile(name, ...)`` (its options after it)."""
 
-    return m.Call(func=m.Name(name) | m.Call(func=TORCH_COMPILE, args=[m.Arg(value=m.Name(name))]))
+    compiled = m.Call(func=TORCH_COMPILE, args=[m.Arg(value=m.Name(name), keyword=None), m.ZeroOrMore(m.Arg(keyword=m.Name()))])
+    return m.Call(func=m.Name(name) | compiled)
 
 
 def _called_name(call: cst.Call) -> cst.CSTNode:
