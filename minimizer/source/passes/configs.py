@@ -13,7 +13,7 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates, replace_nodes
+from minimizer.source.cst_utils import TORCH_COMPILE, distinct_candidates, replace_nodes
 from minimizer.source.traversal import find_all
 
 __all__ = ["inline_argument_defaults", "inline_config_defaults"]
@@ -164,9 +164,6 @@ def _holders(module: cst.Module, name: str) -> set[str]:
     return holders
 
 
-_COMPILE = m.Attribute(value=m.Name("torch"), attr=m.Name("compile")) | m.Name("compile")
-
-
 def _parameters_given(module: cst.Module, name: str) -> list[tuple[cst.FunctionDef, str]]:
     """(function, parameter) for each module-level function named only where it is called, directly or
     compiled at once (`torch.compile(f)(...)`), whose every call gives `Cls(...)` in that parameter's place (a
@@ -177,7 +174,7 @@ def _parameters_given(module: cst.Module, name: str) -> list[tuple[cst.FunctionD
         if not isinstance(function, cst.FunctionDef):
             continue
         own = function.name.value
-        callee = m.Name(own) | m.Call(func=_COMPILE, args=[m.Arg(value=m.Name(own), keyword=None), m.ZeroOrMore()])
+        callee = m.Name(own) | m.Call(func=TORCH_COMPILE, args=[m.Arg(value=m.Name(own), keyword=None), m.ZeroOrMore()])
         calls = find_all(module, m.Call(func=callee))
         if not calls or len(find_all(module, m.Name(own))) != len(calls) + 1:  # the definition's own name
             continue
