@@ -342,6 +342,35 @@ def drop_requires_grad(case: GraphCase) -> Iterator[GraphCase]:
     yield from _all_then_each(case, plain)
 
 
+def merge_inputs(case: GraphCase) -> Iterator[GraphCase]:
+    """An input reads an earlier input of the same kind instead: one input where the removals left two alike.
+
+    Removing an operator makes its value an input (``x_1 + sigmoid(x)``); once the shapes have shrunk the two
+    are alike, and the program needs only one (``x + sigmoid(x)``). Latest input first.
+    """
+
+    tensors = [p for p in case.placeholders if p.meta[INPUT_SPEC].is_tensor]
+    for later_index in range(len(tensors) - 1, 0, -1):
+        later = tensors[later_index]
+        for earlier in tensors[:later_index]:
+            if _interchangeable(earlier.meta[INPUT_SPEC], later.meta[INPUT_SPEC]):
+                found = edit_case(case, lambda graph, a=earlier.name, b=later.name: _read_instead(graph, b, a))
+                if found is not None:
+                    yield found
+                break
+
+
+def _interchangeable(a: InputSpec, b: InputSpec) -> bool:
+    return (a.kind, a.shape, a.dtype, a.device, a.requires_grad, a.stride) == (
+        b.kind, b.shape, b.dtype, b.device, b.requires_grad, b.stride
+    )
+
+
+def _read_instead(graph: fx.Graph, name: str, stand_in: str) -> None:
+    nodes = {n.name: n for n in graph.nodes if n.op == "placeholder"}
+    nodes[name].replace_all_uses_with(nodes[stand_in])
+
+
 def _all_then_each(case: GraphCase, change: Callable[[InputSpec], InputSpec | None]) -> Iterator[GraphCase]:
     targets = [i for i, spec in enumerate(case.inputs) if change(spec) is not None]
     if len(targets) > 1:
@@ -368,6 +397,7 @@ GRAPH_PASSES: list[Callable[[GraphCase], Iterator[GraphCase]]] = [
     simplify_dtypes,
     parameters_to_inputs,
     drop_requires_grad,
+    merge_inputs,
     remove_single_nodes,
 ]
 

@@ -12,6 +12,7 @@ from minimizer.graph.passes import (
     GRAPH_PASSES,
     drop_outputs,
     graph_passes,
+    merge_inputs,
     parameters_to_inputs,
     remove_node_chunks,
     remove_single_nodes,
@@ -171,6 +172,14 @@ def test_parameters_become_plain_inputs(block_case):
     candidates = list(parameters_to_inputs(block_case))
     assert all(spec.kind == "input" for spec in candidates[0].inputs)
     assert "self." not in emit_script(candidates[0]).split("def forward")[1].split("model = Repro()")[0]
+
+
+def test_merge_inputs_reads_one_input_where_two_are_alike():
+    case = capture_case(lambda x, y, z: y + torch.sigmoid(x) * z, torch.randn(3), torch.randn(3), torch.randn(2, 3))
+    merged = list(merge_inputs(case))
+    assert [len(c.inputs) for c in merged] == [2]  # z is of another shape: only y reads x
+    (out,) = merged[0].gm(torch.ones(3), torch.ones(2, 3))
+    assert torch.allclose(out, 1 + torch.sigmoid(torch.ones(3)))
 
 
 def test_drop_outputs_only_for_several():
