@@ -27,7 +27,8 @@ class Outcome:
     compile_cache: CompileCacheStats = field(default_factory=CompileCacheStats)
     # One point per step that made the best repro smaller: what it cost to get that small.
     trajectory: list[dict] = field(default_factory=list)
-    # Tokens that stating the bug at the end (see minimizer.source.statement) added to the repro.
+    # Tokens the repro has past the step it was made from (``Statement.step``): the statement of the bug (see
+    # minimizer.source.statement) and the seed line that makes plain python draw what the oracles drew.
     stated_tokens: int = 0
     jobs: int = 1
     gpus: int = 0  # GPUs the candidates were spread over (see minimizer.runner.gpus)

@@ -102,10 +102,10 @@ class Session:
         confirmation = confirm_repro(self.runs, statement, pinned.target, report, best.history)
         fixed = passing_where_fixed(self.runs, best.history, confirmation.text, report, pinned.settings.limits)
         if fixed != confirmation.text:
-            statement = Statement(fixed, False, pinned.settings)
+            statement = Statement(fixed, False, pinned.settings, fixed)
             confirmation = confirm_repro(self.runs, statement, pinned.target, report, best.history)
         cost = plain_costs(self.runs, report.plain, confirmation.plain, confirmation.text, pinned.settings.limits)
-        return self._finish(best, statement, confirmation, unstated, cpu_started, cost)
+        return self._finish(best, statement, confirmation, cpu_started, cost)
 
     def _under_the_cheapest_backend(self, pinned: Pinned, report: CheckReport, best: BestSoFar) -> Pinned:
         """How candidates run: where the script takes Inductor's default and a cheaper backend shows the same bug
@@ -147,7 +147,6 @@ class Session:
         best: BestSoFar,
         statement: Statement,
         confirmation: Confirmation,
-        unstated: Size,
         cpu_started: float,
         cost: dict,
     ) -> Outcome:
@@ -165,7 +164,7 @@ class Session:
             statement.settings,
             cpu_started,
             after=written,
-            stated_tokens=written.tokens - unstated.tokens if statement.stated else 0,
+            stated_tokens=written.tokens - measure(format_source(statement.step)).tokens,
             final_fire_rate=(fired, len(confirmation.runs)),
             python={
                 "fails_as_claimed": confirmation.python_fails,

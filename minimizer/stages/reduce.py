@@ -219,9 +219,12 @@ def _reduce_launches(
 ) -> str:
     """The compared kernels' launches as a person writes them by hand, once every size is what it will be: one
     program over the elements (``source.passes.launches``), its block size bound (no other parameter: the line a
-    fix mends may read it), masks that fence nothing dropped; with how the values compared differ held, as for
-    the references."""
+    fix mends may read it), masks that fence nothing dropped, the one program's index (``row = 0``) inlined and
+    the arithmetic it leaves folded (``0 * 2 + cols`` -> ``cols``); with how the values compared differ held, as
+    for the references."""
 
+    from minimizer.source.passes.constants import fold_integer_arithmetic
+    from minimizer.source.passes.inline import inline_single_use_variables
     from minimizer.source.passes.kernels import drop_kernel_masks
     from minimizer.source.passes.known_shapes import fold_known_shapes
     from minimizer.source.passes.launches import block_sizes_only, launches_as_run
@@ -233,7 +236,8 @@ def _reduce_launches(
     one_program = launches_as_run(dict(failed.launch_grids) if failed is not None else {})
     return _reduce_with_difference_held(
         runs, text, target, settings, best, deadline, "kernel launches",
-        [fold_known_shapes, one_program, drop_kernel_masks, block_sizes_only(bind_constant_parameters)],
+        [fold_known_shapes, one_program, drop_kernel_masks, block_sizes_only(bind_constant_parameters),
+         inline_single_use_variables, fold_integer_arithmetic],
         subject="the compared kernels' launches", says="making each compared kernel's launch one program",
     )
 

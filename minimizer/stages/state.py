@@ -36,11 +36,13 @@ _STEPS_TRIED_FIRST = 6
 
 @dataclass
 class Statement:
-    """The repro the rule chose; ``stated``: its bug is stated as plain code; how it runs from now on."""
+    """The repro the rule chose; ``stated``: its bug is stated as plain code; how it runs from now on; ``step``:
+    the reduction's step it was made from (the best one, or an earlier one where the best had no place)."""
 
     text: str
     stated: bool
     settings: RunSettings
+    step: str
 
 
 def state_repro(
@@ -49,11 +51,12 @@ def state_repro(
     """The repro by the rule above, from ``best_text`` and the steps before it (``history``, oldest first)."""
 
     text, stated = state_the_bug(runs, best_text, target, settings)
+    step = best_text
     if not stated and can_be_stated(target.spec, target.signature):
-        text, stated = state_an_earlier_step(runs, history, text, target, settings)
+        text, stated, step = state_an_earlier_step(runs, history, text, target, settings)
     if not stated and target.spec != "script":
-        text = latest_step_python_fails(runs, history, text, report, settings)
-    return Statement(text, stated, stated_settings(settings, target) if stated else settings)
+        text = step = latest_step_python_fails(runs, history, text, report, settings)
+    return Statement(text, stated, stated_settings(settings, target) if stated else settings, step)
 
 
 def stated_settings(settings: RunSettings, target: Target) -> RunSettings:
@@ -80,10 +83,10 @@ def state_the_bug(runs: Runs, text: str, pinned: Target, settings: RunSettings) 
 
 def state_an_earlier_step(
     runs: Runs, history: list[str], best_text: str, target: Target, settings: RunSettings
-) -> tuple[str, bool]:
+) -> tuple[str, bool, str]:
     """When the bug cannot be stated in the best repro (its compiled call now sits where no statement can
     reach it), the latest of a few earlier steps where it can: a repro that plain python fails beats a
-    smaller one that needs minimizer to show its bug."""
+    smaller one that needs minimizer to show its bug. Returns the text, whether it is stated, and its step."""
 
     tried = 0
     for earlier in reversed(history[:-1]):
@@ -95,8 +98,8 @@ def state_an_earlier_step(
         text, stated = state_the_bug(runs, earlier, target, settings)
         if stated:
             runs.progress.message("stated the bug in an earlier, larger step: the last one had no place for it")
-            return text, True
-    return best_text, False
+            return text, True, earlier
+    return best_text, False, best_text
 
 
 def latest_step_python_fails(

@@ -313,8 +313,8 @@ def test_an_earlier_step_is_stated_when_the_last_has_no_place_for_the_statement(
     monkeypatch.setattr(stage, "state_the_bug", state)
     fake = SimpleNamespace(progress=SimpleNamespace(message=lambda _: None))
     target = Target("numerical", "numerical: float32 value")
-    text, stated = stage.state_an_earlier_step(fake, ["original", stateable, hidden], hidden, target, None)
-    assert stated and text == stateable + "# stated\n"
+    text, stated, step = stage.state_an_earlier_step(fake, ["original", stateable, hidden], hidden, target, None)
+    assert stated and text == stateable + "# stated\n" and step == stateable
     assert runs == [stateable]  # steps where no statement can be written cost no run
 
 

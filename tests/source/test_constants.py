@@ -191,3 +191,16 @@ def test_folding_keeps_the_value_python_computes(expression):
         folded = candidate.code.removeprefix("v = ").strip()
         if before[0] == "ok" and isinstance(before[1], int):
             assert value(folded) == before, (expression, folded)
+
+
+def test_identity_operations_fold_inside_a_kernel_only():
+    from minimizer.source.passes.constants import fold_integer_arithmetic
+
+    source = (
+        "@triton.jit\ndef k(x_ptr, out_ptr):\n    cols = tl.arange(0, 2)\n"
+        "    x = tl.load(x_ptr + 0 * 2 + cols)\n    tl.store(out_ptr + (cols - 0) * 1, x // 1 + 0.0)\n\n\n"
+        "out = x * 1\ny = 0 + x\n"
+    )
+    (code,) = [c.code for c in fold_integer_arithmetic(cst.parse_module(source))]
+    assert "tl.load(x_ptr + cols)" in code and "tl.store(out_ptr + (cols), x + 0.0)" in code
+    assert code.endswith("out = x * 1\ny = 0 + x\n")  # a copy outside a kernel may be written into

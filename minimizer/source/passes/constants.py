@@ -14,6 +14,7 @@ from libcst.helpers import get_full_name_for_node
 
 from minimizer.source.cst_utils import distinct_candidates, remove_nodes, replace_nodes
 from minimizer.source.traversal import find_all
+from minimizer.source.passes.kernels import KERNEL
 from minimizer.source.passes.literals import INTEGER_LITERAL
 
 __all__ = ["fold_integer_arithmetic", "remove_prints_and_logging", "simplify_float_constants"]
@@ -110,8 +111,9 @@ def fold_integer_arithmetic(module: cst.Module) -> Iterator[cst.Module]:
     """Yield `module` with integer arithmetic on literals computed (`-10 + 1` -> `-9`, `2 * 3 + 1` -> `7`,
     `triton.next_power_of_2(3)` -> `4`): one candidate, every foldable operation at once. `+`, `-`, `*`, `//`,
     `%` and `**` on small integer literals, and `max`, `min`, `abs`, `triton.next_power_of_2` and `triton.cdiv`
-    of them (unless the script binds such a name itself): what a shape or index computation leaves once its
-    names were inlined; the value is the same, only shorter."""
+    of them (unless the script binds such a name itself); inside a Triton kernel, an operation that gives back an
+    operand (`0 + offs`, `offs * 1`): what a shape or index computation leaves once its names were inlined (a
+    row of a one-program launch is `0`); the value is the same, only shorter."""
 
     rebound = _names_the_script_binds(module)
     folded = module.visit(_IntegerFolder({name for name in _FUNCTIONS if name.split(".")[0] not in rebound}))
@@ -131,16 +133,37 @@ def _names_the_script_binds(module: cst.Module) -> set[str]:
     return bound
 
 
+# Operations that give back one operand unchanged: `0 + offs`, `offs - 0`, `1 * x`, `x // 1`. Folded only inside a
+# Triton kernel, whose values are never aliased: outside one, `out = x * 1` is a copy the script may write into.
+_IDENTITIES = {
+    cst.Add: ("0", "0"),
+    cst.Subtract: (None, "0"),
+    cst.Multiply: ("1", "1"),
+    cst.FloorDivide: (None, "1"),
+}
+
+
 class _IntegerFolder(cst.CSTTransformer):
     def __init__(self, functions: set[str]):
         super().__init__()
         self.functions = functions
+        self.kernel_depth = 0
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.kernel_depth += m.matches(node, KERNEL)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        self.kernel_depth -= m.matches(original_node, KERNEL)
+        return updated_node
 
     def leave_BinaryOperation(self, original_node: cst.BinaryOperation, updated_node: cst.BinaryOperation):
+        left, right = updated_node.left, updated_node.right
         operate = _FOLDED.get(type(updated_node.operator))
-        if operate is None or not (m.matches(updated_node.left, INTEGER_LITERAL) and m.matches(updated_node.right, INTEGER_LITERAL)):
-            return updated_node
-        return _literal(operate(_integer(updated_node.left), _integer(updated_node.right)), updated_node)
+        if operate is not None and m.matches(left, INTEGER_LITERAL) and m.matches(right, INTEGER_LITERAL):
+            return _literal(operate(_integer(left), _integer(right)), updated_node)
+        if self.kernel_depth:
+            return _without_identity(updated_node)
+        return updated_node
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
         name = get_full_name_for_node(updated_node.func)
@@ -149,6 +172,14 @@ class _IntegerFolder(cst.CSTTransformer):
         if any(arg.keyword or arg.star or not m.matches(arg.value, INTEGER_LITERAL) for arg in updated_node.args):
             return updated_node
         return _literal(_FUNCTIONS[name](*(_integer(arg.value) for arg in updated_node.args)), updated_node)
+
+
+def _without_identity(node: cst.BinaryOperation) -> cst.BaseExpression:
+    left_identity, right_identity = _IDENTITIES.get(type(node.operator), (None, None))
+    for identity, literal, kept in ((right_identity, node.right, node.left), (left_identity, node.left, node.right)):
+        if identity is not None and m.matches(literal, cst.Integer(value=identity)):
+            return kept.with_changes(lpar=[*node.lpar, *kept.lpar], rpar=[*kept.rpar, *node.rpar])
+    return node
 
 
 def _literal(value: int | None, node: cst.BaseExpression) -> cst.BaseExpression:
