@@ -46,6 +46,9 @@ class ExceptionInfo:
     # The script's kernels each launched on one grid of one axis: (kernel, programs) pairs (see
     # ``oracles.kernel_launches.KernelLaunches.one_grids``).
     launch_grids: tuple = ()
+    # Whether the exception is the script's own check failing (an ``assert``, a ``raise`` or exit of the script, a
+    # checker's assertion; ``oracles.capture.failed_a_check``), not something crashing.
+    check: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -62,6 +65,7 @@ class ExceptionInfo:
             "evidence": self.evidence,
             "evidence_detail": self.evidence_detail,
             "launch_grids": [list(g) for g in self.launch_grids],
+            "check": self.check,
         }
 
     @classmethod

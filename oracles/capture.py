@@ -77,6 +77,7 @@ def exception_info(
         compared=compared, compared_values=values, compared_difference=differences, module_tensors=tensors,
         evidence=comparison.signature if comparison is not None else None,
         evidence_detail=comparison.describe() if comparison is not None else None,
+        check=failed_a_check(exc, statement, frame),
     )
 
 

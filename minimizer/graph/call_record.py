@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -84,7 +85,52 @@ def argument(value: Any, name: str = "value") -> Argument:
     if dataclasses.is_dataclass(value) and not isinstance(value, type) and type(value).__module__ == "__main__":
         fields = tuple((f.name, argument(getattr(value, f.name), f.name)) for f in dataclasses.fields(value) if f.init)
         return Argument("object", type(value).__qualname__, fields=fields)
+    built_with = value.__dict__.get(_BUILT_WITH) if isinstance(value, torch.nn.Module) else None
+    if built_with is not None:  # the script's own module, built again as the script built it
+        return Argument("object", type(value).__qualname__, fields=tuple((k, argument(v, k)) for k, v in built_with))
     return Argument("unknown", type(value).__qualname__)
+
+
+# Where a module of the script's own class keeps the arguments its ``__init__`` was called with.
+_BUILT_WITH = "_minimizer_built_with"
+
+
+def record_module_construction() -> None:
+    """Patch ``nn.Module.__init__`` in this process so each module of the script's own classes keeps the
+    arguments its class's ``__init__`` got (``Critic(obs_dim=6)``): a compiled method's ``self`` can then be
+    written back as the script built it. Read from the outermost ``__init__`` frame running for the module,
+    when it calls ``super().__init__()`` (before the body rebinds its parameters, as bodies rarely do)."""
+
+    real_init = torch.nn.Module.__init__
+
+    @functools.wraps(real_init)
+    def init(self: torch.nn.Module, *args: Any, **kwargs: Any) -> None:
+        real_init(self, *args, **kwargs)
+        if type(self).__module__ == "__main__":
+            try:
+                built_with = _init_arguments(self, sys._getframe(1))
+            except Exception:  # recording must never change what the script does
+                built_with = None
+            if built_with is not None:
+                self.__dict__[_BUILT_WITH] = built_with
+
+    torch.nn.Module.__init__ = init  # type: ignore[method-assign]
+
+
+def _init_arguments(module: torch.nn.Module, frame: Any) -> tuple[tuple[str, Any], ...] | None:
+    """The named arguments of the outermost ``__init__`` frame at or above ``frame`` running for ``module``;
+    ``None`` where there is none or it takes ``*args`` / ``**kwargs``."""
+
+    outermost = None
+    while frame is not None and frame.f_code.co_name == "__init__" and frame.f_locals.get("self") is module:
+        outermost, frame = frame, frame.f_back
+    if outermost is None:
+        return None
+    code = outermost.f_code
+    if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+        return None
+    names = code.co_varnames[1 : code.co_argcount + code.co_kwonlyargcount]
+    return tuple((name, outermost.f_locals[name]) for name in names)
 
 
 def recording_calls(

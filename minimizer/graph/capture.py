@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterator
 import torch
 import torch.fx as fx
 
-from minimizer.graph.call_record import RecordedCall, recording_calls
+from minimizer.graph.call_record import RecordedCall, record_module_construction, recording_calls
 from minimizer.graph.case import INPUT_SPEC, MAX_RECORDED_VALUES, CompileCall, GraphCase, InputSpec, propagate_shapes, tensor_spec
 from minimizer.runner.process import Job, RunSettings, SubprocessLauncher, supervise
 from minimizer.runner.run_folder import job_env, prepare_run_folder
@@ -193,6 +193,8 @@ def install_capture(sink: Callable[[CapturedGraph], None], calls: Callable[[Reco
     compile.__doc__ = real_compile.__doc__
     torch.compile = compile  # type: ignore[assignment]
     OptimizeThroughCompile().install_through(compile)  # the script's `torch._dynamo.optimize(backend)(f)` too
+    if calls is not None:
+        record_module_construction()  # a compiled method's `self`, written back as the script built it
 
 
 # -- parent side -----------------------------------------------------------------------------------------

@@ -83,15 +83,16 @@ def shown_by_a_graph(target: Target) -> bool:
 
 def _shown_by_a_call(target: Target) -> bool:
     """Whether a lifted program, which calls the compiled callable and compares it with eager, can show the bug.
-    Not eager raising (a reverse crash raises on both sides), nor a script failing by anything but a failed
-    assert (``autograd.grad`` raising after the call, say, fails outside the call)."""
+    Not eager raising (a reverse crash raises on both sides), nor a script failing by anything but a check of
+    its own (``autograd.grad`` raising after the call, say, fails outside the call; ``if not ok: raise`` is a
+    check, as an assert is)."""
 
     spec, signature = target.spec, target.signature
     if spec in _NOT_IN_A_GRAPH:
         return False
     if spec == "crash":
         return not signature.startswith(EAGER_RAISED)
-    return spec != "script" or signature.startswith("AssertionError")
+    return spec != "script" or signature.startswith("AssertionError") or target.by_a_check
 
 
 def _in_dynamo_tracing(signature: str) -> bool:

@@ -36,11 +36,15 @@ class Target:
     ``own_failure``: how the original ended under plain python (its own check failing). A candidate whose
     compiled call no statement can reach (see ``StatementPlace``) must still end so: the bug could not be stated
     in its repro, which would then fail under plain python only if its own check still did.
+
+    ``by_a_check``: the original failed by a check of its own in every run (an ``assert``, ``if not ok: raise``,
+    ``sys.exit(1)``), not by something raising: a lifted comparison of the compiled call can stand for it.
     """
 
     spec: str
     signature: str
     own_failure: str | None = None
+    by_a_check: bool = False
 
     def shown_by(self, result: RunResult, *, stated: bool = False, text: str | None = None) -> bool:
         """Whether a run shows this bug (``stated``: by a repro that states it, see ``shows_bug``); with the
@@ -82,7 +86,7 @@ def pin(runs: Runs, report: CheckReport) -> Pinned:
     precheck = not (sig.startswith("crash: eager raised") or sig.endswith(ALSO_WITHOUT_COMPILE))
     finding = hold_to_one_compiled_target(runs, finding, report)
     settings = dataclasses.replace(runs.settings((finding.spec,), timeout), eager_precheck=precheck)
-    target = Target(finding.spec, finding.signature, own_failure_to_keep(report, finding))
+    target = Target(finding.spec, finding.signature, own_failure_to_keep(report, finding), _by_a_check(report))
     runs.cost_bound = CostBound.of(report.runs)
     if target.own_failure is not None and not has_place(runs.source):
         runs.progress.message(
@@ -111,6 +115,12 @@ def _time_limit(runs: Runs, finding: OracleFinding, report: CheckReport) -> floa
     timeout = max(r.seconds for r in report.runs)
     runs.progress.message(f"every candidate that still hangs takes {timeout:.0f} s; a smaller --timeout makes this faster")
     return timeout
+
+
+def _by_a_check(report: CheckReport) -> bool:
+    """Whether every oracle run of the original ended with a check of the script's own failing."""
+
+    return bool(report.runs) and all(run.exception is not None and run.exception.check for run in report.runs)
 
 
 def own_failure_to_keep(report: CheckReport, pinned: OracleFinding) -> str | None:

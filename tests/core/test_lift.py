@@ -122,3 +122,10 @@ def test_a_module_level_call_of_a_library_model_is_lifted_when_its_graphs_hold_f
     assert not lives_elsewhere(LIBRARY_MODEL, None, NUMERICAL)  # not measured
     assert not lives_elsewhere(LIBRARY_MODEL, 180, Target("inplace", "inplace: x"))  # no graph shows it
 
+
+
+def test_a_raise_of_the_scripts_own_check_is_lifted_as_an_assert_is():
+    text = SHAPES["a training function rebinding a module-level helper"]
+    raised = "RuntimeError: epoch N: bootstrapped targets still require grad [only under torch.compile]"
+    assert is_buried(text, Target("script", raised, by_a_check=True))  # `if not stats[...]: raise ...`
+    assert not is_buried(text, Target("script", raised))  # raised by something the script called

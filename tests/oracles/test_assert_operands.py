@@ -84,3 +84,16 @@ def test_an_assert_that_calls_a_helper_returning_a_comparison_reads_as_that_comp
     assert read("close(out, ref)") == read("math.isclose(out, ref, rel_tol=1e-3)")
     assert read("close(out, ref)") == "AssertionError: assert math.isclose(out, ref, rel_tol=0.001)"
     assert read("loose(out, ref)") == "AssertionError: assert loose(out, ref)"  # a default it leaves: read as written
+
+
+def test_a_raise_or_an_assert_of_the_script_is_its_check_a_crash_in_what_it_calls_is_not(tmp_path):
+    script = tmp_path / "checks.py"
+    for body, expected in (
+        ("stats = {'detached': False}\nif not stats['detached']:\n    raise RuntimeError('targets require grad')\n", True),
+        ("assert 1 > 2\n", True),
+        ("import math\nmath.sqrt(-1)\n", False),
+    ):
+        script.write_text(body)
+        with pytest.raises(Exception) as caught:
+            runpy.run_path(str(script), run_name="__main__")
+        assert exception_info(caught.value, str(script)).check is expected, body

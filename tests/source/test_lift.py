@@ -188,3 +188,30 @@ def test_the_one_bool_inside_what_a_call_returned_is_recorded_where_it_sits():
     call = dataclasses.replace(sunk[1], target="target", module="__main__")
     program = lifted_program("import torch\n\n\n" + "def target(x):\n    return x\n", call, check=True)
     assert program.rstrip().endswith("(x)[1]['attached']\nassert not out")
+
+
+def test_a_module_of_the_scripts_own_class_is_recorded_as_the_script_built_it(monkeypatch):
+    from minimizer.graph.call_record import record_module_construction
+
+    monkeypatch.setattr(torch.nn.Module, "__init__", torch.nn.Module.__init__)  # restored after the test
+    record_module_construction()
+
+    class Critic(torch.nn.Module):
+        __module__, __qualname__ = "__main__", "Critic"  # as the script's top-level class
+
+        def __init__(self, obs_dim, hidden=32):
+            super().__init__()
+            self.net = torch.nn.Linear(obs_dim, hidden)
+
+    class Loose(torch.nn.Module):
+        __module__ = "__main__"
+
+        def __init__(self, *layers):
+            super().__init__()
+
+    built = argument(Critic(6))
+    assert built == Argument("object", "Critic", fields=(("obs_dim", Argument("literal", "6")), ("hidden", Argument("literal", "32"))))
+    assert argument(Loose()).kind == "unknown" and argument(torch.nn.Linear(1, 1)).kind == "unknown"
+    script = "import torch\n\n\nclass Critic(torch.nn.Module):\n    def targets(self, x):\n        return x\n"
+    call = RecordedCall("Critic.targets", "__main__", (built, FEATURES), (), CompileCall(backend="aot_eager"))
+    assert "out = torch.compile(targets, backend='aot_eager')(Critic(obs_dim=6, hidden=32), x)" in lifted_program(script, call, check=False)
