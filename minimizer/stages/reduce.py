@@ -224,7 +224,7 @@ def _reduce_launches(
     for the references."""
 
     from minimizer.source.passes.constants import fold_integer_arithmetic
-    from minimizer.source.passes.inline import inline_single_use_variables
+    from minimizer.source.passes.inline import inline_literal_names
     from minimizer.source.passes.kernels import drop_kernel_masks
     from minimizer.source.passes.known_shapes import fold_known_shapes
     from minimizer.source.passes.launches import block_sizes_only, launches_as_run
@@ -237,7 +237,7 @@ def _reduce_launches(
     return _reduce_with_difference_held(
         runs, text, target, settings, best, deadline, "kernel launches",
         [fold_known_shapes, one_program, drop_kernel_masks, block_sizes_only(bind_constant_parameters),
-         inline_single_use_variables, fold_integer_arithmetic],
+         inline_literal_names, fold_integer_arithmetic],
         subject="the compared kernels' launches", says="making each compared kernel's launch one program",
     )
 

@@ -194,3 +194,11 @@ def test_a_module_constant_is_replaced_in_the_functions_that_read_it():
     rebound = code + "\n\ndef g():\n    global WIDTH\n    WIDTH = 8\n"
     assert all("x[:4]" not in c for c in candidate_codes(rebound))
     assert all("x[:4]" not in c for c in candidate_codes(code + "WIDTH = 8\n"))
+
+
+def test_only_names_bound_to_literals_are_inlined_where_lines_must_stay():
+    from minimizer.source.passes.inline import inline_literal_names
+
+    code = "def k(x_ptr):\n    row = 0\n    out = x + res\n    tl.store(x_ptr + row * 2, out)\n"
+    (candidate,) = [c.code for c in inline_literal_names(cst.parse_module(code))]
+    assert candidate == "def k(x_ptr):\n    out = x + res\n    tl.store(x_ptr + 0 * 2, out)\n"  # `out = x + res` stays

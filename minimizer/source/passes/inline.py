@@ -19,7 +19,7 @@ from libcst.metadata import Assignment, FunctionScope, GlobalScope, Scope, Scope
 from minimizer.source.cst_utils import distinct_candidates, metadata, replace_nodes
 from minimizer.source.traversal import find_all, parent_map
 
-__all__ = ["inline_single_use_variables"]
+__all__ = ["inline_literal_names", "inline_single_use_variables"]
 
 # Slots that hold a whole expression, where even `a + b` or `x if c else y` needs no parentheses.
 _WHOLE_EXPRESSION_SLOT = (
@@ -56,8 +56,18 @@ def inline_single_use_variables(module: cst.Module) -> Iterator[cst.Module]:
     return distinct_candidates(module, _inline_candidates(module))
 
 
-def _inline_candidates(module: cst.Module) -> Iterator[cst.Module]:
+def inline_literal_names(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with one name bound to a literal (`row = 0`, `eps = 0.0`) replaced at every read that sees
+    the binding, as ``inline_single_use_variables`` does; nothing else is inlined (a line that computes stays a
+    line: a fix may mend it)."""
+
+    return distinct_candidates(module, _inline_candidates(module, literals_only=True))
+
+
+def _inline_candidates(module: cst.Module, literals_only: bool = False) -> Iterator[cst.Module]:
     for inlining in _find_inlinings(module):
+        if literals_only and not m.matches(inlining.value, _LITERAL):
+            continue
         replacements: dict[cst.CSTNode, cst.CSTNode | cst.RemovalSentinel] = {inlining.statement: cst.RemovalSentinel.REMOVE}
         replacements.update({read: _fitted(inlining.value, parent, read) for read, parent in inlining.reads})
         yield replace_nodes(module, replacements)
