@@ -24,6 +24,7 @@ _MOST_ELEMENTS = 1 << 16
 # Factories whose values are not drawn: memory as it was left.
 _UNDRAWN = frozenset({"empty", "empty_like", "empty_strided"})
 FROM_OTHER_DATA = " from other data"
+THROUGH_OTHER_DATA = " through other data"
 
 
 class DrawsFollower:
@@ -56,7 +57,9 @@ class DrawsFollower:
 
 def from_other_data(operands: tuple[Operand, ...], values: tuple, writes: Any, follower: DrawsFollower) -> tuple:
     """``operands`` with each reference computed from none of the draws a compared kernel's launch was given
-    marked ``from other data``; where either side's draws are not known, as they were."""
+    marked ``from other data``, and each value computed from a kernel's output through draws that neither the
+    launch nor the reference read (a fresh layer on the kernel's side only) marked ``through other data``;
+    where either side's draws are not known, as they were."""
 
     written = [writes.writer_of(v) is not None for v in values]
     # A kernel's output itself, or a value computed from it (`out.exp().sum()`): what its launches read.
@@ -67,11 +70,22 @@ def from_other_data(operands: tuple[Operand, ...], values: tuple, writes: Any, f
     )
     if not launched:
         return operands
+    by_kernel = [w or bool(k) for w, k in zip(written, computed)]
+    references = frozenset().union(*(follower.of([v]) for v, k in zip(values, by_kernel) if not k))
     marked = []
-    for operand, value, by_kernel in zip(operands, values, (w or bool(k) for w, k in zip(written, computed))):
-        drawn = frozenset() if by_kernel else follower.of([value])
-        other = drawn and not drawn & launched
-        marked.append(Operand(operand.origin + FROM_OTHER_DATA, operand.described) if other else operand)
+    for operand, value, kernel_side, computed_from_output in zip(operands, values, by_kernel, computed):
+        drawn = follower.of([value])
+        if not kernel_side:
+            other = drawn and not drawn & launched
+            marked.append(Operand(operand.origin + FROM_OTHER_DATA, operand.described) if other else operand)
+            continue
+        # The kernel's output went on through values the reference never saw (a layer of its own after the
+        # kernel, where the reference's path has another or none): what is compared is no longer the same function
+        # on both sides, whatever the operations are called.
+        overwritten = frozenset().union(*(writes.draws_overwritten_by(k) for k in computed_from_output))
+        after = drawn - launched - overwritten if computed_from_output else frozenset()
+        through = after and references and not after <= references
+        marked.append(Operand(operand.origin + THROUGH_OTHER_DATA, operand.described) if through else operand)
     return tuple(marked)
 
 

@@ -41,6 +41,7 @@ class KernelWrites:
         self.writes_noted = 0  # how many writes were noted so far; with `_last_noted`, which kernels wrote since
         self._last_noted: dict[str, int] = {}
         self._drawn: dict[str, frozenset] = {}  # kernel -> the draws its launches read
+        self._overwritten: dict[str, frozenset] = {}  # kernel -> the draws of what its launches wrote over
 
     def note_parameters(self, kernel: str, written: list[str]) -> None:
         """``kernel`` wrote through its parameters named ``written`` in a launch."""
@@ -135,6 +136,17 @@ class KernelWrites:
 
         known = self._entry(value)
         return known.draws if known is not None else frozenset()
+
+    def note_overwritten(self, kernel: str, draws: frozenset) -> None:
+        """A launch of ``kernel`` wrote into tensors computed from ``draws`` (``out = x * 1`` as its buffer)."""
+
+        self._overwritten[kernel] = self._overwritten.get(kernel, frozenset()) | draws
+
+    def draws_overwritten_by(self, kernel: str) -> frozenset:
+        """The draws of what ``kernel``'s launches wrote over: a value computed from its output still carries them
+        (the draws follow torch's operations, which the launch's stores do not change), though it read none."""
+
+        return self._overwritten.get(kernel, frozenset())
 
     def draws_read_by(self, kernel: str) -> frozenset:
         """The draws the tensors ``kernel``'s launches read came from (what a value computed from its output, a

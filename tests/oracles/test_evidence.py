@@ -774,3 +774,29 @@ def test_a_kernel_that_writes_part_of_its_output_is_another_comparison(tmp_path)
     whole, part = _script_verdicts(tmp_path, *(PART_WRITTEN.format(columns=c) for c in (2, 1)))
     assert "[evidence: > of kernel scale_kernel then abs+add+max+sub against add, number]" in whole.signature
     assert "[evidence: > of kernel scale_kernel writing part of its output then abs+add+max+sub" in part.signature
+
+
+def test_a_kernels_output_measured_through_a_layer_the_reference_never_saw_is_another_comparison():
+    # check_max_error_loop_kernel with the fused and reference paths of `tabular_net(x, fused=...)` apart: a step
+    # dropped fc2 from the reference's side only and put a fresh `nn.Linear(1, 1)` on the kernel's; the
+    # operations read alike (`then linear`), the weights do not.
+    pytest.importorskip("triton")
+
+    def compared(kernel_side_layer):
+        with following_kernels() as (writes, recorder):
+            torch.manual_seed(0)
+            fc1, fc2, h_out = torch.nn.Linear(2, 1), torch.nn.Linear(1, 1), torch.empty(1)
+            h = fc1(torch.ones(2))
+            writes.note(h_out, "leaky_relu_kernel", draws=draws_of([h]))
+            writes.note_overwritten("leaky_relu_kernel", draws_of([h_out]))
+            with recorder.aside():  # the kernel's store, which no torch operation makes
+                h_out.fill_(0.5)
+            layer = {"fc2": fc2, "fresh": torch.nn.Linear(1, 1), "none": None}[kernel_side_layer]
+            fused = layer(h_out) if layer is not None else h_out
+            reference = fc2(torch.nn.functional.leaky_relu(h, 0.1))
+            assert not bool(torch.allclose(fused, reference))
+        return [c.signature for c in recorder.comparisons][0]
+
+    assert "through other data" not in compared("fc2")  # the same layer on both sides
+    assert "then linear" in compared("fresh") and "through other data" in compared("fresh")
+    assert "through other data" not in compared("none")
