@@ -35,8 +35,11 @@ def test_a_keyword_flag_a_negated_test_and_an_else_branch_are_read():
 
 def test_the_default_decides_where_the_call_passes_no_flag():
     code = "def f(x, ref=True):\n    if ref:\n        return x.sum()\n    return k(x)\nprint(f(a), f(a, ref=False))\n"
-    # `a.sum()` is longer than `f(a)`: no step; `k(a)` is shorter than `f(a, ref=False)`.
-    assert candidates(code) == ["def f(x, ref=True):\n    if ref:\n        return x.sum()\n    return k(x)\nprint(f(a), k(a))\n"]
+    # Both at once lose the helper; alone, `a.sum()` is longer than `f(a)`: no step; `k(a)` is shorter than
+    # `f(a, ref=False)`.
+    assert candidates(code) == [
+        "print(a.sum(), k(a))\n", "def f(x, ref=True):\n    if ref:\n        return x.sum()\n    return k(x)\nprint(f(a), k(a))\n"
+    ]
 
 
 def test_helpers_that_do_more_than_decide_and_return_are_left():
@@ -73,3 +76,22 @@ def test_a_computed_argument_read_once_where_the_flag_leads_is_substituted():
     assert found.endswith("ok = close(head(x * 0.5), x * 0.5 * scale + shift)\n")
     twice = HELPER.replace("return h * scale + shift", "return h * scale + h") + "ok = close(head(x), head(x * 0.5, False))\n"
     assert candidates(twice) == []  # `x * 0.5` would be computed twice
+
+
+def test_a_conditional_expression_on_the_flag_is_decided_and_every_call_inlined_at_once_drops_the_helper():
+    # check_max_error_loop_kernel: `tabular_net(batch)` against `tabular_net(batch, False)`, the flag deciding
+    # inside the return. Written out alone, either call is longer than it; both at once lose the helper.
+    code = (
+        "def net(x, fused=True):\n    h = fc1(x)\n    return fc2(act(h) if fused else F.leaky_relu(h, 0.1))\n"
+        "assert (net(batch) - net(batch, False)).abs().max() < 1e-5\n"
+    )
+    assert candidates(code) == ["assert (fc2(act(fc1(batch))) - fc2(F.leaky_relu(fc1(batch), 0.1))).abs().max() < 1e-5\n"]
+
+
+def test_every_call_at_once_computes_the_same():
+    code = (
+        "def fc(x):\n    return x * 2\ndef net(x, fused=True):\n    h = fc(x)\n    return h + 1 if fused else h - 1\n"
+        "result = (net(3), net(3, False))\n"
+    )
+    reduced = greedy_reduce(code, inline_flag_calls, runs_and_computes("result", (7, 5)))
+    assert "def net" not in reduced

@@ -51,9 +51,10 @@ def inline_flag_calls(module: cst.Module) -> Iterator[cst.Module]:
     body (after a docstring) reads, statement by statement, as: `if p:` / `if not p:` on a parameter the call
     binds to `True`, `False` or `None` (by argument or default), which picks a branch; `name = value` where the
     value is a name or literal, or the name is read once by what runs after (a branch not taken reads
-    nothing); then `return EXPR`. At least one such `if` is
-    decided. Nothing is inlined where the call's scope binds a name the expression reads from the module. The
-    helper stays for its other calls, and goes where this was its only one.
+    nothing); then `return EXPR`, where `a if p else b` on such a flag is decided too. At least one such `if`
+    or `a if p else b` is decided. Nothing is inlined where the call's scope binds a name the expression reads
+    from the module. The helper stays for its other calls, and goes where this was its only one; where every
+    call is decided, all of them at once is the first candidate.
     """
 
     return distinct_candidates(module, _flag_inlinings(module))
@@ -70,13 +71,19 @@ def _flag_inlinings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
         if len(assignments) != 1:
             continue
         references = [access.node for assignment in assignments for access in assignment.references]
+        inlined: dict = {}
         for call in find_all(module, m.Call()):
             if not any(call.func is reference for reference in references):  # type: ignore[attr-defined]
                 continue
             value = _returned_at(function, call, scopes)  # type: ignore[arg-type]
-            if value is None:
-                continue
-            placed = value if isinstance(parents.get(call), _BARE_PLACES) else as_operand(value)
+            if value is not None:
+                inlined[call] = value if isinstance(parents.get(call), _BARE_PLACES) else as_operand(value)
+        if len(inlined) == len(references) > 1:
+            # Every call decided (`net(x)` against `net(x, False)`): each written out alone is longer than its
+            # call while the helper stays for the other, all of them at once lose the helper.
+            everywhere = {**inlined, function: cst.RemovalSentinel.REMOVE}
+            yield lambda r=everywhere: _no_larger(module, replace_nodes(module, r))
+        for call, placed in inlined.items():
             replacements: dict = {call: placed}
             if len(references) == 1:
                 replacements[function] = cst.RemovalSentinel.REMOVE
@@ -125,15 +132,16 @@ def _returned_at(function: cst.FunctionDef, call: cst.Call, scopes) -> Optional[
             continue
         small = _only_small_statement(statement)
         if isinstance(small, cst.Return) and small.value is not None:
-            if not decided:
+            value, chosen = _decided_expressions(small.value, values, parameters)
+            if not decided + chosen:
                 return None
-            returned = bind_names(small.value, values)
-            reads = {name.value for name in m.findall(small.value, m.Name())} - set(values)
+            returned = bind_names(value, values)
+            reads = {name.value for name in m.findall(value, m.Name())} - set(values)
             if reads & _assigned_names(function):
                 return None  # a local the branches not taken would have bound
             if returned is None or any(binds_locally(scopes.get(call), name) for name in reads):
                 return None
-            walked.append(small.value)
+            walked.append(value)
             if any(sum(len(m.findall(read, m.Name(name))) for read in walked) > 1 for name in computed):
                 return None  # substituted, it would be computed twice
             return returned
@@ -147,12 +155,30 @@ def _returned_at(function: cst.FunctionDef, call: cst.Call, scopes) -> Optional[
     return None
 
 
-def _decided_branch(
-    statement: cst.If, values: dict[str, cst.BaseExpression], parameters: set[str]
-) -> Optional[Sequence[cst.BaseStatement]]:
-    """The statements ``if p:`` / ``if not p:`` runs, ``p`` a parameter bound to a literal flag; None otherwise."""
+def _decided_expressions(
+    value: cst.BaseExpression, values: dict[str, cst.BaseExpression], parameters: set[str]
+) -> tuple[cst.BaseExpression, int]:
+    """``value`` with each ``a if p else b`` on a flag parameter replaced by the side it takes, and how many."""
 
-    test, negated = statement.test, False
+    chosen = 0
+
+    class Decide(cst.CSTTransformer):
+        def leave_IfExp(self, original: cst.IfExp, updated: cst.IfExp) -> cst.BaseExpression:
+            nonlocal chosen
+            taken = _flag_value(updated.test, values, parameters)
+            if taken is None:
+                return updated
+            chosen += 1
+            return as_operand(updated.body if taken else updated.orelse)
+
+    decided = value.visit(Decide())
+    return decided, chosen  # type: ignore[return-value]
+
+
+def _flag_value(test: cst.BaseExpression, values: dict[str, cst.BaseExpression], parameters: set[str]) -> Optional[bool]:
+    """What ``p`` / ``not p`` is, ``p`` a parameter bound to a literal flag; None otherwise."""
+
+    negated = False
     if m.matches(test, m.UnaryOperation(operator=m.Not())):
         test, negated = test.expression, True  # type: ignore[attr-defined]
     if not isinstance(test, cst.Name) or test.value not in parameters:
@@ -160,7 +186,18 @@ def _decided_branch(
     flag = values.get(test.value)
     if not isinstance(flag, cst.Name) or flag.value not in _FLAGS:
         return None
-    if _FLAGS[flag.value] != negated:
+    return _FLAGS[flag.value] != negated
+
+
+def _decided_branch(
+    statement: cst.If, values: dict[str, cst.BaseExpression], parameters: set[str]
+) -> Optional[Sequence[cst.BaseStatement]]:
+    """The statements ``if p:`` / ``if not p:`` runs, ``p`` a parameter bound to a literal flag; None otherwise."""
+
+    taken = _flag_value(statement.test, values, parameters)
+    if taken is None:
+        return None
+    if taken:
         return list(statement.body.body)
     orelse = statement.orelse
     if orelse is None:
