@@ -25,6 +25,8 @@ SPREAD = "spread"
 # A kernel's output combined with a value that differs from it where the kernel wrote nothing (`out - ref`, `out`
 # partly `torch.ones`): what is measured then is the buffer, not the kernel.
 UNWRITTEN = "unwritten"
+# A kernel's output measured after going through draws its reference never read (``oracles.draws``).
+THROUGH_OTHER = "through other data"
 # Checks that fail on two shapes whatever the values (the others broadcast: ``spread`` tells that), and how a
 # comparison of two shapes by one of them is marked.
 STRICT_SHAPES = ("assert_close", "equal", "np.testing.")
@@ -168,11 +170,12 @@ def origin_text(origin: frozenset) -> str:
     """``kernel k then add+mul against leaky_relu(negative_slope=0.1)+sub``: the suspects, the operations a
     kernel's output went through (``THEN``), then what they were measured against."""
 
-    suspects = sorted(o for o in origin if not o.startswith((AGAINST, THEN)) and o not in (SPREAD, UNWRITTEN))
+    suspects = sorted(o for o in origin if not o.startswith((AGAINST, THEN)) and o not in (SPREAD, UNWRITTEN, THROUGH_OTHER))
     then = sorted(o.removeprefix(THEN) for o in origin if o.startswith(THEN))
     against = sorted(o.removeprefix(AGAINST) for o in origin if o.startswith(AGAINST))
     spread = " spread by broadcasting" if SPREAD in origin else ""
     spread += ", differing where it did not write" if UNWRITTEN in origin else ""
+    spread += f" {THROUGH_OTHER}" if THROUGH_OTHER in origin else ""
     after = f" then {'+'.join(then)}" if then else ""
     return "+".join(suspects) + after + spread + (f" against {'+'.join(against)}" if against else "")
 

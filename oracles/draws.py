@@ -35,6 +35,15 @@ class DrawsFollower:
 
         self._of: Any = torch.utils.weak.WeakIdKeyDictionary()
 
+    @classmethod
+    def watching(cls, writes: Any) -> DrawsFollower:
+        """A follower that ``writes`` (``oracles.kernel_writes.KernelWrites``) asks what a launch wrote over."""
+
+        follower = cls()
+        if writes is not None:
+            writes.follower = follower
+        return follower
+
     def follow(self, name: str, factory: bool, args: tuple, kwargs: dict, results: list[Any]) -> None:
         """``results`` computed by ``name``: a factory's are a draw of their own; an operation's come from the
         draws of its arguments (an in-place one adds them to what its target came from)."""
@@ -87,6 +96,21 @@ def from_other_data(operands: tuple[Operand, ...], values: tuple, writes: Any, f
         through = after and references and not after <= references
         marked.append(Operand(operand.origin + THROUGH_OTHER_DATA, operand.described) if through else operand)
     return tuple(marked)
+
+
+def measured_through_other_data(
+    suspects: list[Any], references: list[Any], origin: frozenset, writes: Any, follower: DrawsFollower
+) -> bool:
+    """Whether values computed from kernels' outputs (``suspects``, of ``origin``), met with ``references`` in one
+    operation (``ours - ref``), went through draws that neither the kernels' launches nor the references were
+    computed from: a layer of their own on the kernel's side only."""
+
+    if writes is None or not suspects or not references:
+        return False
+    kernels = {o.split()[1].partition("(")[0] for o in origin if o.startswith("kernel ") and len(o.split()) > 1}
+    launched = frozenset().union(*(writes.draws_read_by(k) | writes.draws_overwritten_by(k) for k in kernels))
+    after, seen = follower.of(suspects) - launched, follower.of(references)
+    return bool(after and seen and not after <= seen)
 
 
 def _digest(tensor: Any) -> str | None:

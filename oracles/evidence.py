@@ -28,17 +28,16 @@ from oracles.compared import digest_of, marked_where_unwritten
 from oracles.compared import differs_where_unwritten as _unwritten_differ
 from oracles.arguments import shallow as _shallow
 from oracles.arguments import tensors_in as _tensors_in
-from oracles.draws import DrawsFollower, from_other_data
+from oracles.draws import DrawsFollower, from_other_data, measured_through_other_data
 from oracles.library_checks import patch_checks, unpatch_checks
 from oracles.operation_names import (
     AUTOGRAD, COMPARISONS, ELEMENT_WISE, FACTORIES, NUMBERS, TRUTH, WHOLE, in_place, operation_name,
 )
 from oracles.settings import operation_settings
 from oracles.comparison import (
-    AGAINST, COMPARED, COMPILED, INPUT, NUMBER, OTHER, SPREAD, STRICT_SHAPES, THEN, UNLIKE_SHAPES, UNWRITTEN, Comparison,
-    Operand, TracedFloat, described,
-    launched_operations, measured_operations, spread_where_broadcast, without_common,
-    largest_difference, origin_text,
+    AGAINST, COMPARED, COMPILED, INPUT, NUMBER, OTHER, SPREAD, STRICT_SHAPES, THEN, THROUGH_OTHER, UNLIKE_SHAPES,
+    UNWRITTEN, Comparison, Operand, TracedFloat, described, launched_operations, measured_operations,
+    spread_where_broadcast, without_common, largest_difference, origin_text,
 )
 
 __all__ = ["EVIDENCE_MARK", "Comparison", "EvidenceRecorder", "TracedFloat", "aside", "shows_evidence"]
@@ -94,7 +93,7 @@ class EvidenceRecorder:
         # ... and tensor -> the operations that computed the tensors a kernel was given that it was computed from.
         self._reads_launch: Any = torch.utils.weak.WeakIdKeyDictionary()
         self._array_ops: dict[int, tuple[Any, frozenset]] = {}  # id(ndarray) -> (weak ref, operations), no suspect's
-        self._draws = DrawsFollower()  # where the script has Triton kernels: what each tensor was drawn from
+        self._draws = DrawsFollower.watching(writes)  # where the script has Triton kernels: what each tensor was drawn from
         self._alike = AlikeSteps(writes.writer_of if writes is not None else lambda _: None)  # ... and its source
         self.comparisons: list[Comparison] = []
         self._mode: Any = None
@@ -499,12 +498,13 @@ class EvidenceRecorder:
         and its reference to one number (``(ours - ref).abs().max() < tol``) is compared with a plain number; what it
         was measured against is part of what the check compares (a reference that lost its slope is another)."""
 
-        found: set[str] = set()
-        for value in _shallow(args, kwargs):
-            if hasattr(value, "untyped_storage") and not self.origin_of(value):
-                # What the kernel was given is a reference still (`out - shift`), not more of its own output.
-                given = {INPUT} if self._given_to_the_suspect(value) else set()
-                found |= {AGAINST + o for o in given or self._ops.get(value, set()) | self._reads_launch.get(value, set())}
+        tensors = [v for v in _shallow(args, kwargs) if hasattr(v, "untyped_storage")]
+        ours, others = [v for v in tensors if self.origin_of(v)], [v for v in tensors if not self.origin_of(v)]
+        through = measured_through_other_data(ours, others, self._origin_of_arguments(args, kwargs), self._writes, self._draws)
+        found = {THROUGH_OTHER} if through else set()
+        for value in others:  # what the kernel was given is a reference still (`out - shift`), not more of its output
+            given = {INPUT} if self._given_to_the_suspect(value) else set()
+            found |= {AGAINST + o for o in given or self._ops.get(value, set()) | self._reads_launch.get(value, set())}
         return frozenset(found)
 
     def _pending_of(self, args: tuple) -> Any:

@@ -150,7 +150,6 @@ class KernelLaunches:
         launch = (f"({settings})" if settings else "") + (f" of {'+'.join(sorted(computed_by))}" if computed_by else "")
         for tensor, unchanged in written:
             self.writes.note(tensor, fn.__name__, unchanged, launch, drawn, stores_known=accesses is not None)
-        self.writes.note_overwritten(fn.__name__, draws_of([t for t, _ in written]))
         if written and fn.__name__ not in self.kernels:
             self.kernels.append(fn.__name__)
         return result

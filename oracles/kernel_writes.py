@@ -42,6 +42,7 @@ class KernelWrites:
         self._last_noted: dict[str, int] = {}
         self._drawn: dict[str, frozenset] = {}  # kernel -> the draws its launches read
         self._overwritten: dict[str, frozenset] = {}  # kernel -> the draws of what its launches wrote over
+        self.follower: Any = None  # the draws follower of the evidence recorder watching (``oracles.draws``)
 
     def note_parameters(self, kernel: str, written: list[str]) -> None:
         """``kernel`` wrote through its parameters named ``written`` in a launch."""
@@ -74,6 +75,10 @@ class KernelWrites:
             stores_known = stores_known and known.stores_known
         self._keep(tensor, kernel, unchanged, launch, draws, stores_known)
         self._drawn[kernel] = self._drawn.get(kernel, frozenset()) | draws
+        # What was there before (`out = x * 1` as the buffer): no torch operation wrote the stores, so the draws
+        # followed still say it.
+        before = self.follower.of([tensor]) if self.follower is not None else frozenset()
+        self._overwritten[kernel] = self._overwritten.get(kernel, frozenset()) | before
         self.writes_noted += 1
         self._last_noted[kernel] = self.writes_noted
 
@@ -136,11 +141,6 @@ class KernelWrites:
 
         known = self._entry(value)
         return known.draws if known is not None else frozenset()
-
-    def note_overwritten(self, kernel: str, draws: frozenset) -> None:
-        """A launch of ``kernel`` wrote into tensors computed from ``draws`` (``out = x * 1`` as its buffer)."""
-
-        self._overwritten[kernel] = self._overwritten.get(kernel, frozenset()) | draws
 
     def draws_overwritten_by(self, kernel: str) -> frozenset:
         """The draws of what ``kernel``'s launches wrote over: a value computed from its output still carries them
