@@ -95,3 +95,22 @@ def test_every_call_at_once_computes_the_same():
     )
     reduced = greedy_reduce(code, inline_flag_calls, runs_and_computes("result", (7, 5)))
     assert "def net" not in reduced
+
+
+def test_one_name_unpacked_from_a_sequence_reads_as_its_item():
+    # check_lambda_all_kernel: `width, = widths` in the helper the check calls fused and not.
+    code = (
+        "def outputs(widths, fused):\n    width, = widths\n    x = torch.ones(width)\n"
+        "    return [scale(x, torch.ones(width)) if fused else x]\n"
+        "assert all(close(o, r) for o, r in zip(outputs(widths, True), outputs(widths, False)))\n"
+    )
+    assert candidates(code)[0] == (
+        "assert all(close(o, r) for o, r in zip([scale(torch.ones(widths[0]), torch.ones(widths[0]))], "
+        "[torch.ones(widths[0])]))\n"
+    )
+
+
+def test_one_name_unpacked_computes_the_same():
+    code = "def first(items, twice):\n    item, = items\n    return item * 2 if twice else item\nresult = (first([3], True), first([4], False))\n"
+    reduced = greedy_reduce(code, inline_flag_calls, runs_and_computes("result", (6, 4)))
+    assert "def first" not in reduced

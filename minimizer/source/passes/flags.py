@@ -52,7 +52,7 @@ def inline_flag_calls(module: cst.Module) -> Iterator[cst.Module]:
     binds to `True`, `False` or `None` (by argument or default), which picks a branch; `name = value` where the
     value is a name or literal, or the name is read once by what runs after (a branch not taken reads
     nothing); then `return EXPR`, where `a if p else b` on such a flag is decided too. At least one such `if`
-    or `a if p else b` is decided. Nothing is inlined where the call's scope binds a name the expression reads
+    or `a if p else b` is decided. `name, = items` reads as `name = items[0]`. Nothing is inlined where the call's scope binds a name the expression reads
     from the module. The helper stays for its other calls, and goes where this was its only one; where every
     call is decided, all of them at once is the first candidate.
     """
@@ -149,7 +149,7 @@ def _returned_at(function: cst.FunctionDef, call: cst.Call, scopes) -> Optional[
         if alias is None:
             return None
         walked.append(small.value)  # type: ignore[union-attr]
-        computed += [] if m.matches(alias[1], PLAIN_VALUE) else [alias[0]]
+        computed += [] if m.matches(alias[1], PLAIN_VALUE | _PLAIN_ITEM) else [alias[0]]
         values = {**values, alias[0]: alias[1]}
         statements = rest
     return None
@@ -218,7 +218,19 @@ def _only_small_statement(statement: cst.BaseStatement) -> Optional[cst.BaseSmal
 def _alias(small: Optional[cst.BaseSmallStatement], values: dict[str, cst.BaseExpression]) -> Optional[tuple[str, cst.BaseExpression]]:
     """``(name, value)`` for ``name = value``, the value in the call's terms."""
 
-    if not isinstance(small, cst.Assign) or len(small.targets) != 1 or not isinstance(small.targets[0].target, cst.Name):
+    if not isinstance(small, cst.Assign) or len(small.targets) != 1:
         return None
-    value = bind_names(small.value, values)
-    return None if value is None else (small.targets[0].target.value, as_operand(value))
+    target, value = small.targets[0].target, small.value
+    if m.matches(target, _ONE_NAME_UNPACKED):  # `width, = widths`: the one item, `widths[0]`
+        target = target.elements[0].value  # type: ignore[attr-defined]
+        value = cst.Subscript(as_operand(value), [cst.SubscriptElement(cst.Index(cst.Integer("0")))])
+    if not isinstance(target, cst.Name):
+        return None
+    bound = bind_names(value, values)
+    return None if bound is None else (target.value, as_operand(bound))
+
+
+# `name, = items` and `[name] = items`: one name unpacked from a sequence of one item.
+_ONE_NAME_UNPACKED = m.Tuple(elements=[m.Element(value=m.Name())]) | m.List(elements=[m.Element(value=m.Name())])
+# An item of a name read by a literal index (`widths[0]`): read twice, it reads the same.
+_PLAIN_ITEM = m.Subscript(value=m.Name(), slice=[m.SubscriptElement(slice=m.Index(value=m.Integer()))])
