@@ -13,7 +13,8 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import TORCH_COMPILE, distinct_candidates, replace_nodes
+from minimizer.source.call_sites import parameters_given
+from minimizer.source.cst_utils import distinct_candidates, replace_nodes
 from minimizer.source.traversal import find_all
 
 __all__ = ["inline_argument_defaults", "inline_config_defaults"]
@@ -52,7 +53,8 @@ def _inlinings(module: cst.Module) -> Iterator[cst.Module | None]:
                 if attribute.attr.value not in assigned:  # type: ignore[union-attr]
                     reads.setdefault(attribute.attr.value, []).append(attribute)  # type: ignore[union-attr]
         # A parameter every call gives a config (`f(Cfg(), x)`, `torch.compile(f)(Cfg(), x)`), read in its function.
-        for function, parameter in _parameters_given(module, cls.name.value):
+        for function, place, _ in parameters_given(module, m.Call(func=m.Name(cls.name.value))):
+            parameter = function.params.params[place].name.value
             for attribute in find_all(function.body, m.Attribute(value=m.Name(parameter), attr=m.Name())):
                 if attribute.attr.value in defaults and attribute.attr.value not in assigned:  # type: ignore[union-attr]
                     reads.setdefault(attribute.attr.value, []).append(attribute)  # type: ignore[union-attr]
@@ -162,27 +164,6 @@ def _holders(module: cst.Module, name: str) -> set[str]:
     for assign in find_all(module, m.AnnAssign(target=m.Name(), annotation=m.Annotation(annotation=m.Name(name)))):
         holders.add(assign.target.value)  # type: ignore[union-attr]
     return holders
-
-
-def _parameters_given(module: cst.Module, name: str) -> list[tuple[cst.FunctionDef, str]]:
-    """(function, parameter) for each module-level function named only where it is called, directly or
-    compiled at once (`torch.compile(f)(...)`), whose every call gives `Cls(...)` in that parameter's place (a
-    method lifted out of its class keeps `self`, which every call gives a fresh instance)."""
-
-    found = []
-    for function in module.body:
-        if not isinstance(function, cst.FunctionDef):
-            continue
-        own = function.name.value
-        callee = m.Name(own) | m.Call(func=TORCH_COMPILE, args=[m.Arg(value=m.Name(own), keyword=None), m.ZeroOrMore()])
-        calls = find_all(module, m.Call(func=callee))
-        if not calls or len(find_all(module, m.Name(own))) != len(calls) + 1:  # the definition's own name
-            continue
-        for place, parameter in enumerate(function.params.params):
-            given = [call.args[place] if len(call.args) > place else None for call in calls]  # type: ignore[union-attr]
-            if all(arg is not None and not arg.star and arg.keyword is None and m.matches(arg.value, m.Call(func=m.Name(name))) for arg in given):
-                found.append((function, parameter.name.value))
-    return found
 
 
 def inline_argument_defaults(module: cst.Module) -> Iterator[cst.Module]:

@@ -14,6 +14,7 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
+from minimizer.source.call_sites import parameters_given
 from minimizer.source.cst_utils import distinct_candidates, replace_nodes, substitute_under
 from minimizer.source.traversal import find_all, parent_map
 
@@ -38,7 +39,10 @@ def layers_to_leaves(module: cst.Module) -> Iterator[cst.Module]:
     A layer constructed where it is called on a tensor factory (`nn.Linear(1, 1)(torch.randn(1))`) becomes the
     factory with `requires_grad=True`. A layer bound to a name (`encoder = nn.Conv2d(1, 1, 1)`) whose every use
     is a call on one input goes with its binding: each `encoder(x)` becomes `x * 2`, and the tensor factories
-    outside functions that do not say `requires_grad` get `requires_grad=True`: all of them, then each alone.
+    outside functions that do not say `requires_grad` get `requires_grad=True`: all of them, then each alone. So
+    does a layer every call of a function gives one of its parameters (a method lifted with its `self`,
+    `torch.compile(f)(nn.Linear(1, 1), x)`), where the function only calls it on one input: the parameter and
+    the arguments go.
     """
 
     return distinct_candidates(module, _replacements(module))
@@ -49,6 +53,11 @@ def _replacements(module: cst.Module) -> Iterator[cst.Module | None]:
         made = call.args[0].value
         if m.matches(made, _FACTORY) and not _says_requires_grad(made):
             yield lambda call=call, made=made: replace_nodes(module, {call: _requiring_grad(made)})
+    for function, place, calls in parameters_given(module, _LAYER):
+        uses = find_all(function.body, m.Name(function.params.params[place].name.value))
+        applied = find_all(function.body, m.Call(func=m.Name(function.params.params[place].name.value)) & _ONE_INPUT)
+        if applied and len(applied) == len(uses):
+            yield from _requiring_grad_at_once_then_each(_without_layer_parameter(module, function, place, calls))
     names = [(line, line.body[0].targets[0].target.value) for line in find_all(module, _LAYER_BINDING)]
     for line, name in names:
         if sum(bound == name for _, bound in names) != 1:
@@ -59,16 +68,39 @@ def _replacements(module: cst.Module) -> Iterator[cst.Module | None]:
             continue
         # Which input feeds the layer is not known here: every factory at once, then each alone (a buffer the
         # script updates in place must not require grad).
-        replaced = _replace_bound_layer(module, line, calls)
-        factories = _factories_outside_functions(replaced)
-        for chosen in [factories, *([[f] for f in factories] if len(factories) > 1 else [])]:
-            yield lambda replaced=replaced, chosen=chosen: replace_nodes(
-                replaced, {node: _requiring_grad(node) for node in chosen}
-            )
+        yield from _requiring_grad_at_once_then_each(_replace_bound_layer(module, {line: cst.RemovalSentinel.REMOVE}, calls))
 
 
-def _replace_bound_layer(module: cst.Module, binding: cst.CSTNode, calls: list[cst.Call]) -> cst.Module:
-    replacements: dict = {binding: cst.RemovalSentinel.REMOVE}
+def _requiring_grad_at_once_then_each(replaced: cst.Module) -> Iterator:
+    factories = _factories_outside_functions(replaced)
+    for chosen in [factories, *([[f] for f in factories] if len(factories) > 1 else [])]:
+        yield lambda replaced=replaced, chosen=chosen: replace_nodes(replaced, {node: _requiring_grad(node) for node in chosen})
+
+
+def _without_layer_parameter(module: cst.Module, function: cst.FunctionDef, place: int, calls: list[cst.Call]) -> cst.Module:
+    """``function`` without its parameter at ``place`` (each call of it doubling its input instead), and its calls
+    without the layer they gave there."""
+
+    name = function.params.params[place].name.value
+    params = list(function.params.params)
+    del params[place]
+    if params:
+        params[-1] = params[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    alone = cst.Module(body=[function.with_changes(params=function.params.with_changes(params=params))])
+    rewritten = _replace_bound_layer(alone, {}, find_all(alone, m.Call(func=m.Name(name)) & _ONE_INPUT)).body[0]
+    return replace_nodes(module, {**{call: _without_argument(call, place) for call in calls}, function: rewritten})
+
+
+def _without_argument(call: cst.Call, place: int) -> cst.Call:
+    args = list(call.args)
+    del args[place]
+    if args:
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return call.with_changes(args=args)
+
+
+def _replace_bound_layer(module: cst.Module, replacements: dict, calls: list[cst.Call]) -> cst.Module:
+    replacements = dict(replacements)
     parents = parent_map(module)
     for call in calls:
         doubled = cst.BinaryOperation(left=call.args[0].value, operator=cst.Multiply(), right=cst.Integer("2"))
