@@ -71,14 +71,18 @@ def _source_stages(runs: Runs, text: str, target: Target, settings: RunSettings,
     """The source reducer; the tensors a compared kernel is given as factories; the compared kernels with the
     values compared held, then with their references; where the references changed with them, the source
     reducer once more (the kernels as they are now): a reference reduced leaves tensors unused and a helper
-    that ran the kernel or the reference by a flag called once; last, the compared kernels' launches."""
+    that ran the kernel or the reference by a flag called once; then the compared kernels' launches; and where
+    any of these changed the script since the source reducer last ran, the source reducer once more (a launch's
+    grid left in a name, `n = x.numel()`, that no kernel stage inlines)."""
 
-    text = _reduce_source(runs, text, target, settings, best, deadline)
+    text = settled = _reduce_source(runs, text, target, settings, best, deadline)
     text = _tensors_as_factories(runs, text, target, settings, best, deadline)
     text = _reduce_compared_kernels(runs, text, target, settings, best, deadline)
     paired = _reduce_kernels_with_their_references(runs, text, target, settings, best, deadline)
-    text = text if paired == text else _reduce_source(runs, paired, target, settings, best, deadline, named=None)
-    return _reduce_launches(runs, text, target, settings, best, deadline)
+    if paired != text:
+        text = settled = _reduce_source(runs, paired, target, settings, best, deadline, named=None)
+    text = _reduce_launches(runs, text, target, settings, best, deadline)
+    return text if text == settled else _reduce_source(runs, text, target, settings, best, deadline, named=None)
 
 
 def _smaller_of(runs: Runs, best: BestSoFar, target: Target, source_repro: str, graph_repro: Callable[[], str]) -> str:
