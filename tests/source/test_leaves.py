@@ -71,18 +71,29 @@ def test_with_several_factories_each_is_also_marked_alone():
     assert scope["out"].requires_grad and scope["counters"].tolist() == [1.0, 0.0]
 
 
+# The critic's lifted method: `self` is the script's module, written back as a layer it calls once.
+CRITIC = """import torch
+import torch.nn as nn
+
+
+def targets(self, next_obs):
+    target = self(next_obs)
+    target.detach_()
+    return not target.requires_grad
+
+
+out = torch.compile(targets, backend='aot_eager')(nn.Linear(1, 1), torch.ones(1, 1))
+assert out
+"""
+
+
 def test_a_layer_every_call_gives_a_parameter_goes_with_the_parameter():
-    # The critic's lifted method: `self` is the script's module, written back as a layer it calls once.
-    source = (
-        "import torch\nimport torch.nn as nn\n\n\ndef targets(self, next_obs):\n    target = self(next_obs)\n"
-        "    target.detach_()\n    return not target.requires_grad\n\n\n"
-        "out = torch.compile(targets, backend='aot_eager')(nn.Linear(1, 1), torch.ones(1, 1))\nassert out\n"
-    )
-    (candidate,) = codes(source)
+    (candidate,) = codes(CRITIC)
     assert "def targets(next_obs):\n    target = next_obs * 2\n" in candidate
     assert "torch.compile(targets, backend='aot_eager')(torch.ones(1, 1, requires_grad=True))" in candidate
+    eager = candidate.replace("torch.compile(targets, backend='aot_eager')", "targets").replace("assert out", "")
     scope: dict = {}
-    exec(candidate.replace("torch.compile(targets, backend='aot_eager')", "targets").replace("assert out", ""), scope)
+    exec(eager, scope)
     assert scope["out"] is True  # eager: the detached target no longer requires grad
     # Read otherwise than called on one input (`self.weight`), the layer stays.
-    assert codes(source.replace("target = self(next_obs)", "target = self(next_obs) * self.weight")) == []
+    assert codes(CRITIC.replace("target = self(next_obs)", "target = self(next_obs) * self.weight")) == []
