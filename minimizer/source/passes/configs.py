@@ -13,8 +13,8 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.call_sites import parameters_given
 from minimizer.source.cst_utils import distinct_candidates, replace_nodes
+from minimizer.source.passes.parameters import given_parameters
 from minimizer.source.traversal import find_all
 
 __all__ = ["inline_argument_defaults", "inline_config_defaults"]
@@ -53,9 +53,8 @@ def _inlinings(module: cst.Module) -> Iterator[cst.Module | None]:
                 if attribute.attr.value not in assigned:  # type: ignore[union-attr]
                     reads.setdefault(attribute.attr.value, []).append(attribute)  # type: ignore[union-attr]
         # A parameter every call gives a config (`f(Cfg(), x)`, `torch.compile(f)(Cfg(), x)`), read in its function.
-        for function, place, _ in parameters_given(module, m.Call(func=m.Name(cls.name.value))):
-            parameter = function.params.params[place].name.value
-            for attribute in find_all(function.body, m.Attribute(value=m.Name(parameter), attr=m.Name())):
+        for function, parameter, _ in given_parameters(module, m.Call(func=m.Name(cls.name.value))):
+            for attribute in find_all(function.body, m.Attribute(value=m.Name(parameter.name.value), attr=m.Name())):
                 if attribute.attr.value in defaults and attribute.attr.value not in assigned:  # type: ignore[union-attr]
                     reads.setdefault(attribute.attr.value, []).append(attribute)  # type: ignore[union-attr]
         # A config built only to read one field: `RMSNorm(Config().eps)`.

@@ -14,8 +14,8 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.call_sites import parameters_given
 from minimizer.source.cst_utils import distinct_candidates, replace_nodes, substitute_under
+from minimizer.source.passes.parameters import given_parameters
 from minimizer.source.traversal import find_all, parent_map
 
 __all__ = ["layers_to_leaves"]
@@ -53,11 +53,12 @@ def _replacements(module: cst.Module) -> Iterator[cst.Module | None]:
         made = call.args[0].value
         if m.matches(made, _FACTORY) and not _says_requires_grad(made):
             yield lambda call=call, made=made: replace_nodes(module, {call: _requiring_grad(made)})
-    for function, place, calls in parameters_given(module, _LAYER):
-        uses = find_all(function.body, m.Name(function.params.params[place].name.value))
-        applied = find_all(function.body, m.Call(func=m.Name(function.params.params[place].name.value)) & _ONE_INPUT)
+    for function, parameter, removal in given_parameters(module, _LAYER):
+        uses = find_all(function.body, m.Name(parameter.name.value))
+        applied = find_all(function.body, m.Call(func=m.Name(parameter.name.value)) & _ONE_INPUT)
         if applied and len(applied) == len(uses):
-            yield from _requiring_grad_at_once_then_each(_without_layer_parameter(module, function, place, calls))
+            # The parameter and the layers given for it go; each call of it doubles its input instead.
+            yield from _requiring_grad_at_once_then_each(_replace_bound_layer(module, removal, applied))
     names = [(line, line.body[0].targets[0].target.value) for line in find_all(module, _LAYER_BINDING)]
     for line, name in names:
         if sum(bound == name for _, bound in names) != 1:
@@ -75,28 +76,6 @@ def _requiring_grad_at_once_then_each(replaced: cst.Module) -> Iterator:
     factories = _factories_outside_functions(replaced)
     for chosen in [factories, *([[f] for f in factories] if len(factories) > 1 else [])]:
         yield lambda replaced=replaced, chosen=chosen: replace_nodes(replaced, {node: _requiring_grad(node) for node in chosen})
-
-
-def _without_layer_parameter(module: cst.Module, function: cst.FunctionDef, place: int, calls: list[cst.Call]) -> cst.Module:
-    """``function`` without its parameter at ``place`` (each call of it doubling its input instead), and its calls
-    without the layer they gave there."""
-
-    name = function.params.params[place].name.value
-    params = list(function.params.params)
-    del params[place]
-    if params:
-        params[-1] = params[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-    alone = cst.Module(body=[function.with_changes(params=function.params.with_changes(params=params))])
-    rewritten = _replace_bound_layer(alone, {}, find_all(alone, m.Call(func=m.Name(name)) & _ONE_INPUT)).body[0]
-    return replace_nodes(module, {**{call: _without_argument(call, place) for call in calls}, function: rewritten})
-
-
-def _without_argument(call: cst.Call, place: int) -> cst.Call:
-    args = list(call.args)
-    del args[place]
-    if args:
-        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-    return call.with_changes(args=args)
 
 
 def _replace_bound_layer(module: cst.Module, replacements: dict, calls: list[cst.Call]) -> cst.Module:

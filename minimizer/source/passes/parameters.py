@@ -24,7 +24,7 @@ from libcst.metadata import ScopeProvider
 from minimizer.source.cst_utils import TORCH_COMPILE, distinct_candidates, metadata, replace_nodes
 from minimizer.source.traversal import find_all, parent_map
 
-__all__ = ["bind_constant_parameters", "remove_unused_parameters"]
+__all__ = ["bind_constant_parameters", "given_parameters", "remove_unused_parameters"]
 
 _TRITON_JIT = m.Attribute(value=m.Name("triton"), attr=m.Name("jit"))
 # torch.compile and triton.jit keep the signature and leave every call visible (`triton.autotune` does not:
@@ -75,6 +75,25 @@ def _removals(module: cst.Module) -> Iterator[Optional[cst.Module]]:
         unread = set.intersection(*(_unread_positions(f, scopes) for f in [op, *companions]))
         for index in sorted(unread):
             yield lambda i=index: _remove_op_parameter(module, op, companions, i, call_sites)
+
+
+def given_parameters(module: cst.Module, given: m.BaseMatcherNode) -> list[tuple[cst.FunctionDef, cst.Param, dict]]:
+    """(function, parameter, the replacements that take it and its arguments out) for each parameter of a
+    module-level function whose callers are all known, as for ``remove_unused_parameters`` (calls through
+    `torch.compile(f)` included), and every one of them gives an argument matching ``given`` (a fresh config
+    `Cfg()`, a fresh layer `nn.Linear(1, 1)`: a method lifted out of its class keeps `self`)."""
+
+    scopes, parents = _scopes_and_parents(module)
+    found = []
+    for function, first_removable, call_sites in _functions(module, scopes, parents):
+        if first_removable or not call_sites or _unpacks_arguments(call_sites):
+            continue  # a method, or callers not all known
+        for param in function.params.params:
+            index, keyword = _position_and_keyword(function, param)
+            arguments = [_matching_argument(site, index, keyword) for site in call_sites]
+            if all(arg is not None and m.matches(arg.value, given) for arg in arguments):
+                found.append((function, param, _parameter_removal(function, param, call_sites)))
+    return found
 
 
 # A value that reads the same wherever it is written (an immutable literal).
