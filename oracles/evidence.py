@@ -348,7 +348,7 @@ class EvidenceRecorder:
             return True if kept and self.holding else result
         origin = self._origin_of_arguments(args, kwargs)
         if origin and self._kernels_defined:
-            origin |= self._references_among(args, kwargs) | _then(name, func, args, kwargs, origin)
+            origin |= self._references_among(args, kwargs, origin) | _then(name, func, args, kwargs, origin)
         pending = self._pending_of(args) if self._pending else None
         mark = self._writes.writes_noted if self._writes is not None else 0
         result = func(*args, **kwargs)
@@ -492,15 +492,15 @@ class EvidenceRecorder:
                 found |= self.origin_of(value)
         return found
 
-    def _references_among(self, args: tuple, kwargs: dict) -> frozenset:
+    def _references_among(self, args: tuple, kwargs: dict, origin: frozenset) -> frozenset:
         """``{"against leaky_relu(negative_slope=0.1)"}``: the operations that computed the arguments that come from
         no suspect, combined here with one that does (``ours - reference``). A value reduced from a kernel's output
         and its reference to one number (``(ours - ref).abs().max() < tol``) is compared with a plain number; what it
         was measured against is part of what the check compares (a reference that lost its slope is another)."""
 
-        tensors = [v for v in _shallow(args, kwargs) if hasattr(v, "untyped_storage")]
-        ours, others = [v for v in tensors if self.origin_of(v)], [v for v in tensors if not self.origin_of(v)]
-        through = measured_through_other_data(ours, others, self._origin_of_arguments(args, kwargs), self._writes, self._draws)
+        tensors = [(v, bool(self.origin_of(v))) for v in _shallow(args, kwargs) if hasattr(v, "untyped_storage")]
+        ours, others = [v for v, suspect in tensors if suspect], [v for v, suspect in tensors if not suspect]
+        through = measured_through_other_data(ours, others, origin, self._writes, self._draws)
         found = {THROUGH_OTHER} if through else set()
         for value in others:  # what the kernel was given is a reference still (`out - shift`), not more of its output
             given = {INPUT} if self._given_to_the_suspect(value) else set()
