@@ -202,3 +202,15 @@ def test_only_names_bound_to_literals_are_inlined_where_lines_must_stay():
     code = "def k(x_ptr):\n    row = 0\n    out = x + res\n    tl.store(x_ptr + row * 2, out)\n"
     (candidate,) = [c.code for c in inline_literal_names(cst.parse_module(code))]
     assert candidate == "def k(x_ptr):\n    out = x + res\n    tl.store(x_ptr + 0 * 2, out)\n"  # `out = x + res` stays
+
+
+def test_a_kernel_inlines_its_temporaries_and_keeps_the_steps_of_a_name_bound_again():
+    from minimizer.source.passes.inline import inline_kernel_temporaries
+
+    code = (
+        "@triton.jit\ndef k(x_ptr, w_ptr, out_ptr):\n    x = tl.load(x_ptr)\n    w = tl.load(w_ptr)\n"
+        "    out = x\n    out = out + x\n    tl.store(out_ptr, out * w)\n\n\ndef host(a):\n    b = a + 1\n    return b\n"
+    )
+    candidates = [c.code for c in inline_kernel_temporaries(cst.parse_module(code))]
+    assert len(candidates) == 1  # `w`; `x` is read twice, `out` bound twice, `b` outside a kernel
+    assert "    tl.store(out_ptr, out * tl.load(w_ptr))\n" in candidates[0] and "out = out + x" in candidates[0]

@@ -17,9 +17,10 @@ import libcst.matchers as m
 from libcst.metadata import Assignment, FunctionScope, GlobalScope, Scope, ScopeProvider
 
 from minimizer.source.cst_utils import distinct_candidates, metadata, replace_nodes
+from minimizer.source.passes.kernels import KERNEL
 from minimizer.source.traversal import find_all, parent_map
 
-__all__ = ["inline_literal_names", "inline_single_use_variables"]
+__all__ = ["inline_kernel_temporaries", "inline_literal_names", "inline_single_use_variables"]
 
 # Slots that hold a whole expression, where even `a + b` or `x if c else y` needs no parentheses.
 _WHOLE_EXPRESSION_SLOT = (
@@ -42,6 +43,7 @@ class _Inlining:
     statement: cst.SimpleStatementLine  # `name = value`, to delete
     reads: tuple[tuple[cst.Name, cst.CSTNode], ...]  # the reads of `name` (one, or all of a literal's), with parents
     value: cst.BaseExpression
+    kernel_temporary: bool = False  # bound once, in a Triton kernel
 
 
 def inline_single_use_variables(module: cst.Module) -> Iterator[cst.Module]:
@@ -64,9 +66,19 @@ def inline_literal_names(module: cst.Module) -> Iterator[cst.Module]:
     return distinct_candidates(module, _inline_candidates(module, literals_only=True))
 
 
-def _inline_candidates(module: cst.Module, literals_only: bool = False) -> Iterator[cst.Module]:
+def inline_kernel_temporaries(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with one temporary of a Triton kernel inlined: a name the kernel binds once and reads once
+    (`weight = tl.load(...)` read by the store). A name the kernel binds again (`out = out + res`) is a sequence of
+    steps, each a line a fix may mend, and stays."""
+
+    return distinct_candidates(module, _inline_candidates(module, temporaries_only=True))
+
+
+def _inline_candidates(module: cst.Module, literals_only: bool = False, temporaries_only: bool = False) -> Iterator[cst.Module]:
     for inlining in _find_inlinings(module):
         if literals_only and not m.matches(inlining.value, _LITERAL):
+            continue
+        if temporaries_only and not inlining.kernel_temporary:
             continue
         replacements: dict[cst.CSTNode, cst.CSTNode | cst.RemovalSentinel] = {inlining.statement: cst.RemovalSentinel.REMOVE}
         replacements.update({read: _fitted(inlining.value, parent, read) for read, parent in inlining.reads})
@@ -128,7 +140,8 @@ class _Analysis:
         read = window[0]
         if self._operands_rebound(assign.value, scope, body, here, self._index_in_block(read, body)):
             return None
-        return _Inlining(statement, ((read, self._parents[read]),), assign.value)
+        temporary = len(scope.assignments[name]) == 1 and m.matches(getattr(scope, "node", None), KERNEL)
+        return _Inlining(statement, ((read, self._parents[read]),), assign.value, temporary)
 
     def _reads_seeing(self, assign: cst.Assign, reads: list[cst.Name], scope: Scope, block, here: int) -> list[cst.Name] | None:
         """The reads among `reads` that see the binding made by `assign` (statement `here` of `block`); None when
