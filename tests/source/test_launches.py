@@ -42,13 +42,21 @@ def test_an_index_read_elsewhere_reads_zero():
 @pytest.mark.parametrize("launch", [
     "k[3,](x, out, 4, 1)\n",  # 3 elements: no tl.arange of that length
     "k[grid](x, out, 4, 1)\n",  # a grid the source does not state
-    "k[1,](x, out, 4, 4)\n",  # one program already
     "k[4,](x, out, 4, 1)\nk[4,](x, out, 4, 1)\n",  # launched twice: program_id means something at each
     "k[4,](x, out, 4, 1)\nkernels = [k]\n",  # read elsewhere
     "k[4,](x, out, 4, block)\n",  # a block size the source does not state
 ])
 def test_launches_it_cannot_see_whole_stay(launch):
     assert codes(KERNEL + launch) == []
+
+
+def test_one_program_already_reads_its_index_as_zero():
+    (one,) = codes(KERNEL + "k[1,](x, out, 4, 4)\n")
+    assert "    offs = tl.arange(0, BLOCK)\n" in one and one.endswith("k[1,](x, out, 4, 4)\n")
+    from minimizer.source.passes.launches import launches_as_run
+
+    (told,) = [c.code for c in launches_as_run({"k": 1})(cst.parse_module(KERNEL + "k[x.numel(),](x, out, 4, 4)\n"))]
+    assert "    offs = tl.arange(0, BLOCK)\n" in told and told.endswith("k[1,](x, out, 4, 4)\n")
 
 
 def test_the_single_program_writes_what_the_many_did():

@@ -30,8 +30,9 @@ def single_program_launches(module: cst.Module) -> Iterator[cst.Module]:
     """Yield `module` with a kernel's one launch on a literal grid of `g` programs (`k[g,]`, `k[(g,)]`) made one
     program, a block-size parameter (`BLOCK: tl.constexpr`, given a literal `b` at the launch) given `g * b`,
     and the kernel's program index read as 0: `tl.program_id(0) * BLOCK + offsets` as `offsets`, any other
-    read as `0`. One candidate per block-size parameter, where `g * b` is a power of two (`tl.arange` needs one).
-    Only for a kernel whose name is read nowhere but at its one launch.
+    read as `0`. One candidate per block-size parameter, where `g * b` is a power of two (`tl.arange` needs one);
+    a launch of one program already has its index read as 0 alone. Only for a kernel whose name is read nowhere
+    but at its one launch.
     """
 
     return distinct_candidates(module, _candidates(module))
@@ -46,7 +47,10 @@ def _candidates(module: cst.Module, told: Mapping[str, int] | None = None) -> It
         programs = _literal_grid(launch.func)
         programs = (told or {}).get(kernel.name.value) if programs is None else programs
         reads = find_all(kernel, _PROGRAM_ID)
-        if programs is None or programs < 2 or not reads:
+        if programs is None or programs < 1 or not reads:
+            continue
+        if programs == 1:  # one program already (`k[x.numel(),]` of one element): its index is 0
+            yield lambda: replace_nodes(module, {launch: _one_program(launch, None, 1), **_index_reads_as_zero(kernel, reads)})
             continue
         for arg in _block_arguments(kernel, launch):
             block = programs * int(arg.value.value)
