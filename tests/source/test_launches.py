@@ -57,6 +57,9 @@ def test_one_program_already_reads_its_index_as_zero():
 
     (told,) = [c.code for c in launches_as_run({"k": 1})(cst.parse_module(KERNEL + "k[x.numel(),](x, out, 4, 4)\n"))]
     assert "    offs = tl.arange(0, BLOCK)\n" in told and told.endswith("k[1,](x, out, 4, 4)\n")
+    unplaced = KERNEL.replace("tl.program_id(0) * BLOCK + ", "") + "k[x.numel(),](x, out, 4, 4)\n"
+    (grid,) = [c.code for c in launches_as_run({"k": 1})(cst.parse_module(unplaced))]
+    assert grid.endswith("k[1,](x, out, 4, 4)\n")
 
 
 def test_the_single_program_writes_what_the_many_did():

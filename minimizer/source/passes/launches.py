@@ -47,10 +47,11 @@ def _candidates(module: cst.Module, told: Mapping[str, int] | None = None) -> It
         programs = _literal_grid(launch.func)
         programs = (told or {}).get(kernel.name.value) if programs is None else programs
         reads = find_all(kernel, _PROGRAM_ID)
-        if programs is None or programs < 1 or not reads:
-            continue
-        if programs == 1:  # one program already (`k[x.numel(),]` of one element): its index is 0
+        if programs == 1 and (reads or _literal_grid(launch.func) is None):
+            # One program already (`k[x.numel(),]` of one element): the grid is `1`, the index 0.
             yield lambda: replace_nodes(module, {launch: _one_program(launch, None, 1), **_index_reads_as_zero(kernel, reads)})
+            continue
+        if programs is None or programs < 2 or not reads:
             continue
         for arg in _block_arguments(kernel, launch):
             block = programs * int(arg.value.value)
