@@ -208,9 +208,10 @@ def test_a_kernel_inlines_its_temporaries_and_keeps_the_steps_of_a_name_bound_ag
     from minimizer.source.passes.inline import inline_kernel_temporaries
 
     code = (
-        "@triton.jit\ndef k(x_ptr, w_ptr, out_ptr):\n    x = tl.load(x_ptr)\n    w = tl.load(w_ptr)\n"
-        "    out = x\n    out = out + x\n    tl.store(out_ptr, out * w)\n\n\ndef host(a):\n    b = a + 1\n    return b\n"
+        "@triton.jit\ndef k(x_ptr, w_ptr, r_ptr, out_ptr):\n    x = tl.load(x_ptr)\n    w = tl.load(w_ptr)\n"
+        "    r = tl.load(r_ptr)\n    out = x\n    out = out + x + r\n    tl.store(out_ptr, out * w)\n\n\ndef host(a):\n    b = a + 1\n    return b\n"
     )
     candidates = [c.code for c in inline_kernel_temporaries(cst.parse_module(code))]
-    assert len(candidates) == 1  # `w`; `x` is read twice, `out` bound twice, `b` outside a kernel
-    assert "    tl.store(out_ptr, out * tl.load(w_ptr))\n" in candidates[0] and "out = out + x" in candidates[0]
+    # `w`; `x` is read twice, `out` bound twice, `r` read by a step of `out`, `b` outside a kernel
+    assert len(candidates) == 1
+    assert "    tl.store(out_ptr, out * tl.load(w_ptr))\n" in candidates[0] and "out = out + x + r" in candidates[0]

@@ -69,7 +69,7 @@ def inline_literal_names(module: cst.Module) -> Iterator[cst.Module]:
 def inline_kernel_temporaries(module: cst.Module) -> Iterator[cst.Module]:
     """Yield `module` with one temporary of a Triton kernel inlined: a name the kernel binds once and reads once
     (`weight = tl.load(...)` read by the store). A name the kernel binds again (`out = out + res`) is a sequence of
-    steps, each a line a fix may mend, and stays."""
+    steps, each a line a fix may mend: it stays, and nothing is inlined into one of its steps."""
 
     return distinct_candidates(module, _inline_candidates(module, temporaries_only=True))
 
@@ -140,8 +140,17 @@ class _Analysis:
         read = window[0]
         if self._operands_rebound(assign.value, scope, body, here, self._index_in_block(read, body)):
             return None
-        temporary = len(scope.assignments[name]) == 1 and m.matches(getattr(scope, "node", None), KERNEL)
+        temporary = (
+            len(scope.assignments[name]) == 1 and m.matches(getattr(scope, "node", None), KERNEL)
+            and not self._steps_a_name(body[self._index_in_block(read, body)], scope)
+        )
         return _Inlining(statement, ((read, self._parents[read]),), assign.value, temporary)
+
+    def _steps_a_name(self, statement: cst.BaseStatement, scope: Scope) -> bool:
+        """Whether `statement` binds a name that `scope` binds more than once (`out = out + res`): a step."""
+
+        targets = find_all(statement, m.AssignTarget(target=m.Name())) if m.matches(statement, m.SimpleStatementLine(body=[m.Assign()])) else []
+        return any(len(scope.assignments[target.target.value]) > 1 for target in targets)
 
     def _reads_seeing(self, assign: cst.Assign, reads: list[cst.Name], scope: Scope, block, here: int) -> list[cst.Name] | None:
         """The reads among `reads` that see the binding made by `assign` (statement `here` of `block`); None when
