@@ -81,11 +81,13 @@ def exception_signature(exc: ExceptionInfo, *, evidence: bool = False) -> str:
     With ``evidence`` (the run recorded the failing comparison of the suspect's values, which the signature
     carries beside this), the message is left out: the comparison, not the words a person wrote about it, tells
     which check failed, and a message that names where it failed (``f"{name} differs"`` in a loop over cases)
-    would pin the loop. The assert's shape stays (its tolerances decide what fails), and so does an exit's
-    status."""
+    would pin the loop. Of the assert's test only what decides whether the recorded comparison fails stays
+    (``deciding_parts``: its tolerances, thresholds and operators); how it is spelled around that comparison
+    (`all(close(o, r) for o, r in zip([out], [ref]))` or `torch.allclose(out, ref)`) is the evidence's to tell.
+    An exit's status stays."""
 
     if evidence and exc.type != "SystemExit":
-        return f"{exc.type}: assert {assert_shape(exc.assert_text)}" if exc.assert_text is not None else exc.type
+        return f"{exc.type}: assert {deciding_parts(exc.assert_text)}" if exc.assert_text is not None else exc.type
     if exc.assert_text is not None:
         message = normalize_message(exc.message)
         if not message:
@@ -109,6 +111,63 @@ def assert_shape(test: str) -> str:
     except SyntaxError:
         return normalize_source(test)
     return ast.unparse(_shaped(tree))
+
+
+def deciding_parts(test: str) -> str:
+    """What of an assert's test decides whether the comparison it makes fails, the comparison aside: the
+    operators that compare and negate (``<``, ``not``, ``and``), the literals compared with (``< 1e-05``), and
+    the tolerances given by keyword (``atol=0.001``); ``_`` where there is none. ``all(close(o, r) for o, r in
+    zip([out], [ref]))`` and ``torch.allclose(out, ref)`` are both ``_``; ``err.max() < 1e-5`` is ``< 1e-05``."""
+
+    try:
+        tree = ast.parse(normalize_source(test), mode="eval").body
+    except SyntaxError:
+        return normalize_source(test)
+    return " ".join(_deciding(tree)) or "_"
+
+
+# Keywords that set how close is close: `atol`, `rel_tol`, `equal_nan`, `check_dtype`.
+_TOLERANCE = re.compile(r"tol$|^equal_nan$|^check_")
+
+
+def _deciding(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Compare):
+        parts = _compared(node.left)
+        for op, comparator in zip(node.ops, node.comparators):
+            parts += [_COMPARE_SYMBOLS[type(op)], *_compared(comparator)]
+        return parts
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return ["not", *_deciding(node.operand)]
+    if isinstance(node, ast.BoolOp):
+        return [("and" if isinstance(node.op, ast.And) else "or"), *(p for v in node.values for p in _deciding(v))]
+    parts = []
+    if isinstance(node, ast.Call):
+        parts += [f"{k.arg}={ast.unparse(k.value)}" for k in node.keywords if k.arg and _TOLERANCE.search(k.arg) and _literal(k.value)]
+    for child in ast.iter_child_nodes(node):
+        parts += _deciding(child)
+    return parts
+
+
+def _compared(node: ast.expr) -> list[str]:
+    """A literal a comparison compares with (``1e-05``, ``-1``), or what decides inside the expression."""
+
+    return [ast.unparse(node)] if _literal(node) else _deciding(node)
+
+
+def _literal(node: ast.expr) -> bool:
+    """A number, a bool, None, negated or in a tuple or list of them (`(1, 0)`)."""
+
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return bool(node.elts) and all(_literal(e) for e in node.elts)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and not isinstance(node.value, str)
+
+
+_COMPARE_SYMBOLS = {
+    ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Is: "is",
+    ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in",
+}
 
 
 def _shaped(node: ast.expr) -> ast.expr:

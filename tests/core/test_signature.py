@@ -63,6 +63,19 @@ def test_with_evidence_the_message_is_left_out_and_the_check_shape_and_exit_stat
         return exception_signature(ExceptionInfo(exc_type, message, assert_text=test), evidence=True)
 
     assert signature(None, "step0 differs") == signature(None, "case (2, 'relu') differs") == "AssertionError"
-    assert signature("torch.allclose(out, ref, atol=1e-3)", "step0") == "AssertionError: assert torch.allclose(_, _, atol=0.001)"
+    assert signature("torch.allclose(out, ref, atol=1e-3)", "step0") == "AssertionError: assert atol=0.001"
     assert signature("torch.allclose(out, ref, atol=1e-3)", "") != signature("torch.allclose(out, ref)", "")
     assert signature(None, "1", "SystemExit") == "SystemExit: N"
+
+
+def test_with_evidence_only_what_decides_the_comparison_stays_of_the_test():
+    # The comparison is the evidence's to tell; how the test spells its way to it is not (a check over one layer's
+    # outputs collapsed to the comparison itself is the same check), its tolerances and thresholds are.
+    from oracles.signature import deciding_parts
+
+    spelled = ["all(close(o, r) for o, r in zip([out], [ref]))", "all([torch.allclose(out, ref)])", "torch.allclose(out, torch.ones(2))"]
+    assert {deciding_parts(test) for test in spelled} == {"_"}
+    assert deciding_parts("(out - ref).abs().max().item() < 1e-5") == "< 1e-05"
+    assert deciding_parts("torch.allclose(out, ref, atol=1e-3)") != deciding_parts("torch.allclose(out, ref)")
+    assert deciding_parts("(f, b) == (1, 0)") == "== (1, 0)" and deciding_parts("not problems") == "not"
+    assert deciding_parts("x.max(dim=1).values.sum() == -1.5") == "== -1.5"  # `dim=1` computes an operand
