@@ -56,3 +56,14 @@ def test_a_one_item_list_bound_to_a_name_only_unpacked_into_calls_is_its_item():
     ]
     read_otherwise = source + "print(len(inputs))\n"
     assert [c.code for c in unwrap_single_item_list_arguments(cst.parse_module(read_otherwise))] == []
+
+
+def test_all_or_any_of_one_item_is_its_item_where_only_its_truth_is_read():
+    from minimizer.source.passes.elements import unwrap_single_item_list_arguments
+
+    def truths(source):
+        return [c.code for c in unwrap_single_item_list_arguments(cst.parse_module(source)) if "all(" not in c.code and "any(" not in c.code]
+
+    assert truths("assert all([torch.allclose(out, ref)]), 'differs'\n") == ["assert torch.allclose(out, ref), 'differs'\n"]
+    assert truths("if not any((a or b,)):\n    raise E\n") == ["if not (a or b):\n    raise E\n"]
+    assert truths("ok = all([close])\n") == []  # its value is a bool, where `close` may be a tensor

@@ -13,7 +13,7 @@ from typing import Iterator, Sequence
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates, replace_node, replace_nodes
+from minimizer.source.cst_utils import as_operand, distinct_candidates, replace_node, replace_nodes
 from minimizer.source.traversal import find_all, parent_map
 
 __all__ = ["delete_collection_elements", "unwrap_single_item_list_arguments"]
@@ -44,7 +44,8 @@ def unwrap_single_item_list_arguments(module: cst.Module) -> Iterator[cst.Module
     list or tuple unpacked into the call is its item, passed as is: `nn.Sequential(*[block])` ->
     `nn.Sequential(block)` (the same call); a longer one is its items: `f(x, *[w, b])` -> `f(x, w, b)`. A
     one-item list bound to a name only ever unpacked into calls is its item (`inputs = [x]`, `f(*inputs)` ->
-    `inputs = x`, `f(inputs)`)."""
+    `inputs = x`, `f(inputs)`). Where a truth is tested (an assert, an `if`, `not`, `and`), `all([c])` and
+    `any([c])` are `c`: the truth of their one item."""
 
     return distinct_candidates(module, _unwrappings(module))
 
@@ -59,6 +60,23 @@ def _unwrappings(module: cst.Module) -> Iterator[cst.Module | None]:
     for call in find_all(module, m.Call(args=[m.ZeroOrMore(), spread, m.ZeroOrMore()])):
         yield lambda c=call: replace_node(module, c, c.with_changes(args=_spread(c.args)))  # type: ignore[attr-defined]
     yield from _named_single_items(module)
+    yield from _truths_of_one_item(module)
+
+
+_ALL_OF_ONE = m.Call(func=m.Name("all") | m.Name("any"), args=[m.Arg(value=(m.List | m.Tuple)(elements=[m.Element()]), star="")])
+
+
+def _truths_of_one_item(module: cst.Module) -> Iterator[cst.Module | None]:
+    """`assert all([c])` -> `assert c`, where only the call's truth is read (not its value: `ok = all([c])` is
+    a bool where `c` may be a tensor)."""
+
+    parents = parent_map(module)
+    for call in find_all(module, _ALL_OF_ONE):
+        parent = parents.get(call)
+        operand = isinstance(parent, cst.BooleanOperation) or m.matches(parent, m.UnaryOperation(operator=m.Not()))
+        if operand or (isinstance(parent, (cst.Assert, cst.If, cst.While, cst.IfExp)) and parent.test is call):
+            item = call.args[0].value.elements[0].value  # type: ignore[attr-defined]
+            yield lambda c=call, i=(as_operand(item) if operand else item): replace_node(module, c, i)
 
 
 _ONE_ITEM_NAMED = m.SimpleStatementLine(
