@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from oracles.layers import is_layer, told, told_item
 from oracles.tensor_bytes import tensor_bytes
 
 COMPILED = "compiled"
@@ -170,9 +171,9 @@ def origin_text(origin: frozenset) -> str:
     """``kernel k then add+mul against leaky_relu(negative_slope=0.1)+sub``: the suspects, the operations a
     kernel's output went through (``THEN``), then what they were measured against."""
 
-    suspects = sorted(o for o in origin if not o.startswith((AGAINST, THEN)) and o not in (SPREAD, UNWRITTEN, THROUGH_OTHER))
-    then = sorted(o.removeprefix(THEN) for o in origin if o.startswith(THEN))
-    against = sorted(o.removeprefix(AGAINST) for o in origin if o.startswith(AGAINST))
+    suspects = sorted(told_item(o) for o in origin if not o.startswith((AGAINST, THEN)) and o not in (SPREAD, UNWRITTEN, THROUGH_OTHER))
+    then = told(o.removeprefix(THEN) for o in origin if o.startswith(THEN))
+    against = told(o.removeprefix(AGAINST) for o in origin if o.startswith(AGAINST))
     spread = " spread by broadcasting" if SPREAD in origin else ""
     spread += ", differing where it did not write" if UNWRITTEN in origin else ""
     spread += f" {THROUGH_OTHER}" if THROUGH_OTHER in origin else ""
@@ -225,15 +226,19 @@ def measured_operations(origin: frozenset) -> frozenset:
 def without_common(origin: frozenset, launched: frozenset, measured: frozenset) -> frozenset:
     """``origin`` told relative to the launch: an operation both the kernel's inputs and its reference went
     through is left out of both (a `linear` before the kernel and inside the reference is the same input; one
-    side dropping it leaves it on the other, another comparison)."""
+    side dropping it leaves it on the other, another comparison); a layer the kernel's output and its reference
+    both went through after it (the same parameters: ``oracles.layers``) is left out of both as well."""
 
+    then = {o.removeprefix(THEN) for o in origin if o.startswith(THEN) and is_layer(o)}
     kept: set[str] = set()
     for item in origin:
         head, operations = _kernel_parts(item)
         if operations:
             rest = operations - measured
             kept.add(f"{head} of {'+'.join(sorted(rest))}" if rest else head)
-        elif not (item.startswith(AGAINST) and item.removeprefix(AGAINST) in launched):
+        elif item.startswith(THEN) and item.removeprefix(THEN) in measured and is_layer(item):
+            continue
+        elif not (item.startswith(AGAINST) and item.removeprefix(AGAINST) in launched | then):
             kept.add(item)
     return frozenset(kept)
 

@@ -33,7 +33,7 @@ from oracles.library_checks import patch_checks, unpatch_checks
 from oracles.operation_names import (
     AUTOGRAD, COMPARISONS, ELEMENT_WISE, FACTORIES, NUMBERS, TRUTH, WHOLE, in_place, operation_name,
 )
-from oracles.settings import operation_settings
+from oracles.layers import is_layer, named_operation, told
 from oracles.comparison import (
     AGAINST, COMPARED, COMPILED, INPUT, NUMBER, OTHER, SPREAD, STRICT_SHAPES, THEN, THROUGH_OTHER, UNLIKE_SHAPES,
     UNWRITTEN, Comparison, Operand, TracedFloat, described, launched_operations, measured_operations,
@@ -242,9 +242,10 @@ class EvidenceRecorder:
         )
         return Comparison(symbol, operands, None)
 
-    def _common_operations(self, values: tuple) -> tuple[frozenset, frozenset]:
-        """(launched, measured): the operations that computed the compared kernels' inputs, and those that
-        computed what their outputs are compared with (``against ...``, and the other operands' own)."""
+    def _common_operations(self, values: tuple) -> tuple[frozenset, frozenset, frozenset]:
+        """(launched, measured, then): the operations that computed the compared kernels' inputs, those that
+        computed what their outputs are compared with (``against ...``, and the other operands' own), and the
+        layers the outputs went through (``oracles.layers``: one the reference went through too is alike)."""
 
         origins = [self.origin_of(v) for v in values]
         launched = frozenset().union(*(launched_operations(o) for o in origins))
@@ -254,7 +255,8 @@ class EvidenceRecorder:
         # computed them: those operations are then no part of what the check compares.
         measured |= frozenset().union(*(self._reads_launch.get(v, frozenset()) for v, o in zip(values, origins)
                                         if not o and hasattr(v, "untyped_storage")))
-        return launched, measured
+        then = frozenset(t.removeprefix(THEN) for o in origins for t in o if t.startswith(THEN) and is_layer(t))
+        return launched, measured, then
 
     def _operations_of(self, value: Any) -> frozenset:
         if isinstance(value, TracedFloat):
@@ -278,18 +280,18 @@ class EvidenceRecorder:
 
         return self._extents.get(value, value.numel()) if hasattr(value, "untyped_storage") else None
 
-    def _operand(self, value: Any, operations: bool = False, common: tuple = (frozenset(), frozenset())) -> Operand:
-        launched, measured = common
+    def _operand(self, value: Any, operations: bool = False, common: tuple = (frozenset(),) * 3) -> Operand:
+        launched, measured, then = common
         origin = self.origin_of(value)
         if origin:
             return Operand(origin_text(without_common(origin, launched, measured)), described(value))
-        computed = self._operations_of(value) - launched if operations else None
+        computed = self._operations_of(value) - launched - then if operations else None
         if isinstance(value, TracedFloat):
-            return Operand("+".join(sorted(computed)) if computed else OTHER, described(value))
+            return Operand("+".join(told(computed)) if computed else OTHER, described(value))
         if self._given_to_the_suspect(value):
             return Operand(INPUT, described(value))
         if computed:
-            return Operand("+".join(sorted(computed)), described(value))
+            return Operand("+".join(told(computed)), described(value))
         if isinstance(value, (bool, int, float)):
             return Operand(NUMBER, type(value).__name__)
         return Operand(OTHER, described(value))
@@ -431,9 +433,7 @@ class EvidenceRecorder:
 
         if not tensors:
             return
-        operation = operation_name(name)
-        settings = operation_settings(func, args, kwargs) if operation else ""
-        operation = f"{operation}({settings})" if settings else operation
+        operation = named_operation(name, func, args, kwargs)
         found: frozenset = frozenset({operation}) if operation else frozenset()
         read = [(v, self._given_to_the_suspect(v)) for v in _shallow(args, kwargs) if hasattr(v, "untyped_storage")]
         seen = frozenset().union(*(self._ops.get(v, frozenset()) if given else self._reads_launch.get(v, frozenset())
@@ -557,11 +557,10 @@ def _then(name: str, func: Any, args: tuple, kwargs: dict, origin: frozenset) ->
     it is not that output (a repro once scaled and shifted a kernel's output a second time: the same origin
     otherwise, a bug the kernel's fix no longer mends)."""
 
-    operation = None if name in NUMBERS else operation_name(name)
+    operation = None if name in NUMBERS else named_operation(name, func, args, kwargs)
     if operation is None or not any(o.startswith("kernel ") for o in origin):
         return frozenset()
-    settings = operation_settings(func, args, kwargs)
-    return frozenset({THEN + (f"{operation}({settings})" if settings else operation)})
+    return frozenset({THEN + operation})
 
 
 def _differs_where_unwritten(operands: tuple, writes: Any) -> bool:

@@ -565,7 +565,7 @@ def test_an_operation_both_the_launch_and_its_reference_went_through_is_left_out
             layer, x, scale = torch.nn.Linear(2, 2), torch.ones(2), torch.full((2,), 2.0)
             h = layer(x) if kernel_on_linear else x
             out = torch.zeros(2)
-            writes.note(out, "scale_kernel", launch=" of linear" if kernel_on_linear else "")
+            writes.note(out, "scale_kernel", launch=f" of {recorder_named(layer, x)}" if kernel_on_linear else "")
             reference = (layer(x) if reference_on_linear else x) * scale
             assert not torch.allclose(out, reference)
             del h
@@ -646,7 +646,7 @@ def test_a_reference_computed_from_the_tensor_the_kernel_was_given_needs_no_acco
             logits, out = logits_of(x), torch.zeros(1, 2)
             writes.note_passed(logits)
             writes.note_passed(weight)
-            writes.note(out, "row_softmax_kernel", launch=" of linear" if logits_of is not torch.clone else "")
+            writes.note(out, "row_softmax_kernel", launch=f" of {recorder_named(logits_of, x)}" if logits_of is not torch.clone else "")
             reference = torch.softmax({"the same tensor": logits, "the input": x.exp()}[reference_from], -1) * weight
             with pytest.raises(AssertionError):
                 torch.testing.assert_close(out, reference)
@@ -827,3 +827,40 @@ def test_a_difference_measured_through_a_layer_of_the_kernels_side_only_is_anoth
 
     assert "through other data" not in compared("fc2")
     assert "through other data" in compared("fresh")
+
+
+def test_a_layer_applied_alike_to_the_kernels_output_and_its_reference_is_left_out_of_both():
+    # check_max_error_loop_kernel: `(fc2(out) - fc2(leaky_relu(fc1(x)))).abs().max() < tol`, the kernel launched on
+    # fc1(x). fc2 on both sides is no part of the check; dropped from one side only, it compares something else,
+    # though fc1 (also a `linear`) is on both too.
+    pytest.importorskip("triton")
+
+    def compared(kernel_side, reference_side, check="max"):
+        with following_kernels() as (writes, recorder):
+            torch.manual_seed(0)
+            fc1, fc2 = torch.nn.Linear(2, 1), torch.nn.Linear(1, 1)
+            out = fc1(torch.ones(2))  # the kernel writes into its input, as the script's did
+            writes.note(out, "leaky_relu_kernel", launch=f" of {recorder_named(fc1, torch.ones(2))}")
+            with recorder.aside():
+                out.fill_(0.5)
+            ours = fc2(out) if kernel_side else out
+            reference = torch.nn.functional.leaky_relu(fc1(torch.ones(2)), 0.1)
+            reference = fc2(reference) if reference_side else reference
+            if check == "max":
+                assert not bool((ours - reference).abs().max() < 1e-5)
+            else:
+                assert not torch.allclose(ours, reference)
+        return [c.signature for c in recorder.comparisons][0]
+
+    for check in ("max", "allclose"):
+        both, neither = compared(True, True, check), compared(False, False, check)
+        assert both == neither and "linear" not in both
+        assert compared(True, False, check) != both and compared(False, True, check) != both
+
+
+def recorder_named(layer, x):
+    """How the recorder names `layer(x)` (with its parameters' identities), as a launch's inputs tell it."""
+
+    from oracles.layers import named_operation
+
+    return named_operation("linear", torch.nn.functional.linear, (x, layer.weight, layer.bias), {})

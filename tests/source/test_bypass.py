@@ -167,3 +167,20 @@ def test_a_conditional_expression_becomes_either_branch():
 
     found = [ast.dump(ast.parse(c.code)) for c in bypass_operators(cst.parse_module("y = x if torch.is_tensor(x) else 0\n"))]
     assert found[:2] == [ast.dump(ast.parse("y = x\n")), ast.dump(ast.parse("y = 0\n"))]
+
+
+def test_a_layer_bound_to_a_name_goes_from_every_call_at_once():
+    from minimizer.source.passes.bypass import remove_named_layers
+
+    code = (
+        "import torch.nn as nn\nhead = nn.Linear(2, 1)\nblocks = Block()\nfused = head(blocks(x))\n"
+        "blocks.fused = False\nassert torch.allclose(fused, head(blocks(x)))\n"
+    )
+    (candidate,) = [c.code for c in remove_named_layers(cst.parse_module(code))]  # `blocks` is read otherwise too
+    assert candidate == (
+        "import torch.nn as nn\nblocks = Block()\nfused = blocks(x)\nblocks.fused = False\n"
+        "assert torch.allclose(fused, blocks(x))\n"
+    )
+    # Bound twice, or a name an import binds: which calls are the layer's is not plain.
+    assert list(remove_named_layers(cst.parse_module("head = nn.Linear(2, 1)\nhead = g()\ny = head(x)\n"))) == []
+    check_candidates_are_valid_and_not_larger(code, remove_named_layers)

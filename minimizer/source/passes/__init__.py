@@ -13,7 +13,7 @@ from minimizer.source.passes.arguments import delete_arguments, keywords_to_posi
 from minimizer.source.passes.autocast import autocast_to_dtypes
 from minimizer.source.passes.autograd_functions import autograd_functions_to_functions
 from minimizer.source.passes.arithmetic import operators_to_arithmetic
-from minimizer.source.passes.bypass import bypass_attributes, bypass_operators, remove_layers
+from minimizer.source.passes.bypass import bypass_attributes, bypass_operators, remove_layers, remove_named_layers
 from minimizer.source.passes.conditions import shorten_conditions
 from minimizer.source.passes.comprehensions import collapse_single_item_comprehensions, loops_over_one_item
 from minimizer.source.passes.configs import inline_argument_defaults, inline_config_defaults
@@ -62,6 +62,7 @@ SOURCE_PASSES = [
     remove_effectless_statements,
     unwrap_compound_statements,
     remove_layers,
+    remove_named_layers,
     collapse_delegating_modules,
     module_classes_to_functions,
     autograd_functions_to_functions,

@@ -142,7 +142,7 @@ def _layer_removals(module: cst.Module) -> Iterator[cst.Module | None]:
                 if m.matches(node, m.Arg()):
                     yield lambda: remove_node(module, node)
                 elif _only_called_with_input(class_def, _layer_name(node)):
-                    yield lambda: module.visit(_LayerRemover(class_def, node))
+                    yield lambda: module.visit(_LayerRemover(class_def, node, _layer_call(_layer_name(node))))
 
 
 def _layer_sites(init: cst.FunctionDef) -> Iterator[cst.Assign | cst.Arg]:
@@ -171,24 +171,54 @@ def _only_called_with_input(class_def: cst.ClassDef, name: str) -> bool:
     return callable_with_input and len(uses) <= len(calls) + 1
 
 
-class _LayerRemover(RemovalRepairingTransformer):
-    """Inside one class: drop one layer's assignment, turn its calls into their input, drop `x = x` leftovers."""
+def remove_named_layers(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with one layer bound to a name removed, in source order: `head = nn.Linear(2, 1)` (alone on
+    its line, the only binding of `head` in the script), every read of `head` a call with an input first
+    (`head(h)`); the candidate drops the binding and turns every call into its input, on every side of a check at
+    once (`allclose(head(out), head(ref))` -> `allclose(out, ref)`): a layer applied to both compared values
+    can go from both, never from one (``oracles.layers``)."""
 
-    def __init__(self, class_def: cst.ClassDef, assignment: cst.Assign) -> None:
+    return distinct_candidates(module, _named_layer_removals(module))
+
+
+def _named_layer_removals(module: cst.Module) -> Iterator[cst.Module | None]:
+    binding = m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(target=m.Name())], value=m.Call())])
+    for statement in find_all(module, binding):
+        assign = statement.body[0]
+        name = assign.targets[0].target.value
+        call = m.Call(func=m.Name(name))
+        calls = find_all(module, call)
+        reads = [n for n in find_all(module, m.Name(name)) if n is not assign.targets[0].target]
+        bound = find_all(module, m.AssignTarget(target=m.Name(name)) | m.Param(name=m.Name(name)))
+        if len(bound) == 1 and name not in imported_names(module) and len(reads) == len(calls) and calls and all(
+            _called_with_input(c) for c in calls
+        ):
+            yield lambda a=assign, c=call: module.visit(_LayerRemover(module, a, c))
+
+
+def _called_with_input(call: cst.Call) -> bool:
+    return bool(call.args) and not call.args[0].star and call.args[0].keyword is None
+
+
+class _LayerRemover(RemovalRepairingTransformer):
+    """Inside ``within`` (a class, or the module): drop one layer's assignment, turn its calls into their input,
+    drop `x = x` leftovers."""
+
+    def __init__(self, within: cst.CSTNode, assignment: cst.Assign, call: m.Call) -> None:
         super().__init__()
-        self._class_def = class_def
+        self._within = within
         self._assignment = assignment
-        self._call = _layer_call(_layer_name(assignment))
+        self._call = call
         self._inside = False
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        if node is self._class_def:
-            self._inside = True
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self._inside = self._inside or node is self._within
+        return super().on_visit(node)
 
-    def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
-        if original_node is self._class_def:
+    def on_leave(self, original_node, updated_node):
+        if original_node is self._within:
             self._inside = False
-        return updated_node
+        return super().on_leave(original_node, updated_node)
 
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign):
         if original_node is self._assignment:
