@@ -528,8 +528,10 @@ def _compiling() -> bool:
 
 
 def operations_of(values: list[Any]) -> frozenset:
-    """The torch operations that computed ``values``, as the installed recorder followed them (none: empty)."""
-    return frozenset().union(*(_ACTIVE._ops.get(v, frozenset()) for v in values)) if _ACTIVE else frozenset()
+    """The torch operations that computed ``values`` and the inputs of the kernels they come from (a block's kernel
+    fed by the one before went through its layer too), as the installed recorder followed them (none: empty)."""
+    ops = (_ACTIVE._ops.get(v, frozenset()) | launched_operations(_ACTIVE.origin_of(v)) for v in values) if _ACTIVE else ()
+    return frozenset().union(*ops)
 
 
 def draws_of(values: list[Any]) -> frozenset:
@@ -539,7 +541,6 @@ def draws_of(values: list[Any]) -> frozenset:
 
 def aside() -> Any:
     """The harness's own work (a kernel launch's snapshots, saved-tensor hooks): nothing followed or recorded."""
-
     return _ACTIVE.aside() if _ACTIVE is not None else contextlib.nullcontext()
 
 

@@ -864,3 +864,18 @@ def recorder_named(layer, x):
     from oracles.layers import named_operation
 
     return named_operation("linear", torch.nn.functional.linear, (x, layer.weight, layer.bias), {})
+
+
+def test_a_kernel_fed_by_another_kernels_output_was_computed_by_what_fed_that_one():
+    # check_helper_allclose_kernel with two blocks: the second block's kernel reads `linear2(out1)`, out1 the first
+    # kernel's output from `linear1(x)`; the reference went through both layers, and so did the second kernel.
+    pytest.importorskip("triton")
+    from oracles.evidence import operations_of
+
+    with following_kernels() as (writes, recorder):
+        linear1, linear2, x = torch.nn.Linear(2, 2), torch.nn.Linear(2, 2), torch.ones(2)
+        out1 = torch.empty(2)
+        writes.note(out1, "block_kernel", launch=f" of {recorder_named(linear1, x)}")
+        h2 = linear2(out1)
+        found = operations_of([h2])
+    assert found == {recorder_named(linear1, x), recorder_named(linear2, out1)}
