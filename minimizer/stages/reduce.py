@@ -225,12 +225,12 @@ def _reduce_launches(
     program over the elements (``source.passes.launches``), its block size bound (no other parameter: the line a
     fix mends may read it), masks that fence nothing dropped, the one program's index (``row = 0``) inlined and
     the arithmetic it leaves folded (``0 * 2 + cols`` -> ``cols``), the temporaries a kernel binds once and reads
-    once inlined (not a name bound again: its steps are lines a fix may mend); with how the values compared
-    differ held, as for the references."""
+    once inlined (not a name bound again: its steps are lines a fix may mend), a block of one element read as its
+    scalar; with how the values compared differ held, as for the references."""
 
     from minimizer.source.passes.constants import fold_integer_arithmetic
     from minimizer.source.passes.inline import inline_kernel_temporaries, inline_literal_names
-    from minimizer.source.passes.kernels import drop_kernel_masks
+    from minimizer.source.passes.kernels import drop_kernel_masks, one_element_blocks_as_scalars
     from minimizer.source.passes.known_shapes import fold_known_shapes
     from minimizer.source.passes.launches import block_sizes_only, launches_as_run
     from minimizer.source.passes.parameters import bind_constant_parameters
@@ -242,7 +242,7 @@ def _reduce_launches(
     return _reduce_with_difference_held(
         runs, text, target, settings, best, deadline, "kernel launches",
         [fold_known_shapes, one_program, drop_kernel_masks, block_sizes_only(bind_constant_parameters),
-         inline_literal_names, fold_integer_arithmetic, inline_kernel_temporaries],
+         inline_literal_names, fold_integer_arithmetic, inline_kernel_temporaries, one_element_blocks_as_scalars],
         subject="the compared kernels' launches", says="making each compared kernel's launch one program",
     )
 

@@ -50,3 +50,44 @@ def test_a_mask_nothing_reads_goes_with_the_masks_that_read_it_or_alone():
     alone, every = [c.code for c in drop_kernel_masks(cst.parse_module(source))]
     assert "mask = offs < n" not in alone and "inside = offs < n" in alone and "mask=inside" in alone
     assert "offs < n" not in every and "tl.load(x_ptr + offs)" in every
+
+
+ONE_ELEMENT = """\
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr, out_ptr):
+    offs = tl.arange(0, 1)
+    out = tl.load(x_ptr + offs)
+    out = out + tl.load(x_ptr + tl.arange(0, 1))
+    tl.store(out_ptr + offs, out)
+
+
+x = torch.full((1,), 1.5)
+out = torch.zeros(1)
+k[1,](x, out)
+"""
+
+
+def test_a_block_of_one_element_is_read_as_its_scalar_and_writes_the_same():
+    import os
+
+    import pytest
+
+    from minimizer.source.passes.kernels import one_element_blocks_as_scalars
+
+    (scalar,) = [c.code for c in one_element_blocks_as_scalars(cst.parse_module(ONE_ELEMENT))]
+    assert "offs" not in scalar and "out = tl.load(x_ptr)\n" in scalar and "tl.store(out_ptr, out)\n" in scalar
+    masked = ONE_ELEMENT.replace("tl.store(out_ptr + offs, out)", "tl.store(out_ptr + offs, out, mask=offs < 1)")
+    assert list(one_element_blocks_as_scalars(cst.parse_module(masked))) == []  # `offs` is read otherwise too
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+    pytest.importorskip("triton")
+    outputs = []
+    for code in (ONE_ELEMENT, scalar):
+        namespace: dict = {}
+        exec(compile(code, "<kernel>", "exec"), namespace)
+        outputs.append(namespace["out"].tolist())
+    assert outputs == [[3.0], [3.0]]

@@ -38,7 +38,7 @@ from minimizer.source.passes.dtypes import simplify_dtypes
 from minimizer.source.passes.inline import inline_single_use_variables
 from minimizer.source.passes.inline_calls import inline_single_call_functions
 from minimizer.source.passes.instances import single_instances_to_functions
-from minimizer.source.passes.kernels import constant_kernel_loads, drop_kernel_masks
+from minimizer.source.passes.kernels import constant_kernel_loads, drop_kernel_masks, one_element_blocks_as_scalars
 from minimizer.source.passes.known_shapes import fold_known_shapes
 from minimizer.source.passes.library_configs import shrink_library_configs
 from minimizer.source.passes.leaves import layers_to_leaves
@@ -93,6 +93,7 @@ SOURCE_PASSES = [
     constant_kernel_loads,
     drop_kernel_masks,
     single_program_launches,
+    one_element_blocks_as_scalars,
     remove_unused_parameters,
     bind_constant_parameters,
     drop_unread_returned_values,

@@ -18,7 +18,7 @@ import libcst.matchers as m
 from minimizer.source.cst_utils import distinct_candidates, remove_nodes, replace_nodes
 from minimizer.source.traversal import find_all, names_of
 
-__all__ = ["constant_kernel_loads", "drop_kernel_masks"]
+__all__ = ["constant_kernel_loads", "drop_kernel_masks", "one_element_blocks_as_scalars"]
 
 _JIT = m.Attribute(value=m.Name("triton"), attr=m.Name("jit")) | m.Name("jit")
 KERNEL = m.FunctionDef(decorators=[m.ZeroOrMore(), m.Decorator(decorator=_JIT | m.Call(func=_JIT)), m.ZeroOrMore()])
@@ -53,6 +53,37 @@ def drop_kernel_masks(module: cst.Module) -> Iterator[cst.Module]:
         for group in groups
     ]
     return distinct_candidates(module, [lambda: _without_unread_masks(module), *candidates])
+
+
+# `tl.arange(0, 1)`: a block of one element.
+_ONE_ELEMENT = m.Call(
+    func=m.Attribute(value=m.Name("tl"), attr=m.Name("arange")), args=[m.Arg(value=m.Integer("0")), m.Arg(value=m.Integer("1"))]
+)
+
+
+def one_element_blocks_as_scalars(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with a kernel's block of one element read as its one scalar: where `offs = tl.arange(0, 1)`
+    is only ever added to a pointer (`x_ptr + offs`), the additions are their pointers and the line goes, one
+    kernel at a time; a load of one element loads the same value either way (a pass over one program's one
+    element, as a repro's launch ends up)."""
+
+    return distinct_candidates(module, (lambda k=k: _scalars_in(module, k) for k in find_all(module, KERNEL)))
+
+
+def _scalars_in(module: cst.Module, kernel: cst.FunctionDef) -> cst.Module | None:
+    lines = find_all(kernel, m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(target=m.Name())], value=_ONE_ELEMENT)]))
+    names = {line.body[0].targets[0].target.value for line in lines}
+    one_element = _ONE_ELEMENT | m.Name(value=m.MatchIfTrue(lambda name: name in names))
+    replacements: dict = {}
+    for total in find_all(kernel, m.BinaryOperation(operator=m.Add())):
+        if m.matches(total.right, one_element) or m.matches(total.left, one_element):
+            replacements[total] = total.left if m.matches(total.right, one_element) else total.right
+    # Each name read as an addition's offsets and nowhere else (its binding is one more occurrence of it).
+    added = sum(isinstance(side, cst.Name) for total in replacements for side in (total.left, total.right) if m.matches(side, one_element))
+    occurrences = len(find_all(kernel, m.Name(value=m.MatchIfTrue(lambda name: name in names))))
+    if not replacements or added + len(lines) != occurrences or any(m.matches(p, one_element) for p in replacements.values()):
+        return None
+    return replace_nodes(module, {**replacements, **{line: cst.RemovalSentinel.REMOVE for line in lines}})
 
 
 _MASK_LINE = m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(target=m.Name())], value=m.Comparison())])
