@@ -23,9 +23,28 @@ def _lines(code: str) -> str:
     return "".join(line for line in code.splitlines(keepends=True) if line.strip())
 
 
+# The helper left with calls that all take the kernel's branch: its flag decided there.
+SPECIALIZED = '''def head(x):
+    """Doc."""
+    h = x
+    out = torch.empty_like(h)
+    kernel[1,](h, out)
+    return out
+'''
+
+
 def test_the_call_the_flag_sends_to_an_expression_becomes_that_expression():
     code = HELPER + "ok = close(head(x), head(x, False))\n"
-    assert candidates(code) == [_lines(HELPER + "ok = close(head(x), x * scale + shift)\n")]
+    inlined = "ok = close(head(x), x * scale + shift)\n"
+    # First with the helper's other calls, all passing the same flag, given it decided; then that call alone.
+    assert candidates(code) == [_lines(SPECIALIZED + inlined), _lines(HELPER + inlined)]
+
+
+def test_a_helper_left_with_calls_of_other_flags_is_not_specialized():
+    code = HELPER + "ok = close(head(x), head(x, False))\nalso = head(y, True)\nother = head(z, fused=flag)\n"
+    assert all("def head(x):" not in c for c in candidates(code))  # `flag` is no literal
+    tail = HELPER.replace("(x, fused=True)", "(x, fused=True, scale=2)") + "ok = close(head(x, True, 3), head(x, False))\n"
+    assert all("def head(x" not in c or "fused" in c for c in candidates(tail))  # the flag is not the last argument
 
 
 def test_a_keyword_flag_a_negated_test_and_an_else_branch_are_read():
@@ -72,8 +91,8 @@ def test_the_inlined_reference_computes_the_same():
 
 def test_a_computed_argument_read_once_where_the_flag_leads_is_substituted():
     code = HELPER + "ok = close(head(x * 0.5), head(x * 0.5, False))\n"
-    (found,) = candidates(code)
-    assert found.endswith("ok = close(head(x * 0.5), x * 0.5 * scale + shift)\n")
+    specialized, found = candidates(code)
+    assert found.endswith("ok = close(head(x * 0.5), x * 0.5 * scale + shift)\n") and specialized.startswith("def head(x):")
     twice = HELPER.replace("return h * scale + shift", "return h * scale + h") + "ok = close(head(x), head(x * 0.5, False))\n"
     assert candidates(twice) == []  # `x * 0.5` would be computed twice
 
@@ -114,3 +133,13 @@ def test_one_name_unpacked_computes_the_same():
     code = "def first(items, twice):\n    item, = items\n    return item * 2 if twice else item\nresult = (first([3], True), first([4], False))\n"
     reduced = greedy_reduce(code, inline_flag_calls, runs_and_computes("result", (6, 4)))
     assert "def first" not in reduced
+
+
+def test_the_helper_decided_for_its_kernels_calls_computes_the_same():
+    code = (
+        "scale, shift = 2, 1\ndef kernel(h, out):\n    out.append(h * scale + shift + 1)\n"
+        "def head(x, fused=True):\n    h = x\n    if fused:\n        out = []\n        kernel(h, out)\n        return out[0]\n"
+        "    return h * scale + shift\nresult = (head(3), head(3, False))\n"
+    )
+    reduced = greedy_reduce(code, inline_flag_calls, runs_and_computes("result", (8, 7)))
+    assert "def head(x):\n" in reduced and "fused" not in reduced and reduced.endswith("result = head(3), 3 * scale + shift\n")

@@ -72,9 +72,8 @@ def _flag_inlinings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
             continue
         references = [access.node for assignment in assignments for access in assignment.references]
         inlined: dict = {}
-        for call in find_all(module, m.Call()):
-            if not any(call.func is reference for reference in references):  # type: ignore[attr-defined]
-                continue
+        calls = [c for c in find_all(module, m.Call()) if any(c.func is reference for reference in references)]  # type: ignore[attr-defined]
+        for call in calls:
             value = _returned_at(function, call, scopes)  # type: ignore[arg-type]
             if value is not None:
                 inlined[call] = value if isinstance(parents.get(call), _BARE_PLACES) else as_operand(value)
@@ -83,11 +82,88 @@ def _flag_inlinings(module: cst.Module) -> Iterator[Optional[cst.Module]]:
             # call while the helper stays for the other, all of them at once lose the helper.
             everywhere = {**inlined, function: cst.RemovalSentinel.REMOVE}
             yield lambda r=everywhere: _no_larger(module, replace_nodes(module, r))
+        rest = [call for call in calls if call not in inlined]
+        if inlined and rest and len(calls) == len(references):
+            # The reference's call decided, the kernel's not (its branch is statements): written out, the reference
+            # is longer than its call, but the helper, left with calls that all pass the same flags, loses them.
+            specialized = _specialized(function, rest)
+            if specialized is not None:
+                yield lambda r={**inlined, **specialized}: _no_larger(module, replace_nodes(module, r))
         for call, placed in inlined.items():
             replacements: dict = {call: placed}
             if len(references) == 1:
                 replacements[function] = cst.RemovalSentinel.REMOVE
             yield lambda r=replacements: _no_larger(module, replace_nodes(module, r))
+
+
+def _specialized(function: cst.FunctionDef, calls: list[cst.Call]) -> Optional[dict]:
+    """``function`` without the flag parameters that ``calls`` all bind to the same literal (and that it reads only
+    as an `if`'s or a conditional expression's test), each test decided, and the calls without those arguments:
+    replacements for ``replace_nodes``; None where no flag is shared, or an argument of one is not the last."""
+
+    params, keyword_only = list(function.params.params), list(function.params.kwonly_params)
+    bound = [bound_arguments(call.args, params, keyword_only, function.body) for call in calls]
+    if any(values is None for values in bound) or not isinstance(function.body, cst.IndentedBlock):
+        return None
+    shared = {
+        name: value for name, value in bound[0].items()  # type: ignore[union-attr]
+        if m.matches(value, m.Name()) and value.value in _FLAGS and all(v[name].deep_equals(value) for v in bound)  # type: ignore[index]
+        and _read_as_tests_only(function.body, name)
+    }
+    if not shared:
+        return None
+    replacements: dict = {}
+    for call in calls:
+        kept = [a for a in call.args if not (a.keyword is not None and a.keyword.value in shared)]
+        positional = [i for i, a in enumerate(kept) if a.keyword is None]
+        flagged = [i for i in positional if i < len(params) and params[i].name.value in shared]
+        if flagged and flagged != positional[len(positional) - len(flagged):]:
+            return None  # a shared flag passed before another positional argument
+        kept = [a for i, a in enumerate(kept) if i not in flagged]
+        if kept:
+            kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        replacements[call] = call.with_changes(args=kept)
+    body = function.body.visit(_FlagDecider({name: _FLAGS[value.value] for name, value in shared.items()}))
+    body = body.with_changes(body=_up_to_return(body.body))  # what followed the branch that returns runs no more
+    left = [p for p in params if p.name.value not in shared]
+    if left:
+        left[-1] = left[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    params_left = function.params.with_changes(params=left, kwonly_params=[p for p in keyword_only if p.name.value not in shared])
+    replacements[function] = function.with_changes(params=params_left, body=body)
+    return replacements
+
+
+def _up_to_return(statements: Sequence[cst.BaseStatement]) -> list[cst.BaseStatement]:
+    for index, statement in enumerate(statements):
+        if m.matches(statement, m.SimpleStatementLine(body=[m.Return()])):
+            return list(statements[: index + 1])
+    return list(statements)
+
+
+def _read_as_tests_only(body: cst.BaseSuite, name: str) -> bool:
+    reads = m.findall(body, m.Name(name))
+    tests = [t for node in m.findall(body, m.If() | m.IfExp()) for t in [node.test] if m.matches(t, m.Name(name) | m.UnaryOperation(operator=m.Not(), expression=m.Name(name)))]  # type: ignore[attr-defined]
+    return bool(reads) and len(reads) == len(tests) and not m.findall(body, m.AssignTarget(target=m.Name(name)))
+
+
+class _FlagDecider(cst.CSTTransformer):
+    """Each `if p:` / `if not p:` and `a if p else b` on a flag of ``flags`` (name -> its value) replaced by what
+    it runs or gives."""
+
+    def __init__(self, flags: dict[str, bool]):
+        super().__init__()
+        self._values = {name: cst.Name("True" if value else "False") for name, value in flags.items()}
+        self._names = set(flags)
+
+    def leave_If(self, original_node: cst.If, updated_node: cst.If):
+        branch = _decided_branch(updated_node, self._values, self._names)
+        if branch is None:
+            return updated_node
+        return cst.FlattenSentinel(branch) if branch else cst.RemovalSentinel.REMOVE
+
+    def leave_IfExp(self, original_node: cst.IfExp, updated_node: cst.IfExp) -> cst.BaseExpression:
+        taken = _flag_value(updated_node.test, self._values, self._names)
+        return updated_node if taken is None else as_operand(updated_node.body if taken else updated_node.orelse)
 
 
 def _no_larger(module: cst.Module, candidate: cst.Module) -> Optional[cst.Module]:
