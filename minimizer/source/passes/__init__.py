@@ -38,6 +38,7 @@ from minimizer.source.passes.dtypes import simplify_dtypes
 from minimizer.source.passes.inline import inline_single_use_variables
 from minimizer.source.passes.inline_calls import inline_single_call_functions
 from minimizer.source.passes.instances import single_instances_to_functions
+from minimizer.source.passes.attribute_flags import attribute_flags_to_parameters
 from minimizer.source.passes.kernels import constant_kernel_loads, drop_kernel_masks, one_element_blocks_as_scalars
 from minimizer.source.passes.known_shapes import fold_known_shapes
 from minimizer.source.passes.library_configs import shrink_library_configs
@@ -66,6 +67,7 @@ SOURCE_PASSES = [
     collapse_delegating_modules,
     module_classes_to_functions,
     autograd_functions_to_functions,
+    attribute_flags_to_parameters,
     single_instances_to_functions,
     unittest_cases_to_statements,
     inline_expression_functions,
