@@ -1,4 +1,5 @@
 import libcst as cst
+import pytest
 
 from minimizer.source.passes.flags import inline_flag_calls
 from tests.source.helpers import check_candidates_are_valid_and_not_larger, greedy_reduce, runs_and_computes
@@ -79,14 +80,23 @@ def test_candidates_are_valid_and_not_larger():
     check_candidates_are_valid_and_not_larger(HELPER + "ok = close(head(x), head(x, False))\nhead(y, False)\n", inline_flag_calls)
 
 
-def test_the_inlined_reference_computes_the_same():
+# A kernel that returns its output (its branch reads as an expression) and one that writes it (statements).
+RETURNS = ("def kernel(h):\n    return h * scale + shift + 1\n", "        out = kernel(h)\n        return out\n")
+WRITES = ("def kernel(h, out):\n    out.append(h * scale + shift + 1)\n", "        out = []\n        kernel(h, out)\n        return out[0]\n")
+
+
+@pytest.mark.parametrize("kernel, branch, helper_left, last_line", [
+    (*RETURNS, None, "result = kernel(3), 3 * scale + shift\n"),  # every call inlined: the helper goes
+    (*WRITES, "def head(x):\n", "result = head(3), 3 * scale + shift\n"),  # the helper decided for its kernel's call
+])
+def test_the_inlined_reference_computes_the_same(kernel, branch, helper_left, last_line):
     code = (
-        "scale, shift = 2, 1\ndef kernel(h):\n    return h * scale + shift + 1\n"
-        "def head(x, fused=True):\n    h = x\n    if fused:\n        out = kernel(h)\n        return out\n"
-        "    return h * scale + shift\nresult = (head(3), head(3, False))\n"
+        "scale, shift = 2, 1\n" + kernel + "def head(x, fused=True):\n    h = x\n    if fused:\n" + branch
+        + "    return h * scale + shift\nresult = (head(3), head(3, False))\n"
     )
     reduced = greedy_reduce(code, inline_flag_calls, runs_and_computes("result", (8, 7)))
-    assert reduced.endswith("result = kernel(3), 3 * scale + shift\n") and "def head" not in reduced
+    assert reduced.endswith(last_line) and "fused" not in reduced
+    assert (helper_left in reduced) if helper_left else "def head" not in reduced
 
 
 def test_a_computed_argument_read_once_where_the_flag_leads_is_substituted():
@@ -133,13 +143,3 @@ def test_one_name_unpacked_computes_the_same():
     code = "def first(items, twice):\n    item, = items\n    return item * 2 if twice else item\nresult = (first([3], True), first([4], False))\n"
     reduced = greedy_reduce(code, inline_flag_calls, runs_and_computes("result", (6, 4)))
     assert "def first" not in reduced
-
-
-def test_the_helper_decided_for_its_kernels_calls_computes_the_same():
-    code = (
-        "scale, shift = 2, 1\ndef kernel(h, out):\n    out.append(h * scale + shift + 1)\n"
-        "def head(x, fused=True):\n    h = x\n    if fused:\n        out = []\n        kernel(h, out)\n        return out[0]\n"
-        "    return h * scale + shift\nresult = (head(3), head(3, False))\n"
-    )
-    reduced = greedy_reduce(code, inline_flag_calls, runs_and_computes("result", (8, 7)))
-    assert "def head(x):\n" in reduced and "fused" not in reduced and reduced.endswith("result = head(3), 3 * scale + shift\n")
