@@ -33,7 +33,8 @@ from oracles.library_checks import patch_checks, unpatch_checks
 from oracles.operation_names import (
     AUTOGRAD, COMPARISONS, ELEMENT_WISE, FACTORIES, NUMBERS, TRUTH, WHOLE, in_place, operation_name,
 )
-from oracles.layers import is_layer, named_operation, told
+from oracles.layers import is_layer, told
+from oracles.settings import named_operation
 from oracles.comparison import (
     AGAINST, COMPARED, COMPILED, INPUT, NUMBER, OTHER, SPREAD, STRICT_SHAPES, THEN, THROUGH_OTHER, UNLIKE_SHAPES,
     UNWRITTEN, Comparison, Operand, TracedFloat, described, launched_operations, measured_operations,
@@ -183,7 +184,6 @@ class EvidenceRecorder:
 
     def note_output(self, output: Any, suspect: str = COMPILED) -> None:
         """Every tensor in ``output`` (a compiled call's result) comes from ``suspect``."""
-
         for tensor in _tensors_in(output):
             self._origins[tensor] = self._origins.get(tensor, frozenset()) | {suspect}
 

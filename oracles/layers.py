@@ -19,26 +19,13 @@ import sys
 from typing import Any, Iterable
 
 from oracles.arguments import shallow
-from oracles.operation_names import operation_name
-from oracles.settings import operation_settings
 
-__all__ = ["LAYER", "is_layer", "named_operation", "told", "told_item"]
+__all__ = ["LAYER", "is_layer", "layer_key", "told", "told_item"]
 
 LAYER = "#"
 
 
-def named_operation(name: str, func: Any, args: tuple, kwargs: dict) -> str | None:
-    """``clamp(max=5)``, ``linear#<ids>``: the operation, what it was told, and the parameters it was given;
-    ``None`` for what computes nothing (``cpu``, ``view``)."""
-
-    operation = operation_name(name)
-    if operation is None:
-        return None
-    settings = operation_settings(func, args, kwargs)
-    return (f"{operation}({settings})" if settings else operation) + _layer_key(args, kwargs)
-
-
-def _layer_key(args: tuple, kwargs: dict) -> str:
+def layer_key(args: tuple, kwargs: dict) -> str:
     """``#<ids>``: the parameters an operation was given, by identity; ``""`` for an operation given none."""
 
     parameter = sys.modules["torch"].nn.Parameter

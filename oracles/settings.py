@@ -15,6 +15,9 @@ import functools
 import inspect
 from typing import Any
 
+from oracles.layers import layer_key
+from oracles.operation_names import operation_name
+
 # Parameters that say where an operation works or what it makes, not what it computes.
 _PLACES = frozenset({
     "dim", "dims", "axis", "dim0", "dim1", "start_dim", "end_dim", "size", "sizes", "shape", "split_size",
@@ -22,6 +25,17 @@ _PLACES = frozenset({
     "dtype", "device", "layout", "memory_format", "non_blocking", "copy", "generator", "pin_memory",
     "requires_grad", "inplace", "out", "self", "input", "output_size",
 })
+
+
+def named_operation(name: str, func: Any, args: tuple, kwargs: dict) -> str | None:
+    """``clamp(max=5)``, ``linear#<ids>``: the operation, what it was told, and the parameters it was given
+    (``oracles.layers``); ``None`` for what computes nothing (``cpu``, ``view``)."""
+
+    operation = operation_name(name)
+    if operation is None:
+        return None
+    settings = operation_settings(func, args, kwargs)
+    return (f"{operation}({settings})" if settings else operation) + layer_key(args, kwargs)
 
 
 def operation_settings(func: Any, args: tuple, kwargs: dict) -> str:

@@ -861,7 +861,7 @@ def test_a_layer_applied_alike_to_the_kernels_output_and_its_reference_is_left_o
 def recorder_named(layer, x):
     """How the recorder names `layer(x)` (with its parameters' identities), as a launch's inputs tell it."""
 
-    from oracles.layers import named_operation
+    from oracles.settings import named_operation
 
     return named_operation("linear", torch.nn.functional.linear, (x, layer.weight, layer.bias), {})
 
