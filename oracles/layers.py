@@ -16,7 +16,7 @@ The identities never reach a signature or a report: ``told`` writes the names wi
 from __future__ import annotations
 
 import sys
-from typing import Any, Iterable
+from typing import Iterable
 
 from oracles.arguments import shallow
 
