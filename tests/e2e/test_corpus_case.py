@@ -33,8 +33,10 @@ def test_a_corpus_case_reduces_to_the_same_bug(case):
     meta = json.loads((REPO / "corpus" / "cases" / case / "case.json").read_text())
     if torch.__version__.split("+")[0] != meta["torch"]:
         pytest.skip(f"{case} is pinned to torch {meta['torch']}")
-    # Alone it reduces in about 80 s; capped at 60 s (a CI run at 40 s, beside the other tests, made no step).
-    args = argparse.Namespace(jobs=2, max_time=60.0, keep=False)
+    # Alone it reduces in about 80 s; capped at 120 s, so that beside the other tests it gets through its kernel
+    # stages (a CI run at 40 s made no step; on 2026-11-30, at 60 s beside the suite, the best so far was a 202-token
+    # step its fix did not mend, which runs alone at 25-60 s never showed: see docs/history.md).
+    args = argparse.Namespace(jobs=2, max_time=120.0, keep=False)
     result = corpus.run_case(case, {meta["torch"]: sys.executable}, args)
     assert not result.error, result.error
     assert result.checks["fails"], result.output  # plain python fails as the original does
