@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+from typing import Callable
 
 from oracles.api import ExceptionInfo
 
@@ -106,11 +107,7 @@ def assert_shape(test: str) -> str:
     ``(_, _) == (1, 0)``. Literals, comparison operators, and calls of torch, math, numpy and builtins stay:
     they decide what fails (a tolerance dropped makes a check fail on rounding)."""
 
-    try:
-        tree = ast.parse(normalize_source(test), mode="eval").body
-    except SyntaxError:
-        return normalize_source(test)
-    return ast.unparse(_shaped(tree))
+    return _read(test, lambda tree: ast.unparse(_shaped(tree)))
 
 
 def deciding_parts(test: str) -> str:
@@ -119,11 +116,17 @@ def deciding_parts(test: str) -> str:
     the tolerances given by keyword (``atol=0.001``); ``_`` where there is none. ``all(close(o, r) for o, r in
     zip([out], [ref]))`` and ``torch.allclose(out, ref)`` are both ``_``; ``err.max() < 1e-5`` is ``< 1e-05``."""
 
+    return _read(test, lambda tree: " ".join(_deciding(tree)) or "_")
+
+
+def _read(test: str, told: Callable[[ast.expr], str]) -> str:
+    """``told`` of the test's expression; the test's normalized source where it does not parse."""
+
     try:
         tree = ast.parse(normalize_source(test), mode="eval").body
     except SyntaxError:
         return normalize_source(test)
-    return " ".join(_deciding(tree)) or "_"
+    return told(tree)
 
 
 # Keywords that set how close is close: `atol`, `rel_tol`, `equal_nan`, `check_dtype`.

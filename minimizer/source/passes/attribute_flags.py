@@ -96,14 +96,15 @@ def _converted(
     stored = {id(t.target) for t in find_all(module, m.AssignTarget() | m.AugAssign() | m.AnnAssign())}
     if any(id(read) in stored for read in reads):
         return None  # the method sets it itself
+    settings = _settings(module, instance, flag)
     elsewhere = [a for a in find_all(module, m.Attribute(attr=m.Name(flag))) if a not in reads]
-    if not reads or names_of(method, flag) or len(elsewhere) != 1 + len(_settings(module, instance, flag)):
+    if not reads or names_of(method, flag) or len(elsewhere) != 1 + len(settings):
         return None  # read or set where the order of calls does not tell it (the one other is `__init__`'s)
     default = setting.body[0].value
-    calls = _calls_in_order(module, instance, flag, default)
+    calls = _calls_in_order(module, instance, settings, default)
     if calls is None:
         return None
-    replacements: dict = {setting: cst.RemovalSentinel.REMOVE, **{line: cst.RemovalSentinel.REMOVE for line in _settings(module, instance, flag)}}
+    replacements: dict = {setting: cst.RemovalSentinel.REMOVE, **{line: cst.RemovalSentinel.REMOVE for line in settings}}
     replacements |= {read: cst.Name(flag) for read in reads}
     for call, value in calls:
         if value.value != default.value:
@@ -119,12 +120,13 @@ def _settings(module: cst.Module, instance: str, flag: str) -> list[cst.SimpleSt
     return [line for line in module.body if m.matches(line, pattern)]
 
 
-def _calls_in_order(module: cst.Module, instance: str, flag: str, default: cst.Name) -> list[tuple[cst.Call, cst.Name]] | None:
-    """Each call of the instance with the flag's value it sees, in the module's order; None where the instance is
-    used otherwise, or inside a function, a loop or a branch."""
+def _calls_in_order(
+    module: cst.Module, instance: str, settings: list[cst.SimpleStatementLine], default: cst.Name
+) -> list[tuple[cst.Call, cst.Name]] | None:
+    """Each call of the instance with the flag's value it sees (``settings``: the lines that set it), in the
+    module's order; None where the instance is used otherwise, or inside a function, a loop or a branch."""
 
     uses = len(find_all(module, m.Name(instance)))
-    settings = _settings(module, instance, flag)
     value, calls, seen = default, [], 1 + len(settings)  # its binding and its settings
     for statement in module.body:
         if statement in settings:

@@ -183,6 +183,7 @@ def remove_named_layers(module: cst.Module) -> Iterator[cst.Module]:
 
 def _named_layer_removals(module: cst.Module) -> Iterator[cst.Module | None]:
     binding = m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(target=m.Name())], value=m.Call())])
+    imported = imported_names(module)
     for statement in find_all(module, binding):
         assign = statement.body[0]
         name = assign.targets[0].target.value
@@ -190,7 +191,7 @@ def _named_layer_removals(module: cst.Module) -> Iterator[cst.Module | None]:
         calls = find_all(module, call)
         reads = [n for n in find_all(module, m.Name(name)) if n is not assign.targets[0].target]
         bound = find_all(module, m.AssignTarget(target=m.Name(name)) | m.Param(name=m.Name(name)))
-        if len(bound) == 1 and name not in imported_names(module) and len(reads) == len(calls) and calls and all(
+        if len(bound) == 1 and name not in imported and len(reads) == len(calls) and calls and all(
             _called_with_input(c) for c in calls
         ):
             yield lambda a=assign, c=call: module.visit(_LayerRemover(module, a, c))

@@ -123,7 +123,7 @@ def _specialized(function: cst.FunctionDef, calls: list[cst.Call]) -> Optional[d
         if kept:
             kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         replacements[call] = call.with_changes(args=kept)
-    body = function.body.visit(_FlagDecider({name: _FLAGS[value.value] for name, value in shared.items()}))
+    body = function.body.visit(_FlagDecider(shared))
     body = body.with_changes(body=_up_to_return(body.body))  # what followed the branch that returns runs no more
     left = [p for p in params if p.name.value not in shared]
     if left:
@@ -147,12 +147,12 @@ def _read_as_tests_only(body: cst.BaseSuite, name: str) -> bool:
 
 
 class _FlagDecider(cst.CSTTransformer):
-    """Each `if p:` / `if not p:` and `a if p else b` on a flag of ``flags`` (name -> its value) replaced by what
-    it runs or gives."""
+    """Each `if p:` / `if not p:` and `a if p else b` on a flag of ``flags`` (name -> the literal it is bound to)
+    replaced by what it runs or gives."""
 
-    def __init__(self, flags: dict[str, bool]):
+    def __init__(self, flags: dict[str, cst.BaseExpression]):
         super().__init__()
-        self._values = {name: cst.Name("True" if value else "False") for name, value in flags.items()}
+        self._values = flags
         self._names = set(flags)
 
     def leave_If(self, original_node: cst.If, updated_node: cst.If):

@@ -138,11 +138,12 @@ class _Analysis:
         if window is None or len(window) != 1 or self._repeated_in(window[0], block):
             return None
         read = window[0]
-        if self._operands_rebound(assign.value, scope, body, here, self._index_in_block(read, body)):
+        use_at = self._index_in_block(read, body)
+        if self._operands_rebound(assign.value, scope, body, here, use_at):
             return None
         temporary = (
             len(scope.assignments[name]) == 1 and m.matches(getattr(scope, "node", None), KERNEL)
-            and not self._steps_a_name(body[self._index_in_block(read, body)], scope)
+            and not self._steps_a_name(body[use_at], scope)
         )
         return _Inlining(statement, ((read, self._parents[read]),), assign.value, temporary)
 

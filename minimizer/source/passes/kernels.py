@@ -75,13 +75,18 @@ def _scalars_in(module: cst.Module, kernel: cst.FunctionDef) -> cst.Module | Non
     names = {line.body[0].targets[0].target.value for line in lines}
     one_element = _ONE_ELEMENT | m.Name(value=m.MatchIfTrue(lambda name: name in names))
     replacements: dict = {}
+    named = 0  # the additions' offsets that are one of `names`
     for total in find_all(kernel, m.BinaryOperation(operator=m.Add())):
-        if m.matches(total.right, one_element) or m.matches(total.left, one_element):
-            replacements[total] = total.left if m.matches(total.right, one_element) else total.right
+        for offsets, pointer in ((total.right, total.left), (total.left, total.right)):
+            if m.matches(offsets, one_element):
+                if m.matches(pointer, one_element):
+                    return None  # `offs + offs`: no pointer
+                replacements[total] = pointer
+                named += isinstance(offsets, cst.Name)
+                break
     # Each name read as an addition's offsets and nowhere else (its binding is one more occurrence of it).
-    added = sum(isinstance(side, cst.Name) for total in replacements for side in (total.left, total.right) if m.matches(side, one_element))
     occurrences = len(find_all(kernel, m.Name(value=m.MatchIfTrue(lambda name: name in names))))
-    if not replacements or added + len(lines) != occurrences or any(m.matches(p, one_element) for p in replacements.values()):
+    if not replacements or named + len(lines) != occurrences:
         return None
     return replace_nodes(module, {**replacements, **{line: cst.RemovalSentinel.REMOVE for line in lines}})
 

@@ -44,10 +44,10 @@ def _candidates(module: cst.Module, told: Mapping[str, int] | None = None) -> It
         if len(launches) != 1 or len(find_all(module, m.Name(kernel.name.value))) != 2:  # its def and its launch
             continue
         launch = launches[0]
-        programs = _literal_grid(launch.func)
-        programs = (told or {}).get(kernel.name.value) if programs is None else programs
+        literal = _literal_grid(launch.func)
+        programs = (told or {}).get(kernel.name.value) if literal is None else literal
         reads = find_all(kernel, _PROGRAM_ID)
-        if programs == 1 and (reads or _literal_grid(launch.func) is None):
+        if programs == 1 and (reads or literal is None):
             # One program already (`k[x.numel(),]` of one element): the grid is `1`, the index 0.
             yield lambda: replace_nodes(module, {launch: _one_program(launch, None, 1), **_index_reads_as_zero(kernel, reads)})
             continue
