@@ -32,3 +32,21 @@ def test_a_graph_pass_keeps_only_the_test_its_rewrite_needs():
     check_candidates_are_valid_and_not_larger(code, shorten_conditions)
     reduced = greedy_reduce(code, shorten_conditions, runs_and(lambda namespace: namespace["hits"] == 1))
     assert "if target == operator.neg:" in reduced
+
+
+def test_a_negated_condition_is_its_test_with_the_branches_swapped():
+    assert shortenings("y = a if not c else b\n") == ["y = b if c else a\n"]
+    assert shortenings("if not c:\n    x = 1\nelse:\n    x = 2\n") == ["if c:\n    x = 2\nelse:\n    x = 1\n"]
+    guard = "def f(c):\n    if not c:\n        # why\n        return 1\n    y = 2\n    return y\n"
+    assert shortenings(guard) == ["def f(c):\n    if c:\n        y = 2\n        return y\n    # why\n    return 1\n"]
+    # Without a return ending both, the code after the guard runs after its body too: no swap.
+    assert shortenings("def f(c):\n    if not c:\n        g()\n    return 1\n") == []
+    assert shortenings("def f(c):\n    if not c:\n        return 1\n    g()\n") == []
+
+
+def test_a_swapped_guard_returns_what_the_original_returns():
+    code = "def f(c):\n    if not c:\n        return 'no'\n    return 'yes'\n"
+    for candidate in shortenings(code):
+        namespace: dict = {}
+        exec(candidate, namespace)
+        assert (namespace["f"](True), namespace["f"](False)) == ("yes", "no")
