@@ -18,7 +18,7 @@ from typing import Sequence
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import BINDS_NAMES, TORCH_COMPILE_CALL, assigned_name
+from minimizer.source.cst_utils import BINDS_NAMES, TORCH_COMPILE_CALL, assigned_name, bind_names
 from oracles.dynamo_optimize import AS_COMPILE_KEYWORDS
 
 _MESSAGES = {
@@ -178,7 +178,7 @@ def _state_compiled_call(module: cst.Module, located: _Located, oracle: str, sig
 def _with_hoisted(statements: list[cst.CSTNode], hoisted: dict[str, cst.BaseExpression]) -> list[cst.CSTNode]:
     """``statements`` after the lines binding what they read of ``hoisted`` (``arg0 = x * 2``): a value read by
     both sides is evaluated once, so both see the same input; one passed once as an argument or element, and read
-    nowhere else, is written in place."""
+    nowhere else, is written in place (where no name a statement binds could capture it: ``bind_names``)."""
 
     def count(pattern: m.BaseMatcherNode) -> int:
         return sum(len(m.findall(statement, pattern)) for statement in statements)
@@ -187,29 +187,14 @@ def _with_hoisted(statements: list[cst.CSTNode], hoisted: dict[str, cst.BaseExpr
         name: expr for name, expr in hoisted.items()
         if count(m.Arg(value=m.Name(name)) | m.Element(value=m.Name(name))) == 1 == count(m.Name(name))
     }
+    written = [bind_names(statement, once) for statement in statements]
+    if any(statement is None for statement in written):
+        once, written = {}, statements
     bindings = [
         cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], expr)])
         for name, expr in hoisted.items() if name not in once
     ]
-    return [*bindings, *(statement.visit(_PassedInPlace(once)) for statement in statements)]
-
-
-class _PassedInPlace(cst.CSTTransformer):
-    """Writes each of ``values`` (name -> expression) where it is passed as an argument or a list's element."""
-
-    def __init__(self, values: dict[str, cst.BaseExpression]) -> None:
-        super().__init__()
-        self.values = values
-
-    def _in_place(self, updated: cst.Arg | cst.Element) -> cst.Arg | cst.Element:
-        name = updated.value.value if isinstance(updated.value, cst.Name) else None
-        return updated.with_changes(value=self.values[name]) if name in self.values else updated
-
-    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
-        return self._in_place(updated)  # type: ignore[return-value]
-
-    def leave_Element(self, original: cst.Element, updated: cst.Element) -> cst.Element:
-        return self._in_place(updated)  # type: ignore[return-value]
+    return [*bindings, *written]
 
 
 def _without_unread_bindings(body: list[cst.CSTNode], bindings: frozenset[int]) -> list[cst.CSTNode]:

@@ -9,6 +9,7 @@ whole `if`.
 
 from __future__ import annotations
 
+import itertools
 from typing import Iterator
 
 import libcst as cst
@@ -28,7 +29,7 @@ def shorten_conditions(module: cst.Module) -> Iterator[cst.Module]:
     membership test in a tuple, list or set display replaced by an equality with one of its entries (`not in`:
     an inequality), in source order; then with one negated condition's `not` dropped and its branches swapped."""
 
-    return distinct_candidates(module, [*_shortenings(module), *_negations_dropped(module)])
+    return distinct_candidates(module, itertools.chain(_shortenings(module), _negations_dropped(module)))
 
 
 def _shortenings(module: cst.Module) -> Iterator[cst.Module | None]:
