@@ -29,6 +29,7 @@ from minimizer.source.passes.dead_code import (
 from minimizer.source.passes.decorators import drop_decorators
 from minimizer.source.passes.delegating import collapse_delegating_modules
 from minimizer.source.passes.delete_statements import delete_statements
+from minimizer.source.passes.devices import moves_to_default_device
 from minimizer.source.passes.factories import constant_tensors_to_factories
 from minimizer.source.passes.flags import inline_flag_calls
 from minimizer.source.passes.elements import delete_collection_elements, unwrap_single_item_list_arguments
@@ -62,6 +63,7 @@ SOURCE_PASSES = [
     remove_unused_definitions,
     remove_effectless_statements,
     unwrap_compound_statements,
+    moves_to_default_device,
     remove_layers,
     remove_named_layers,
     collapse_delegating_modules,
