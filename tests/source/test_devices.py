@@ -40,6 +40,12 @@ def test_device_strings_and_cuda_calls_are_one_device_set_after_the_imports():
     assert candidates(code) == ['import torch\nimport math\ntorch.set_default_device("cuda")\n\nw = torch.ones(2)\nx = torch.ones(2)\n']
 
 
+def test_a_device_object_chosen_at_run_time_is_a_device():
+    code = ON_THE_GPU.replace('DEVICE = "cuda" if', 'DEVICE = torch.device("cuda" if').replace('else "cpu"', 'else "cpu")')
+    (defaulted,) = candidates(code)
+    assert "torch.set_default_device(DEVICE)\n" in defaulted and ".to(" not in defaulted
+
+
 def test_moves_to_the_cpu_go_without_a_default():
     code = 'import torch\n\nDEVICE = "cpu"\nw = torch.ones(2).to(DEVICE)\nx = torch.ones(2).to("cpu")\n'
     assert sorted(candidates(code)) == [

@@ -41,7 +41,7 @@ def moves_to_default_device(module: cst.Module) -> Iterator[cst.Module]:
     the script moves to: `x.to(D)`, `x.to(device=D)` and `x.cuda()` become `x`, `device=D` arguments go, and
     `torch.set_default_device(D)` follows `import torch` (and D's binding, where D is a name). D is a device
     string (`"cuda"`, `torch.device("cuda:0")`) or a name the module binds once, at its top level, to one (or to
-    a choice between two: `"cuda" if torch.cuda.is_available() else "cpu"`)."""
+    a choice between two: `"cuda" if torch.cuda.is_available() else "cpu"`, also inside `torch.device(...)`)."""
 
     return distinct_candidates(module, _candidates(module))
 
@@ -125,6 +125,8 @@ def _device_bindings(module: cst.Module) -> dict[str, cst.SimpleStatementLine]:
 
 
 def _is_device(value: cst.BaseExpression) -> bool:
+    if m.matches(value, _TORCH_DEVICE):
+        value = value.args[0].value
     if isinstance(value, cst.IfExp):
         return _is_device(value.body) and _is_device(value.orelse)
     return _device_named(value, {}) is not None
