@@ -54,8 +54,19 @@ def test_a_one_item_list_bound_to_a_name_only_unpacked_into_calls_is_its_item():
     assert [c.code for c in unwrap_single_item_list_arguments(cst.parse_module(source))] == [
         "inputs = torch.ones(2, 2)\nassert torch.allclose(g(inputs), f(inputs))\n",
     ]
-    read_otherwise = source + "print(len(inputs))\n"
+    read_otherwise = source + "first = inputs[0]\n"
     assert [c.code for c in unwrap_single_item_list_arguments(cst.parse_module(read_otherwise))] == []
+
+
+def test_a_one_item_list_bound_to_a_name_passed_to_calls_is_its_item():
+    # check_lambda_all_kernel kept `widths = [1]` read by three `torch.ones(widths)`: neither inlining the list nor
+    # shrinking it made the repro smaller, the item bound to the name does (then the literal is inlined).
+    from minimizer.source.passes.elements import unwrap_single_item_list_arguments
+
+    source = "widths = [1]\nx = torch.ones(widths)\nassert torch.allclose(k(x), torch.ones(size=widths))\n"
+    assert [c.code for c in unwrap_single_item_list_arguments(cst.parse_module(source))] == [
+        "widths = 1\nx = torch.ones(widths)\nassert torch.allclose(k(x), torch.ones(size=widths))\n",
+    ]
 
 
 def test_all_or_any_of_one_item_is_its_item_where_only_its_truth_is_read():

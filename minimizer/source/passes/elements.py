@@ -85,9 +85,10 @@ _ONE_ITEM_NAMED = m.SimpleStatementLine(
 
 
 def _named_single_items(module: cst.Module) -> Iterator[cst.Module | None]:
-    """A one-item list bound to a name that is only ever unpacked into calls (``inputs = [x]`` then
-    ``f(*inputs)``, as the graph lift writes it): the name bound to the item, passed as is (``inputs = x``,
-    ``f(inputs)``)."""
+    """A one-item list bound to a name that is only ever passed to calls, unpacked or not (``inputs = [x]`` then
+    ``f(*inputs)``, as the graph lift writes it; ``widths = [1]`` then ``torch.ones(widths)``): the name bound to
+    the item, passed as is (``inputs = x``, ``f(inputs)``; ``widths = 1``, which a literal's inlining then
+    writes in place)."""
 
     parents = parent_map(module)
     for statement in module.body:
@@ -96,10 +97,10 @@ def _named_single_items(module: cst.Module) -> Iterator[cst.Module | None]:
         assign = statement.body[0]  # type: ignore[attr-defined]
         name = assign.targets[0].target.value
         uses = [n for n in find_all(module, m.Name(name)) if n is not assign.targets[0].target]
-        stars = [parents.get(n) for n in uses]
-        if not uses or any(not m.matches(a, m.Arg(star="*")) or a.value is not use for a, use in zip(stars, uses)):
+        arguments = [parents.get(n) for n in uses]
+        if not uses or any(not isinstance(a, cst.Arg) or a.value is not use for a, use in zip(arguments, uses)):
             continue
-        replacements = {arg: arg.with_changes(star="") for arg in stars}
+        replacements = {arg: arg.with_changes(star="") for arg in arguments if arg.star == "*"}
         replacements[assign] = assign.with_changes(value=assign.value.elements[0].value)
         yield lambda r=replacements: replace_nodes(module, r)
 
