@@ -25,7 +25,7 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import RemovalRepairingTransformer, distinct_candidates
+from minimizer.source.cst_utils import RemovalRepairingTransformer, assigned_name, distinct_candidates
 from minimizer.source.traversal import find_all, holds
 
 __all__ = ["moves_to_default_device"]
@@ -71,8 +71,9 @@ def _default_line_after(module: cst.Module, moves: list[cst.CSTNode], binding: c
 
 
 def _on_the_cpu(device: str, bindings: dict[str, cst.SimpleStatementLine]) -> bool:
-    value = bindings[device].body[0].value if device in bindings else cst.parse_expression(device)
-    return _device_named(value, {}) == '"cpu"'
+    """Whether ``device`` (a key of ``_moves_by_device``) is the CPU: a device string is kept as `"cpu"`."""
+
+    return (_device_named(bindings[device].body[0].value, {}) if device in bindings else device) == '"cpu"'
 
 
 def _moves_by_device(module: cst.Module, bindings: dict[str, cst.SimpleStatementLine]) -> dict[str, list[cst.CSTNode]]:
@@ -118,9 +119,9 @@ def _device_bindings(module: cst.Module) -> dict[str, cst.SimpleStatementLine]:
 
     found = {}
     for line in module.body:
-        assign = line.body[0] if m.matches(line, m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(target=m.Name())])])) else None
-        if assign is not None and _is_device(assign.value) and _bound_once(module, assign.targets[0].target.value):
-            found[assign.targets[0].target.value] = line
+        name = assigned_name(line)
+        if name is not None and _is_device(line.body[0].value) and _bound_once(module, name):
+            found[name] = line
     return found
 
 
