@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from oracles.events import EVENT
 from oracles.layers import is_layer, told, told_item
 from oracles.tensor_bytes import tensor_bytes
 
@@ -171,7 +172,9 @@ def origin_text(origin: frozenset) -> str:
     """``kernel k then add+mul against leaky_relu(negative_slope=0.1)+sub``: the suspects, the operations a
     kernel's output went through (``THEN``), then what they were measured against."""
 
-    suspects = sorted(told_item(o) for o in origin if not o.startswith((AGAINST, THEN)) and o not in (SPREAD, UNWRITTEN, THROUGH_OTHER))
+    suspects = sorted(
+        told_item(o) for o in origin if not o.startswith((AGAINST, THEN, EVENT)) and o not in (SPREAD, UNWRITTEN, THROUGH_OTHER)
+    )
     then = told(o.removeprefix(THEN) for o in origin if o.startswith(THEN))
     against = told(o.removeprefix(AGAINST) for o in origin if o.startswith(AGAINST))
     spread = " spread by broadcasting" if SPREAD in origin else ""

@@ -28,6 +28,7 @@ from oracles.compared import digest_of, marked_where_unwritten
 from oracles.compared import differs_where_unwritten as _unwritten_differ
 from oracles.arguments import shallow as _shallow
 from oracles.arguments import tensors_in as _tensors_in
+from oracles.events import Events
 from oracles.draws import DrawsFollower, from_other_data, measured_through_other_data
 from oracles.library_checks import patch_checks, unpatch_checks
 from oracles.operation_names import (
@@ -86,6 +87,10 @@ class EvidenceRecorder:
         self._grads_from: Any = torch.utils.weak.WeakIdKeyDictionary()  # leaf -> suspects its gradient went through
         self._read_numbers: dict[float, frozenset] = {}  # value -> suspects, of `float(t)` reads
         self._inputs: Any = torch.utils.weak.WeakIdKeyDictionary()  # tensors a compiled call was given
+        # Each compiled call and kernel launch is an event; the origins of the last call's inputs begin its own.
+        self._events = Events()
+        self._call_inputs: list[frozenset] = []
+        self._call_reads_globals = False
         # Where the script has Triton kernels: tensor -> the torch operations that computed it from what the
         # kernels were given (a kernel has no eager twin: its reference is told by how it was computed).
         self._ops: Any = torch.utils.weak.WeakIdKeyDictionary()
@@ -176,16 +181,28 @@ class EvidenceRecorder:
             if on_top:
                 self._mode.__enter__()
 
-    def note_inputs(self, args: tuple, kwargs: dict) -> None:
-        """The tensors a compiled call is given: compared with its output, they are not a reference."""
+    def note_inputs(self, args: tuple, kwargs: dict, model: Any = None) -> None:
+        """The tensors a compiled call is given: compared with its output, they are not a reference. What they,
+        and a compiled module's parameters and buffers, come from is the call's history (``oracles.events``)."""
 
-        for tensor in _tensors_in(list(_shallow(args, kwargs))):
+        given = _tensors_in(list(_shallow(args, kwargs)))
+        for tensor in given:
             self._inputs[tensor] = True
+        module = hasattr(model, "parameters") and hasattr(model, "buffers")
+        state = [*model.parameters(), *model.buffers()] if module else []
+        self._call_inputs = [self.origin_of(t) for t in [*given, *state]]
+        self._call_reads_globals = not module
 
     def note_output(self, output: Any, suspect: str = COMPILED) -> None:
-        """Every tensor in ``output`` (a compiled call's result) comes from ``suspect``."""
+        """Every tensor in ``output`` (a compiled call's result) comes from ``suspect``, in an event of its own."""
+        event = self._events.begin(self._call_inputs, after_all=self._call_reads_globals)
         for tensor in _tensors_in(output):
-            self._origins[tensor] = self._origins.get(tensor, frozenset()) | {suspect}
+            self._origins[tensor] = self._origins.get(tensor, frozenset()) | {suspect, event}
+
+    def launch_event(self, read: list[Any]) -> str:
+        """A launch of a kernel that read ``read``: its event's origin item."""
+
+        return self._events.begin([self.origin_of(t) for t in read])
 
     # -- what a failing check compared -------------------------------------------------------------------
 
@@ -200,15 +217,16 @@ class EvidenceRecorder:
 
         if self._aside:
             return False
-        operands = tuple(self._operand(v) for v in values)
+        origins = self._current_origins(values)
+        operands = tuple(self._operand(v, o) for v, o in zip(values, origins))
         if not any(o.suspect for o in operands) or not self._made_by_the_script():
             return False
         if any(o.origin.startswith("kernel ") for o in operands):
             # A kernel has no eager twin: its reference is told by the operations that computed it (those its
             # launch's inputs went through as well left out of both), and its output spread over a larger
             # reference by the comparison itself measures the broadcast.
-            common = self._common_operations(values)
-            operands = tuple(self._operand(v, operations=True, common=common) for v in values)
+            common = self._common_operations(values, origins)
+            operands = tuple(self._operand(v, o, operations=True, common=common) for v, o in zip(values, origins))
             operands = spread_where_broadcast(operands, self._extents_compared(values))
             operands = from_other_data(operands, values, self._writes, self._draws)
             alike = self._alike.sources(values)  # numbers reduced alike: their sources tell where the kernel wrote
@@ -238,16 +256,15 @@ class EvidenceRecorder:
         if not any(origins):
             return None
         operands = tuple(
-            Operand(origin_text(o), described(v)) if o else self._operand(v) for v, o in zip(values, origins)
+            Operand(origin_text(o), described(v)) if o else self._operand(v, frozenset()) for v, o in zip(values, origins)
         )
         return Comparison(symbol, operands, None)
 
-    def _common_operations(self, values: tuple) -> tuple[frozenset, frozenset, frozenset]:
+    def _common_operations(self, values: tuple, origins: list[frozenset]) -> tuple[frozenset, frozenset, frozenset]:
         """(launched, measured, then): the operations that computed the compared kernels' inputs, those that
         computed what their outputs are compared with (``against ...``, and the other operands' own), and the
         layers the outputs went through (``oracles.layers``: one the reference went through too is alike)."""
 
-        origins = [self.origin_of(v) for v in values]
         launched = frozenset().union(*(launched_operations(o) for o in origins))
         measured = frozenset().union(*(measured_operations(o) for o in origins),
                                      *(self._operations_of(v) for v, o in zip(values, origins) if not o))
@@ -280,9 +297,8 @@ class EvidenceRecorder:
 
         return self._extents.get(value, value.numel()) if hasattr(value, "untyped_storage") else None
 
-    def _operand(self, value: Any, operations: bool = False, common: tuple = (frozenset(),) * 3) -> Operand:
+    def _operand(self, value: Any, origin: frozenset, operations: bool = False, common: tuple = (frozenset(),) * 3) -> Operand:
         launched, measured, then = common
-        origin = self.origin_of(value)
         if origin:
             return Operand(origin_text(without_common(origin, launched, measured)), described(value))
         computed = self._operations_of(value) - launched - then if operations else None
@@ -296,8 +312,13 @@ class EvidenceRecorder:
             return Operand(NUMBER, type(value).__name__)
         return Operand(OTHER, described(value))
 
+    def _current_origins(self, values: Any) -> list[frozenset]:
+        """The origin of each of ``values``, those from the history of another's event emptied (``oracles.events``)."""
+
+        return self._events.current([self.origin_of(v) for v in values])
+
     def origin_of(self, value: Any) -> frozenset:
-        """The suspects ``value`` comes from (empty for none)."""
+        """The suspects ``value`` comes from (empty for none), with the events they come from."""
 
         if isinstance(value, TracedFloat):
             return value.origin
@@ -309,7 +330,7 @@ class EvidenceRecorder:
                 return found
             # What the launch was given is part of what it computed: a repro that launches it with another
             # `max_bucket`, or on `x` where the script gave it `x * 0.5`, compares other numbers.
-            return found | {f"kernel {kernel}{self._writes.launch_of(value)}"}
+            return found | {f"kernel {kernel}{self._writes.launch_of(value)}"} | self._writes.event_of(value)
         if isinstance(value, (tuple, list)):  # what `assert_close` compares item by item (`autograd.grad`'s)
             return frozenset().union(*(self.origin_of(item) for item in value[:_MOST_ITEMS]))
         known = self._arrays.get(id(value))
@@ -357,7 +378,7 @@ class EvidenceRecorder:
         if name in AUTOGRAD and self._writes is not None and self._writes.writes_noted != mark:
             # A kernel wrote while autograd ran (a backward kernel, or one writing into a saved tensor): what
             # autograd computed went through it, though no operation the script called shows it.
-            origin |= {f"kernel {k}" for k in self._writes.kernels_since(mark)}
+            origin |= {f"kernel {k}" for k in self._writes.kernels_since(mark)} | self._writes.events_since(mark)
         if origin and self._kernels_defined and _spreads_a_suspect(name, args, result, self.origin_of):
             origin |= {SPREAD}
         if origin and self._kernels_defined and self._writes is not None and _differs_where_unwritten(args[:2], self._writes):
@@ -436,8 +457,10 @@ class EvidenceRecorder:
         operation = named_operation(name, func, args, kwargs)
         found: frozenset = frozenset({operation}) if operation else frozenset()
         read = [(v, self._given_to_the_suspect(v)) for v in _shallow(args, kwargs) if hasattr(v, "untyped_storage")]
-        seen = frozenset().union(*(self._ops.get(v, frozenset()) if given else self._reads_launch.get(v, frozenset())
-                                   for v, given in read))
+        # A tensor the launch was given, or another view of its storage (`w.detach()` read twice), was computed by
+        # what the launch saw computing it (``operations_of``) or, a view itself, saw that.
+        seen = frozenset().union(*(operations_of([v]) | self._reads_launch.get(v, frozenset()) if given
+                                   else self._reads_launch.get(v, frozenset()) for v, given in read))
         for tensor in tensors if seen else ():
             self._reads_launch[tensor] = seen
         for value, given in read:
@@ -484,13 +507,8 @@ class EvidenceRecorder:
         return _held(symbol) if kept and self.holding and held is not None else result
 
     def _origin_of_arguments(self, args: tuple, kwargs: dict) -> frozenset:
-        found: frozenset = frozenset()
-        for value in _shallow(args, kwargs):
-            if isinstance(value, TracedFloat):
-                found |= value.origin
-            elif hasattr(value, "untyped_storage"):
-                found |= self.origin_of(value)
-        return found
+        values = [v for v in _shallow(args, kwargs) if isinstance(v, TracedFloat) or hasattr(v, "untyped_storage")]
+        return frozenset().union(*self._current_origins(values))
 
     def _references_among(self, args: tuple, kwargs: dict, origin: frozenset) -> frozenset:
         """``{"against leaky_relu(negative_slope=0.1)"}``: the operations that computed the arguments that come from
@@ -498,7 +516,8 @@ class EvidenceRecorder:
         and its reference to one number (``(ours - ref).abs().max() < tol``) is compared with a plain number; what it
         was measured against is part of what the check compares (a reference that lost its slope is another)."""
 
-        tensors = [(v, bool(self.origin_of(v))) for v in _shallow(args, kwargs) if hasattr(v, "untyped_storage")]
+        values = [v for v in _shallow(args, kwargs) if hasattr(v, "untyped_storage")]
+        tensors = [(v, bool(o)) for v, o in zip(values, self._current_origins(values))]
         ours, others = [v for v, suspect in tensors if suspect], [v for v, suspect in tensors if not suspect]
         through = measured_through_other_data(ours, others, origin, self._writes, self._draws)
         found = {THROUGH_OTHER} if through else set()
@@ -532,6 +551,11 @@ def operations_of(values: list[Any]) -> frozenset:
     fed by the one before went through its layer too), as the installed recorder followed them (none: empty)."""
     ops = (_ACTIVE._ops.get(v, frozenset()) | launched_operations(_ACTIVE.origin_of(v)) for v in values) if _ACTIVE else ()
     return frozenset().union(*ops)
+
+
+def launch_event(read: list[Any]) -> frozenset:
+    """The event of a kernel launch that read ``read``, as an origin item (none without an installed recorder)."""
+    return frozenset({_ACTIVE.launch_event(read)}) if _ACTIVE else frozenset()
 
 
 def draws_of(values: list[Any]) -> frozenset:

@@ -122,7 +122,7 @@ class Harness:
         evidence = self.evidence
 
         def call(run: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
-            evidence.note_inputs(args, kwargs)
+            evidence.note_inputs(args, kwargs, model)
             with evidence.outside_the_mode():
                 out = run(*args, **kwargs)
             evidence.note_output(out)

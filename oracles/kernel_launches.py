@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from oracles.kernel_writes import KernelWrites
 from oracles.arguments import tensors_in
-from oracles.evidence import aside, draws_of, operations_of
+from oracles.evidence import aside, draws_of, launch_event, operations_of
 from oracles.kernel_replay import FirstLaunches
 from oracles.kernel_memory import InterpretedAccesses, loaded_from, note_reach, out_of_bounds, stored_elements
 from oracles.settings import launch_settings
@@ -146,10 +146,10 @@ class KernelLaunches:
         # are followed by torch's operations, which the launch's writes do not change).
         read = [t for t in tensors if loaded_from(t, accesses)]
         settings, computed_by = launch_settings(bound, _constexprs(fn), _divisors(fn)), operations_of(read)
-        drawn = draws_of(read)
+        drawn, event = draws_of(read), launch_event(read)
         launch = (f"({settings})" if settings else "") + (f" of {'+'.join(sorted(computed_by))}" if computed_by else "")
         for tensor, unchanged in written:
-            self.writes.note(tensor, fn.__name__, unchanged, launch, drawn, stores_known=accesses is not None)
+            self.writes.note(tensor, fn.__name__, unchanged, launch, drawn, stores_known=accesses is not None, event=event)
         if written and fn.__name__ not in self.kernels:
             self.kernels.append(fn.__name__)
         return result

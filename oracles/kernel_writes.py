@@ -22,6 +22,7 @@ class _Written(NamedTuple):
     launch: str  # what that launch was given, as an origin tells it
     draws: frozenset  # the draws that launch's tensors came from
     stores_known: bool  # whether ``unchanged`` was told by the stores themselves (Triton's interpreter)
+    event: frozenset = frozenset()  # the launch's event, as an origin item (``oracles.events``)
 
 
 class KernelWrites:
@@ -40,6 +41,7 @@ class KernelWrites:
         self._parameters: dict[str, set[str]] = {}  # kernel -> the parameters through which it wrote
         self.writes_noted = 0  # how many writes were noted so far; with `_last_noted`, which kernels wrote since
         self._last_noted: dict[str, int] = {}
+        self._noted_events: list[frozenset] = []  # the event of each write noted, in order
         self._drawn: dict[str, frozenset] = {}  # kernel -> the draws its launches read
         self._overwritten: dict[str, frozenset] = {}  # kernel -> the draws of what its launches wrote over
         self.follower: Any = None  # the draws follower of the evidence recorder watching (``oracles.draws``)
@@ -60,9 +62,9 @@ class KernelWrites:
 
     def note(
         self, tensor: Any, kernel: str, unchanged: Any = None, launch: str = "", draws: frozenset = frozenset(),
-        stores_known: bool = False,
+        stores_known: bool = False, event: frozenset = frozenset(),
     ) -> None:
-        """``tensor`` was written by ``kernel``; ``unchanged``: a flat boolean mask of the elements this launch
+        """``tensor`` was written by ``kernel`` in the launch ``event``; ``unchanged``: a flat boolean mask of the elements this launch
         left as they were (``None``: not known); ``launch``: what the launch was given, as an origin tells it
         (``(max_bucket=6) of linear+mul``: the numbers, ``oracles.settings.launch_settings``, and the torch
         operations that computed its tensors); ``draws``: the draws its tensors came from (``oracles.draws``);
@@ -73,7 +75,7 @@ class KernelWrites:
             # Unchanged by every launch; one launch that told nothing makes it unknown.
             unchanged = None if known.unchanged is None or unchanged is None else known.unchanged & unchanged
             stores_known = stores_known and known.stores_known
-        self._keep(tensor, kernel, unchanged, launch, draws, stores_known)
+        self._keep(tensor, kernel, unchanged, launch, draws, stores_known, event)
         self._drawn[kernel] = self._drawn.get(kernel, frozenset()) | draws
         # What was there before (`out = x * 1` as the buffer): no torch operation wrote the stores, so the draws
         # followed still say it.
@@ -81,11 +83,18 @@ class KernelWrites:
         self._overwritten[kernel] = self._overwritten.get(kernel, frozenset()) | before
         self.writes_noted += 1
         self._last_noted[kernel] = self.writes_noted
+        self._noted_events.append(event)
+        del self._noted_events[: -self._MOST]
 
     def kernels_since(self, mark: int) -> set[str]:
         """The kernels that wrote a tensor since ``writes_noted`` was ``mark``."""
 
         return {kernel for kernel, noted in self._last_noted.items() if noted > mark}
+
+    def events_since(self, mark: int) -> frozenset:
+        """The events of the launches that wrote a tensor since ``writes_noted`` was ``mark``."""
+
+        return frozenset().union(*self._noted_events[max(0, len(self._noted_events) - (self.writes_noted - mark)):])
 
     def _entry(self, value: Any) -> _Written | None:
         storage = _storage_object(value)
@@ -94,13 +103,13 @@ class KernelWrites:
 
     def _keep(
         self, tensor: Any, kernel: str | None, unchanged: Any, launch: str = "", draws: frozenset = frozenset(),
-        stores_known: bool = False,
+        stores_known: bool = False, event: frozenset = frozenset(),
     ) -> None:
         storage = _storage_object(tensor)
         if storage is None:
             return
         try:
-            entry = _Written(weakref.ref(storage), kernel, weakref.ref(tensor), unchanged, launch, draws, stores_known)
+            entry = _Written(weakref.ref(storage), kernel, weakref.ref(tensor), unchanged, launch, draws, stores_known, event)
         except TypeError:
             return
         self._storages.pop(id(storage), None)
@@ -123,6 +132,12 @@ class KernelWrites:
 
         known = self._entry(value)
         return known.kernel if known is not None else None
+
+    def event_of(self, value: Any) -> frozenset:
+        """The event of the launch that last wrote into ``value``'s storage (empty where none is known)."""
+
+        known = self._entry(value)
+        return known.event if known is not None else frozenset()
 
     def launch_of(self, value: Any) -> str:
         """What the launch that last wrote into ``value``'s storage was given (``(max_bucket=6) of linear``), and
