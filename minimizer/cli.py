@@ -133,7 +133,7 @@ def _print_outcome(outcome: Outcome) -> None:
         f"{outcome.oracle_calls} oracle calls, {outcome.seconds:.0f} s",
         highlight=False,
     )
-    console.print(f"oracle {outcome.oracle}: {outcome.signature}", highlight=False, markup=False)
+    console.print(f"oracle {outcome.oracle}: {outcome.bug.in_words()}", highlight=False, markup=False)
 
 
 def _reduce(options: Options, progress: Any, verbose: bool, issue: Optional[Path]) -> Outcome:

@@ -17,36 +17,38 @@ from pathlib import Path
 
 from minimizer.runner.process import Limits, RunResult, RunSettings, run_candidate
 from minimizer.source.statement import COMPARED_BY_AN_ASSERT, COMPARED_WITH_EAGER, stated_message
-from oracles.evidence import shows_evidence
+from oracles.bug import ALSO_WITHOUT_COMPILE, Bug, same_bug
 from oracles.registry import canonical_spec
-from oracles.script import ALSO_WITHOUT_COMPILE
 
 INTERESTING = 0
 NOT_INTERESTING = 1
 
 
-def shows_bug(result: RunResult, oracle: str, signature: str, *, stated: bool) -> bool:
-    """Whether a run shows the bug: ``oracle`` fires with exactly ``signature``. A repro that states the bug
-    (see ``minimizer.source.statement``) must also fail on its own: ``script`` fires.
+def shows_bug(result: RunResult, oracle: str, pinned: Bug | str, *, stated: bool) -> bool:
+    """Whether a run shows the bug: ``oracle`` fires with the ``pinned`` bug (``oracles.bug.same_bug``; an
+    external reducer's ``--signature`` text is that bug's signature). A repro that states the bug (see
+    ``minimizer.source.statement``) must also fail on its own: ``script`` fires.
 
     The in-place check stated in a script takes over the harness's saved-tensor hooks, so for ``inplace`` the
     stated assert itself is the evidence. A comparison stated as an assert must fail by it, comparing a value
-    of the suspect (``oracles.evidence.shows_evidence``): a statement that raises on its own (``autograd.grad`` of
-    a tensor that needs no gradient), or compares what no longer comes from the compiled call, shows nothing.
+    of the suspect (``Bug.by_a_comparison``): a statement that raises on its own (``autograd.grad`` of a tensor
+    that needs no gradient), or compares what no longer comes from the compiled call, shows nothing.
     """
 
     verdict = result.verdict(oracle)
-    pinned = verdict.fires and verdict.signature == signature
+    seen = verdict.found
+    shown = verdict.fires and (seen.signature == pinned if isinstance(pinned, str) else same_bug(pinned, seen))
     if not stated:
-        return pinned
+        return shown
     standalone = result.verdict("script")
+    alone = standalone.found
     # The saved-tensor check runs inside backward, where no comparison is followed: its own assert is its evidence.
-    compares = oracle == "inplace" or shows_evidence(standalone.signature)
-    if oracle in COMPARED_BY_AN_ASSERT and not (standalone.signature.startswith("AssertionError") and compares):
+    compares = oracle == "inplace" or alone.by_a_comparison
+    if oracle in COMPARED_BY_AN_ASSERT and not (alone.is_assertion and compares):
         return False
-    if oracle in COMPARED_WITH_EAGER and ALSO_WITHOUT_COMPILE in standalone.signature:
+    if oracle in COMPARED_WITH_EAGER and alone.under_compile == ALSO_WITHOUT_COMPILE:
         return False  # the stated comparison fails with the identity too (NaN on both sides): not the compiler's bug
-    return standalone.fires and (pinned or (oracle == "inplace" and stated_message(oracle) in standalone.signature))
+    return standalone.fires and (shown or (oracle == "inplace" and stated_message(oracle) in alone.failure))
 
 
 def oracles_to_run(oracle: str) -> tuple[str, ...]:

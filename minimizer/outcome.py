@@ -7,13 +7,14 @@ from pathlib import Path
 
 from minimizer.metrics import Size
 from minimizer.runner.process import CompileCacheStats
+from oracles.bug import Bug
 
 
 @dataclass
 class Outcome:
     output: Path
     oracle: str
-    signature: str
+    bug: Bug
     before: Size
     after: Size
     oracle_calls: int
@@ -57,12 +58,18 @@ class Outcome:
     # The backend candidates compiled with, where a cheaper one than the script's showed the bug ("": the script's).
     reduced_with: str = ""
 
+    @property
+    def signature(self) -> str:
+        return self.bug.signature
+
     def to_json(self) -> dict:
         return {
             "final": self.final,
             "output": str(self.output),
             "oracle": self.oracle,
             "signature": self.signature,
+            "fails": self.bug.in_words(),
+            "bug": self.bug.to_json(),
             "compares": self.compares,
             "culprit": self.culprit,
             "reducers": self.reducers,

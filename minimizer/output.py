@@ -21,7 +21,7 @@ class ReproInfo:
     torch_version: str
     device: str
     oracle: str
-    signature: str
+    fails: str  # what fails, in words (``oracles.bug.Bug.in_words``)
     before: Size
     after: Size
     oracle_calls: int
@@ -60,6 +60,12 @@ def strip_header(source: str) -> str:
     return "".join(lines[end:]).lstrip("\n")
 
 
+def _line(text: str, most: int = 150) -> str:
+    """A header line's text cut to fit 160 characters with its label; the report holds the whole."""
+
+    return text if len(text) <= most else text[: most - 3].rstrip() + "..."
+
+
 def render_repro(body: str, info: ReproInfo) -> str:
     """The repro file's text: the header comment, then the tidied script."""
 
@@ -67,9 +73,9 @@ def render_repro(body: str, info: ReproInfo) -> str:
     header = [
         f"{_HEADER_MARK} {__version__} from {info.source_name}{status}",
         f"# torch {info.torch_version} on {info.device}; oracle: {info.oracle}",
-        f"# signature: {info.signature}",
-        *([f"# compares: {info.compares}"] if info.compares else []),
-        *([f"# culprit: {info.culprit}"] if info.culprit else []),
+        f"# fails: {info.fails}",
+        *([f"# compares: {_line(info.compares)}"] if info.compares else []),
+        *([f"# culprit: {_line(info.culprit)}"] if info.culprit else []),
         f"# size: {info.before.tokens} -> {info.after.tokens} tokens, {info.before.lines} -> {info.after.lines} lines,"
         f" {info.before.torch_ops} -> {info.after.torch_ops} torch ops",
         f"# work: {info.oracle_calls} oracle calls ({info.cache_hits} cache hits), {info.seconds:.0f} s",

@@ -39,7 +39,8 @@ class Header:
     """What minimizer's header on a repro says (empty strings for a script without one)."""
 
     oracle: str = ""
-    signature: str = ""
+    fails: str = ""
+    signature: str = ""  # what headers before ``fails:`` said
     torch: str = ""
     device: str = ""
     source_name: str = ""
@@ -56,6 +57,8 @@ def read_header(text: str) -> Header:
             header.source_name = found.group(1)
         elif found := re.match(r"# torch (\S+) on (.+); oracle: (\S+)", line):
             header.torch, header.device, header.oracle = found.groups()
+        elif found := re.match(r"# fails: (.*)", line):
+            header.fails = found.group(1).strip()
         elif found := re.match(r"# signature: (.*)", line):
             header.signature = found.group(1).strip()
         elif found := re.match(r"# compares: (.*)", line):
@@ -66,8 +69,11 @@ def read_header(text: str) -> Header:
 
 
 def title_of(header: Header, plain: PlainRun) -> str:
-    """A tracker title: ``[torch.compile] <what fails>``, from the signature or from python's failure."""
+    """A tracker title: ``[torch.compile] <what fails>``, from the header's words, an older header's signature, or
+    python's failure."""
 
+    if header.fails:
+        return f"[torch.compile] {header.fails[:140]}"
     what = header.signature or plain.describe()
     what = re.sub(r"\s*\[(only under|also without) torch\.compile\]", "", what)
     what = re.sub(r"\s*\[(kernels|compared|evidence): [^\]]*\]", "", what)
@@ -185,7 +191,7 @@ def _summary(header: Header) -> str:
         return "The script below fails under `torch.compile`; it runs without it."
     where = f" on {header.device} (torch {header.torch})" if header.torch else ""
     compares = f" Its check {header.compares.split(': ', 1)[-1]}." if header.compares else ""
-    return f"Standalone repro{where}. Found by minimizer's `{header.oracle}` oracle: `{header.signature}`.{compares}"
+    return f"Standalone repro{where}. Found by minimizer's `{header.oracle}` oracle: {header.fails or f'`{header.signature}`'}.{compares}"
 
 
 def _error_tail(stderr: str, lines: int = 30) -> str:

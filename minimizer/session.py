@@ -74,7 +74,7 @@ class Session:
 
         settings = self.runs.settings((finding.spec,), candidate_timeout(self.options, report))
         compiles = any(run.used_compile for run in report.runs)
-        culprit = name_the_culprit(self.runs, self.source, Target(finding.spec, finding.signature), settings, compiles=compiles)
+        culprit = name_the_culprit(self.runs, self.source, Target(finding.spec, finding.bug), settings, compiles=compiles)
         failure = report.plain[0].failure if report.plain else None
         return self._with_subsystem(culprit, self.source, failure)
 
@@ -235,7 +235,7 @@ class Session:
             final=python is not None,
             output=self.options.output_path,
             oracle=best.target.spec,
-            signature=best.target.signature,
+            bug=best.target.bug,
             before=best.before,
             after=after,
             oracle_calls=work.oracle_calls,

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, runtime_checkable
 
+from oracles.bug import Bug
+
 
 @dataclass(frozen=True)
 class ExceptionInfo:
@@ -43,6 +45,10 @@ class ExceptionInfo:
     # other``), and the same for people (its ``describe()``); ``None`` where no such comparison fails it.
     evidence: str | None = None
     evidence_detail: str | None = None
+    # ... its kind (``allclose``), each operand's origin, and the largest difference it saw, as fields.
+    evidence_kind: str | None = None
+    evidence_origins: tuple = ()
+    evidence_difference: float | None = None
     # The script's kernels each launched on one grid of one axis: (kernel, programs) pairs (see
     # ``oracles.kernel_launches.KernelLaunches.one_grids``).
     launch_grids: tuple = ()
@@ -64,13 +70,18 @@ class ExceptionInfo:
             "module_tensors": [list(t) for t in self.module_tensors],
             "evidence": self.evidence,
             "evidence_detail": self.evidence_detail,
+            "evidence_kind": self.evidence_kind,
+            "evidence_origins": list(self.evidence_origins),
+            "evidence_difference": self.evidence_difference,
             "launch_grids": [list(g) for g in self.launch_grids],
             "check": self.check,
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any] | None) -> ExceptionInfo | None:
-        return None if data is None else cls(**data)
+        if data is None:
+            return None
+        return cls(**(data | {"evidence_origins": tuple(data.get("evidence_origins", ()))}))
 
 
 @dataclass
@@ -148,7 +159,9 @@ class RecordedRun:
 
 @dataclass(frozen=True)
 class Verdict:
-    """An oracle's answer. ``signature`` identifies the bug; two runs show the same bug iff signatures are equal."""
+    """An oracle's answer. ``bug`` is what it found (``oracles.bug``; ``oracles.bug.same_bug`` says whether two
+    runs show the same one); ``signature`` is that bug's identity written out. An oracle may give either: a
+    plug-in's signature alone is a bug whose failure is that text."""
 
     fires: bool
     signature: str = ""
@@ -156,9 +169,23 @@ class Verdict:
     # Set when the oracle itself raised: ``"ValueError: bad at my_oracle.py:12"``, and the full traceback.
     error: str = ""
     traceback: str = ""
+    bug: Bug | None = None
+
+    def __post_init__(self) -> None:
+        if self.bug is None and self.signature:
+            object.__setattr__(self, "bug", Bug(self.signature))
+        elif self.bug is not None and not self.signature:
+            object.__setattr__(self, "signature", self.bug.signature)
+
+    @property
+    def found(self) -> Bug:
+        """The bug, or an empty one where the oracle found none."""
+
+        return self.bug if self.bug is not None else Bug("")
 
     def to_json(self) -> dict[str, Any]:
         data = {"fires": self.fires, "signature": self.signature, "detail": self.detail}
+        data |= {"bug": self.bug.to_json()} if self.bug is not None else {}
         return data | ({"error": self.error, "traceback": self.traceback} if self.error else {})
 
     @classmethod
@@ -169,6 +196,7 @@ class Verdict:
             data.get("detail", ""),
             data.get("error", ""),
             data.get("traceback", ""),
+            Bug.from_json(data["bug"]) if data.get("bug") else None,
         )
 
     @classmethod

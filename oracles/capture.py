@@ -77,6 +77,9 @@ def exception_info(
         compared=compared, compared_values=values, compared_difference=differences, module_tensors=tensors,
         evidence=comparison.signature if comparison is not None else None,
         evidence_detail=comparison.describe() if comparison is not None else None,
+        evidence_kind=comparison.kind if comparison is not None else None,
+        evidence_origins=tuple(o.origin for o in comparison.operands) if comparison is not None else (),
+        evidence_difference=comparison.difference if comparison is not None else None,
         check=failed_a_check(exc, statement, frame),
     )
 

@@ -17,6 +17,7 @@ import ast
 import collections
 import dataclasses
 import hashlib
+import re
 import sys
 from dataclasses import dataclass
 from types import FrameType
@@ -454,3 +455,9 @@ def _last_assignment(
 def _returned(function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.Return | None:
     returns = [s for s in _own_statements(function) if isinstance(s, ast.Return) and s.value is not None]
     return returns[-1] if returns else None
+
+
+def kernels_compared(compared: str | None) -> tuple[str, ...]:
+    """The kernels whose output a reading of a failing comparison (``"kernel k, softmax of kernel b"``) names."""
+
+    return tuple(dict.fromkeys(re.findall(r"\bkernel (\w+)", compared or "")))

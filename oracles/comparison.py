@@ -106,6 +106,19 @@ _ORIGIN_WORDS = {
 }
 
 
+def origin_in_words(origin: str) -> str:
+    """An operand's origin said briefly: ``the output of kernel k``, ``the reference (softmax)``."""
+
+    head = origin.split(f" {THEN}")[0].split(f" {AGAINST}")[0].split(" of ")[0]
+    if head in _ORIGIN_WORDS:
+        return _ORIGIN_WORDS[head]
+    if head.startswith(COMPILED):
+        return _ORIGIN_WORDS[COMPILED]
+    if head.startswith("kernel "):
+        return f"the output of kernel {head.split()[1].partition('(')[0]}"
+    return f"the reference ({head})"
+
+
 # Where a TracedFloat reports its comparisons (``None``: nowhere): (symbol, operands, held, result) -> what the
 # comparison comes out as (the installed recorder may make it hold).
 COMPARED: list[Callable[[str, tuple, bool | None, bool], bool] | None] = [None]
@@ -182,20 +195,6 @@ def origin_text(origin: frozenset) -> str:
     spread += f" {THROUGH_OTHER}" if THROUGH_OTHER in origin else ""
     after = f" then {'+'.join(then)}" if then else ""
     return "+".join(suspects) + after + spread + (f" against {'+'.join(against)}" if against else "")
-
-
-def evidence_parts(signature: str) -> tuple[str, list[str]]:
-    """``("allclose", ["kernel k then abs", "clamp(min=0, max=5)"])`` for ``Comparison.signature``'s text: its kind
-    and each operand's origin (a comma inside an operation's arguments splits nothing)."""
-
-    kind, _, rest = signature.partition(" of ")
-    origins, depth, start = [], 0, 0
-    for at, char in enumerate(rest):
-        depth += {"(": 1, ")": -1}.get(char, 0)
-        if depth == 0 and rest.startswith(", ", at):
-            origins.append(rest[start:at])
-            start = at + 2
-    return kind, origins + [rest[start:]]
 
 
 def measures_something_else(origins: list[str]) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from oracles.bug import Bug
 from oracles.api import NEEDS_CALLS, ExceptionInfo, RecordedRun, Verdict, oracle
 from oracles.signature import exception_signature
 
@@ -44,4 +45,8 @@ def crash(run: RecordedRun) -> Verdict:
 def _fires(what: str, exc: ExceptionInfo, where: str) -> Verdict:
     stage = f" [{exc.stage}]" if exc.stage else ""
     first_line = exc.message.strip().splitlines()[0][:200] if exc.message.strip() else ""
-    return Verdict(True, f"crash: {what}: {exception_signature(exc)}{stage}", f"{where}: {exc.type}: {first_line}")
+    bug = Bug(
+        f"crash: {what}: {exception_signature(exc)}{stage}", exception=exc.type, raised_by=what.removesuffix(" raised"),
+        stage=exc.stage, words=f"{what}: {exc.type}: {first_line}",
+    )
+    return Verdict(True, detail=f"{where}: {exc.type}: {first_line}", bug=bug)

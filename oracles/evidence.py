@@ -42,19 +42,9 @@ from oracles.comparison import (
     spread_where_broadcast, without_common, largest_difference, origin_text,
 )
 
-__all__ = ["EVIDENCE_MARK", "Comparison", "EvidenceRecorder", "TracedFloat", "aside", "shows_evidence"]
-# How a signature names the comparison of the suspect's values that failed the script's check.
-EVIDENCE_MARK = "[evidence: "
+__all__ = ["Comparison", "EvidenceRecorder", "TracedFloat", "aside"]
 _MOST_KEPT = 256
 _MOST_ITEMS = 16  # items of a compared sequence followed
-
-
-def shows_evidence(signature: str) -> bool:
-    """Whether a ``script`` signature names a comparison of the suspect's values that failed the check: the one
-    rule by which a failing check is the bug's, for the reduction (the signature carries it), for a repro that
-    states the bug, and for its confirmation (``minimizer.interestingness.shows_bug``)."""
-
-    return EVIDENCE_MARK in signature
 
 
 # The recorder installed in this process, if any (TracedFloat's comparisons report to it).

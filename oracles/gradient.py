@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from oracles.bug import Bug
 from oracles.api import NEEDS_CALLS, NEEDS_GRADS, NEEDS_REFERENCE, RecordedRun, Verdict, oracle
 from oracles.numerical import Mismatch, compare_tensors, dtype_name, worst
 
@@ -44,4 +45,6 @@ def gradient(run: RecordedRun) -> Verdict:
     if not findings:
         return Verdict(False, detail=f"gradients agree in {len(run.calls)} compiled calls")
     found, where, source = worst(findings)
-    return Verdict(True, f"gradient: {source} {found.dtype} {found.kind}", f"{where}: {found.detail}")
+    bug = Bug(f"gradient: {source} {found.dtype} {found.kind}", gradient_of=source,
+              words=f"gradient of {where.rpartition(', ')[2]} differs ({found.dtype} {found.kind}): {found.detail}")
+    return Verdict(True, detail=f"{where}: {found.detail}", bug=bug)

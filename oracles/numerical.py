@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from oracles.bug import Bug
 from oracles.api import NEEDS_CALLS, NEEDS_REFERENCE, RecordedRun, Verdict, oracle
 
 # Closeness that always passes, before the reference is consulted: allclose(eager, compiled, rtol=atol=TOL).
@@ -161,4 +162,5 @@ def numerical(run: RecordedRun) -> Verdict:
         return Verdict(False, detail=f"outputs agree in {len(run.calls)} compiled calls")
     found, where = worst(findings)
     signature = f"numerical: outputs {found.kind}" if found.dtype == "outputs" else f"numerical: {found.dtype} {found.kind}"
-    return Verdict(True, signature, f"{where}: {found.detail}")
+    words = f"compiled output differs from eager at {where} ({found.dtype} {found.kind}): {found.detail}"
+    return Verdict(True, detail=f"{where}: {found.detail}", bug=Bug(signature, words=words))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from oracles.bug import Bug
 from oracles.api import NEEDS_CALLS, RecordedRun, SideResult, Verdict, oracle
 
 
@@ -24,7 +25,9 @@ def requires_grad(run: RecordedRun) -> Verdict:
         for i in range(len(eager.outputs)):
             e_rg, c_rg = _flag(eager, i, "requires_grad"), _flag(compiled, i, "requires_grad")
             if e_rg is not None and c_rg is not None and e_rg != c_rg:
-                return Verdict(True, f"requires-grad: eager={e_rg} compiled={c_rg}", _where(call, i))
+                bug = Bug(f"requires-grad: eager={e_rg} compiled={c_rg}", eager_requires_grad=bool(e_rg),
+                          words=f"requires_grad of the compiled call's output {i} is {c_rg}, eager's {e_rg}")
+                return Verdict(True, detail=_where(call, i), bug=bug)
             e_fn, c_fn = _flag(eager, i, "has_grad_fn"), _flag(compiled, i, "has_grad_fn")
             if e_fn is not None and c_fn is not None and e_fn != c_fn:
                 return Verdict(True, f"requires-grad: grad_fn eager={e_fn} compiled={c_fn}", _where(call, i))

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from oracles.api import NEEDS_EAGER_RERUN, NEEDS_EVIDENCE, NEEDS_KERNELS, RecordedRun, Verdict, oracle
-from oracles.comparison import evidence_parts, measures_something_else
-from oracles.evidence import EVIDENCE_MARK
+from oracles.api import NEEDS_EAGER_RERUN, NEEDS_EVIDENCE, NEEDS_KERNELS, ExceptionInfo, RecordedRun, Verdict, oracle
+from oracles.bug import ALSO_WITHOUT_COMPILE as ALSO
+from oracles.bug import ONLY_UNDER_COMPILE as ONLY
+from oracles.bug import Bug
+from oracles.comparison import measures_something_else, origin_in_words
+from oracles.compared import kernels_compared
 from oracles.signature import exception_signature, normalize_message
 
 
@@ -65,7 +68,9 @@ def same_comparison(run: RecordedRun) -> Verdict:
         # first launch (oracles.kernel_replay).
         return Verdict(False, detail=run.kernel_replays[0])
     verdict = _script_verdict(run, _strays_by_kernel(run))
-    return dataclasses.replace(verdict, signature=f"{verdict.signature} [values: {values}]") if verdict.fires else verdict
+    if not verdict.fires:
+        return verdict
+    return dataclasses.replace(verdict, signature="", bug=verdict.found.with_(held=f"[values: {values}]"))
 
 
 @oracle("oracles.script:same_difference", needs={NEEDS_EAGER_RERUN, NEEDS_KERNELS, NEEDS_EVIDENCE})
@@ -86,14 +91,13 @@ def same_difference(run: RecordedRun) -> Verdict:
         return Verdict(False, detail="the script compiles: its compiled calls are not held by a difference")
     exception = run.exception
     difference = exception.compared_difference if exception is not None else None
-    if difference is None or exception is None or "kernel " not in (exception.evidence or ""):
+    if difference is None or exception is None or not any(o.startswith("kernel ") for o in exception.evidence_origins):
         return Verdict(False, detail="no difference between a kernel's output and what it is compared with could be told")
-    kind, origins = evidence_parts(exception.evidence)  # type: ignore[arg-type]
     # What the output is compared with may change, but not to more of the kernel's own output: a difference
     # between two functions of it (`linear(out) - leaky_relu(out)`) checks the kernel against nothing.
-    against = "" if measures_something_else(origins) else ", against nothing but its own output"
-    failed = _failed_where(run, exception_signature(exception, evidence=True), _strays_by_kernel(run))
-    return Verdict(True, f"{failed} [{kind}: difference {difference}{against}]")
+    against = "" if measures_something_else(list(exception.evidence_origins)) else ", against nothing but its own output"
+    bug = _failed_where(run, exception_signature(exception, evidence=True), _strays_by_kernel(run))
+    return Verdict(True, bug=bug.with_(held=f"[{exception.evidence_kind}: difference {difference}{against}]"))
 
 
 def _strays_by_kernel(run: RecordedRun) -> list[str]:
@@ -103,44 +107,58 @@ def _strays_by_kernel(run: RecordedRun) -> list[str]:
     return list(dict.fromkeys(" ".join(stray.split()[:2]) for stray in run.kernel_strays))
 
 
-def _failed_where(run: RecordedRun, failure: str, strays: list[str]) -> str:
-    """``failure`` with what names where it failed: the names the assert read, the kernels that ran, what they
-    read or wrote out of bounds."""
+def _failed_where(run: RecordedRun, failure: str, strays: list[str]) -> Bug:
+    """The bug of ``failure`` with what names where it failed: the names the assert read, the kernels that ran,
+    what they read or wrote out of bounds."""
 
-    operands = normalize_message(run.exception.operands) if run.exception and run.exception.operands else ""
-    signature = failure + (f" [operands: {operands}]" if operands else "")
-    signature += f" [kernels: {', '.join(sorted(run.kernels))}]" if run.kernels else ""
-    return signature + (f" [out of bounds: {'; '.join(strays)}]" if strays else "")
+    exception = run.exception
+    assert exception is not None
+    operands = normalize_message(exception.operands) if exception.operands else None
+    return Bug(
+        failure, exception=exception.type, stage=exception.stage, operands=operands or None,
+        kernels=tuple(sorted(run.kernels)), strays=tuple(strays),
+    )
 
 
 def _script_verdict(run: RecordedRun, strays: list[str]) -> Verdict:
     if run.exception is None:
         return Verdict(False, detail="the script ran to the end")
-    evidence = bool(run.exception.evidence)
-    failure = exception_signature(run.exception, evidence=evidence)
-    signature = _failed_where(run, failure, strays)
-    signature += f" [compared: {run.exception.compared}]" if run.exception.compared else ""
-    signature += f" {EVIDENCE_MARK}{run.exception.evidence}]" if run.exception.evidence else ""
-    signature += f" {only_compiled(run.only_compile)}" if run.only_compile else ""
-    message = run.exception.message.strip()
+    exception = run.exception
+    evidence = bool(exception.evidence)
+    failure = exception_signature(exception, evidence=evidence)
+    bug = _failed_where(run, failure, strays).with_(
+        compared=exception.compared,
+        compared_kernels=kernels_compared(exception.compared),
+        comparison=exception.evidence, comparison_kind=exception.evidence_kind,
+        comparison_origins=tuple(exception.evidence_origins), difference=exception.evidence_difference,
+        only_compile=run.only_compile,
+    )
+    message = exception.message.strip()
     detail = message.splitlines()[0][:200] if message else ""
+    bug = bug.with_(words=_in_words(exception, detail))
     if not run.used_compile:
-        return Verdict(True, signature, detail)
+        return Verdict(True, detail=detail, bug=bug)
     if not run.eager_rerun_done:
-        return Verdict(False, signature, "torch.compile was used but the eager re-run was not recorded")
+        return Verdict(False, detail="torch.compile was used but the eager re-run was not recorded", bug=bug)
     rerun = run.eager_rerun_exception
     if rerun is not None and exception_signature(rerun, evidence=evidence) == failure:
-        return Verdict(True, f"{signature} {ALSO_WITHOUT_COMPILE}", "fails the same way without torch.compile")
-    return Verdict(True, f"{signature} {ONLY_UNDER_COMPILE}", detail)
+        return Verdict(True, detail="fails the same way without torch.compile", bug=bug.with_(under_compile=ALSO))
+    return Verdict(True, detail=detail, bug=bug.with_(under_compile=ONLY))
 
 
-def only_compiled(target: str) -> str:
-    """The mark of a run that compiled only ``target`` (``RecordedRun.only_compile``)."""
+def _in_words(exception: ExceptionInfo, message: str) -> str:
+    """What fails, for people: the failing comparison where the run knows it, else the exception."""
 
-    return f"[with only {target} compiled]"
+    if exception.evidence_kind is not None:
+        # The suspect's side first, whichever side of the comparison the script wrote it on.
+        origins = sorted(exception.evidence_origins or ("?",), key=lambda o: not o.startswith(("compiled", "kernel ")))
+        first, *rest = origins
+        against = f" vs {origin_in_words(rest[0])}" if rest else ""
+        difference = exception.evidence_difference
+        gap = f", max abs diff {difference:.3g}" if difference is not None else ""
+        return f"{exception.evidence_kind} fails: {origin_in_words(first)}{against}{gap}"
+    return f"{exception.type}: {message}" if message else exception.type
 
 
 SAME_COMPARISON = "oracles.script:same_comparison"
 SAME_DIFFERENCE = "oracles.script:same_difference"
-ONLY_UNDER_COMPILE = "[only under torch.compile]"
-ALSO_WITHOUT_COMPILE = "[also without torch.compile]"

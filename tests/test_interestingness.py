@@ -5,6 +5,8 @@ import sys
 
 import pytest
 
+from tests.bugs import ALSO, ONLY, check_failed
+
 HELPER = 'def boom(n):\n    raise ValueError(f"boom {n}")\n'
 BUG = "import torch\nfrom helper import boom\nboom(torch.ones(3).sum().item())\n"
 
@@ -47,14 +49,15 @@ def test_a_repro_that_states_the_inplace_bug_counts_by_its_own_assert():
         return RunResult(seconds=0.0, verdicts={"inplace": inplace, "script": script})
 
     quiet = Verdict(False)
-    stated_assert = Verdict(True, f"AssertionError: {stated_message('inplace')} [evidence: equal of kernel k, other]")
+    stated_assert = Verdict(True, bug=check_failed(f"AssertionError: {stated_message('inplace')}", comparison="equal of kernel k, other"))
     harness_saw_it = Verdict(True, "inplace: TanhBackward0")
     # The stated hooks take over the harness's: only the assert fires, and that is the bug.
     assert shows_bug(result(quiet, stated_assert), "inplace", "inplace: TanhBackward0", stated=True)
     assert not shows_bug(result(quiet, stated_assert), "inplace", "inplace: TanhBackward0", stated=False)
-    assert not shows_bug(result(quiet, Verdict(True, "AssertionError: other")), "inplace", "inplace: TanhBackward0", stated=True)
+    other = Verdict(True, bug=check_failed("AssertionError: other"))
+    assert not shows_bug(result(quiet, other), "inplace", "inplace: TanhBackward0", stated=True)
     # The saved-tensor check compares inside backward, which the evidence does not follow: its assert is enough.
-    hooks_assert = Verdict(True, f"AssertionError: {stated_message('inplace')}")
+    hooks_assert = Verdict(True, bug=check_failed(f"AssertionError: {stated_message('inplace')}"))
     assert shows_bug(result(quiet, hooks_assert), "inplace", "inplace: TanhBackward0", stated=True)
     # A stated repro must fail on its own.
     assert not shows_bug(result(harness_saw_it, quiet), "inplace", "inplace: TanhBackward0", stated=True)
@@ -73,16 +76,17 @@ def test_a_stated_comparison_counts_only_where_its_assert_fails():
     def result(script: Verdict) -> RunResult:
         return RunResult(seconds=0.0, verdicts={"gradient": Verdict(True, "gradient: input float32 value"), "script": script})
 
-    compared = Verdict(True, "AssertionError: Tensor-likes are not close! [evidence: assert_close of compiled, other]")
+    compared_bug = check_failed("AssertionError: Tensor-likes are not close!", comparison="assert_close of compiled, other")
+    compared = Verdict(True, bug=compared_bug)
     raised = Verdict(True, "RuntimeError: element N of tensors does not require grad and does not have a grad_fn")
     assert shows_bug(result(compared), "gradient", "gradient: input float32 value", stated=True)
     # An assert that fails comparing values that no longer come from the compiled call shows nothing.
-    unrelated = Verdict(True, "AssertionError: Tensor-likes are not close!")
+    unrelated = Verdict(True, bug=check_failed("AssertionError: Tensor-likes are not close!"))
     assert not shows_bug(result(unrelated), "gradient", "gradient: input float32 value", stated=True)
     # autograd.grad of a leaf that needs no gradient raises on its own: the statement showed nothing.
     assert not shows_bug(result(raised), "gradient", "gradient: input float32 value", stated=True)
     # Seed 580: eager's gradient is NaN too, and `allclose` fails on NaN whatever compiled: with the identity as well.
-    with_identity = Verdict(True, f"{compared.signature} [also without torch.compile]")
+    with_identity = Verdict(True, bug=compared_bug.with_(under_compile=ALSO))
     assert not shows_bug(result(with_identity), "gradient", "gradient: input float32 value", stated=True)
-    only_compiled = Verdict(True, f"{compared.signature} [only under torch.compile]")
+    only_compiled = Verdict(True, bug=compared_bug.with_(under_compile=ONLY))
     assert shows_bug(result(only_compiled), "gradient", "gradient: input float32 value", stated=True)

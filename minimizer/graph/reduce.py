@@ -24,14 +24,13 @@ from minimizer.reduce.scheduler import OutOfTime, Reducer
 from minimizer.reduce.tester import Speculation, Tester
 from minimizer.runner.process import RunResult, RunSettings, run_candidate
 from oracles.api import Verdict
+from oracles.bug import Bug, same_bug
 
 # run(script_text, settings, cancel) -> RunResult, like ``run_candidate`` with a launcher bound.
 Runner = Callable[..., RunResult]
 
-# The emitted script checks with an assert of its own; under the ``script`` oracle its signature cannot equal
-# the original's assert, so an assertion failure of the emitted script is accepted and pinned instead.
-_ASSERTION = "AssertionError"
-_PARAMETER_GRADIENT, _INPUT_GRADIENT = "gradient: parameter ", "gradient: input "
+# The emitted script checks with an assert of its own; under the ``script`` oracle its bug cannot be the
+# original's assert, so an assertion failure of the emitted script is accepted and pinned instead.
 
 
 @dataclass
@@ -40,7 +39,7 @@ class GraphOutcome:
 
     script: str | None
     reason: str = ""
-    signature: str = ""
+    bug: Bug = field(default_factory=lambda: Bug(""))
     graphs_captured: int = 0
     graph_index: int | None = None
     operators_before: int = 0
@@ -56,7 +55,7 @@ def reduce_graph(
     script_source: str,
     settings: RunSettings,
     oracle_spec: str,
-    signature: str,
+    bug: Bug,
     *,
     jobs: int = 1,
     progress: Any = None,
@@ -84,7 +83,7 @@ def reduce_graph(
     if not captured:
         return GraphOutcome(None, "the script compiled no graph", seconds=time.monotonic() - started)
     check = "requires_grad" if oracle_spec == "requires-grad" else "allclose"
-    pinned = _Pin(oracle_spec, signature)
+    pinned = _Pin(oracle_spec, bug)
     start = _first_failing_graph(captured, _prelude(script_source, captured), check, pinned, settings, oracle_spec, report, run)
     if start is None:
         return GraphOutcome(
@@ -101,7 +100,7 @@ def reduce_graph(
     script = emit_script(result)
     return GraphOutcome(
         script=script,
-        signature=pinned.shown.get(script, pinned.signature),
+        bug=pinned.shown.get(script, pinned.bug),
         graphs_captured=len(captured),
         graph_index=index,
         operators_before=operator_count(case),
@@ -196,11 +195,11 @@ class _Pin:
     parameter's gradient (the emitted graph takes its parameters as inputs: ``gradient: parameter float32
     value`` shows there as ``gradient: input float32 value``)."""
 
-    def __init__(self, oracle_spec: str, signature: str):
+    def __init__(self, oracle_spec: str, bug: Bug):
         self.oracle_spec = oracle_spec
-        self.signature = signature
-        self._may_repin = oracle_spec == "script" and signature.startswith(_ASSERTION)
-        self.shown: dict[str, str] = {}  # each candidate that showed the bug: the signature it showed
+        self.bug = bug
+        self._may_repin = oracle_spec == "script" and bug.is_assertion
+        self.shown: dict[str, Bug] = {}  # each candidate that showed the bug: the bug it showed
 
     def still_fails(self, run: Runner, settings: RunSettings, text: str, cancel: threading.Event) -> bool | None:
         """Whether candidate ``text`` shows the bug (``None``: cancelled); what it showed is kept in ``shown``."""
@@ -211,18 +210,17 @@ class _Pin:
         verdict = result.verdict(self.oracle_spec)
         if not self.matches(verdict):
             return False
-        self.shown[text] = verdict.signature
+        self.shown[text] = verdict.found
         return True
 
     def accepts_first(self, verdict: Verdict) -> bool:
         if not verdict.fires:
             return False
-        if verdict.signature == self.signature:
+        seen = verdict.found
+        if same_bug(self.bug, seen):
             return True
-        if (self._may_repin and verdict.signature.startswith(_ASSERTION)) or (
-            self.oracle_spec == "gradient" and verdict.signature == _as_input(self.signature)
-        ):
-            self.signature = verdict.signature
+        if (self._may_repin and seen.is_assertion) or same_bug(self.bug, seen, parameters_as_inputs=True):
+            self.bug = seen
             return True
         return False
 
@@ -230,18 +228,7 @@ class _Pin:
         """The pinned signature; for a parameter's wrong gradient, also the same gradient of an input: a
         parameter turned into an input (``parameters_to_inputs``) keeps the bug and changes only that word."""
 
-        if not verdict.fires:
-            return False
-        if self.oracle_spec == "gradient" and self.signature.startswith(_PARAMETER_GRADIENT):
-            return verdict.signature in (self.signature, _as_input(self.signature))
-        return verdict.signature == self.signature
-
-
-def _as_input(signature: str) -> str:
-    """A parameter's gradient signature as the same gradient of an input (``gradient: parameter ...`` ->
-    ``gradient: input ...``); any other signature as it is."""
-
-    return signature.replace(_PARAMETER_GRADIENT, _INPUT_GRADIENT, 1)
+        return verdict.fires and same_bug(self.bug, verdict.found, parameters_as_inputs=True)
 
 
 def _describe(verdict: Verdict) -> str:

@@ -27,17 +27,12 @@ import re
 from dataclasses import dataclass
 
 from minimizer.syntax import parse_python
+from oracles.bug import Bug
 
-_COMPARED_KERNEL = re.compile(r"\[compared: ([^\]]*)\]")
+def compared_kernels(bug: Bug) -> list[str]:
+    """The kernels whose output the bug's failing comparison compares."""
 
-
-def compared_kernels(signature: str) -> list[str]:
-    """The kernels whose output a signature's ``[compared: ...]`` part names."""
-
-    found = _COMPARED_KERNEL.search(signature)
-    if found is None:
-        return []
-    return list(dict.fromkeys(re.findall(r"\bkernel (\w+)", found.group(1))))
+    return list(bug.compared_kernels)
 
 
 @dataclass(frozen=True)
@@ -47,8 +42,8 @@ class FrozenKernels:
     kernels: tuple[tuple[str, str], ...] = ()
 
     @classmethod
-    def of(cls, start: str, signature: str) -> FrozenKernels:
-        names = set(compared_kernels(signature))
+    def of(cls, start: str, bug: Bug) -> FrozenKernels:
+        names = set(compared_kernels(bug))
         if not names:
             return cls()
         return cls(tuple(sorted(_definitions(start, names).items())))
@@ -90,7 +85,7 @@ class GuardedMasks:
     loading: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, start: str, signature: str) -> GuardedMasks:
+    def of(cls, start: str, bug: Bug) -> GuardedMasks:
         """The masks of ``start``'s compared kernels, where a mask may be the bug's line: the kernel reached out of
         bounds (``[out of bounds: k ...]``), or a masked load says what its masked lanes read (``other=``). A
         kernel that did neither only fenced its launch's tail (``offs < n_elements``): with the values or their
@@ -98,11 +93,11 @@ class GuardedMasks:
         failure."""
 
         tree = parse_python(start)
-        kernels = sorted(set(compared_kernels(signature)))
+        kernels = sorted(set(compared_kernels(bug)))
         masks = ((kernel, _masks(tree, kernel)) for kernel in kernels)
         addresses = ((kernel, _of_row_pointers(tree, kernel)) for kernel in kernels)
         return cls(
-            tuple((k, found) for k, found in masks if _may_hold_the_bug(k, found, signature)),
+            tuple((k, found) for k, found in masks if _may_hold_the_bug(k, found, bug)),
             tuple((k, found) for k, found in addresses if found),
             tuple(k for k in kernels if _stores_loaded(tree, k)),
         )
@@ -155,9 +150,8 @@ def _stores_loaded(tree: ast.Module, kernel: str) -> bool:
     return any(value is not None and loaded(value, frozenset()) for value in stored)
 
 
-def _may_hold_the_bug(kernel: str, masks: frozenset[str], signature: str) -> bool:
-    reached = re.search(r"\[out of bounds: ([^\]]*)\]", signature)
-    out_of_bounds = reached is not None and any(part.split()[0] == kernel for part in reached.group(1).split("; "))
+def _may_hold_the_bug(kernel: str, masks: frozenset[str], bug: Bug) -> bool:
+    out_of_bounds = any(stray.split()[0] == kernel for stray in bug.strays)
     return out_of_bounds or any(mask.startswith("load other") and not mask.endswith(": None") for mask in masks)
 
 

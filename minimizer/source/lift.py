@@ -27,8 +27,7 @@ from minimizer.graph.prelude import SCRIPT_MODULE, prelude_from_script, prelude_
 from minimizer.graph.spelling import compile_keywords, mode_lines, nameable, tensor_expression
 from minimizer.syntax import parse_python
 from oracles.api import Verdict
-from oracles.evidence import EVIDENCE_MARK
-from oracles.script import ONLY_UNDER_COMPILE
+from oracles.bug import ONLY_UNDER_COMPILE, Bug, same_bug
 
 # Decorators that compile what they decorate: left off the lifted definition, which the call compiles itself.
 _COMPILE_WORDS = ("compile", "optimize")
@@ -172,20 +171,19 @@ class _Writer:
         return argument.text
 
 
-def lifted_signature(spec: str, signature: str, verdict: Verdict) -> str | None:
-    """The signature the lifted program's candidates keep, or ``None`` where its run does not show the bug: the
+def lifted_bug(spec: str, pinned: Bug, verdict: Verdict) -> Bug | None:
+    """The bug the lifted program's candidates keep, or ``None`` where its run does not show the bug: the
     original's; or, where the bug was the script's own check (failing only under ``torch.compile``), the lifted
     comparison of the compiled call with eager failing only under ``torch.compile``, its recorded evidence (where
     it has any: a bool or number has none) naming the compiled call."""
 
     if not verdict.fires:
         return None
-    if verdict.signature == signature:
-        return signature
-    lifted = verdict.signature
-    if spec != "script" or not lifted.startswith("AssertionError") or ONLY_UNDER_COMPILE not in lifted:
+    lifted = verdict.found
+    if same_bug(pinned, lifted):
+        return pinned
+    if spec != "script" or not lifted.is_assertion or lifted.under_compile != ONLY_UNDER_COMPILE:
         return None
-    evidence = lifted.partition(EVIDENCE_MARK)[2]
-    if EVIDENCE_MARK in lifted and "compiled" not in evidence:
+    if lifted.by_a_comparison and not lifted.compares_compiled:
         return None
-    return lifted if ONLY_UNDER_COMPILE in signature else None
+    return lifted if pinned.under_compile == ONLY_UNDER_COMPILE else None

@@ -19,6 +19,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from minimizer.source.cst_utils import BINDS_NAMES, TORCH_COMPILE_CALL, assigned_name, bind_names
+from oracles.bug import Bug
 from oracles.dynamo_optimize import AS_COMPILE_KEYWORDS
 
 _MESSAGES = {
@@ -57,21 +58,23 @@ def stated_message(oracle: str) -> str:
     return _MESSAGES.get(oracle, "")
 
 
-# The reverse crash: the compiled call runs where eager raises. Plain python shows it by calling eager after.
-EAGER_RAISED = "crash: eager raised"
+def _reverse_crash(oracle: str, bug: Bug | None) -> bool:
+    """The compiled call runs where eager raises. Plain python shows it by calling eager after."""
+
+    return oracle == "crash" and bug is not None and bug.raised_by == "eager"
 
 
-def can_be_stated(oracle: str, signature: str = "") -> bool:
+def can_be_stated(oracle: str, bug: Bug | None = None) -> bool:
     """Whether ``state_bug`` writes statements for this oracle at all (its failure is not already code)."""
 
-    return oracle in _MESSAGES or (oracle == "crash" and signature.startswith(EAGER_RAISED))
+    return oracle in _MESSAGES or _reverse_crash(oracle, bug)
 
 
-def stated_at_the_compiled_call(oracle: str, signature: str = "") -> bool:
+def stated_at_the_compiled_call(oracle: str, bug: Bug | None = None) -> bool:
     """Whether ``state_bug`` states this bug after a compiled call (which must then be where a statement can reach
     it, see ``has_place``); the in-place check is installed after the imports, where every script has room."""
 
-    return can_be_stated(oracle, signature) and oracle != "inplace"
+    return can_be_stated(oracle, bug) and oracle != "inplace"
 
 
 class StatementPlace:
@@ -82,8 +85,8 @@ class StatementPlace:
     ends wherever the oracle is still happy, and plain python may then see nothing.
     """
 
-    def __init__(self, oracle: str, signature: str = "") -> None:
-        self.applies = stated_at_the_compiled_call(oracle, signature)
+    def __init__(self, oracle: str, bug: Bug | None = None) -> None:
+        self.applies = stated_at_the_compiled_call(oracle, bug)
         self._best: tuple[str, bool] = ("", False)
 
     def lost(self, best: str, candidate: str) -> str | None:
@@ -107,11 +110,11 @@ def has_place(source: str) -> bool:
         return False
 
 
-def state_bug(source: str, oracle: str, signature: str = "") -> list[str]:
+def state_bug(source: str, oracle: str, bug: Bug | None = None) -> list[str]:
     """Versions of ``source`` with the bug of ``oracle`` stated as plain code; ``[]`` if we cannot. The caller
     keeps the first that still shows the bug.
 
-    A reverse crash (``crash`` whose signature says eager raised) is stated by calling eager after the compiled
+    A reverse crash (``crash`` whose bug was raised by eager) is stated by calling eager after the compiled
     call, which then raises under plain python. For the compiler oracles the script must contain one call of a
     compiled callable, written
     ``torch.compile(F, ...)(ARGS)`` (alone or assigned) or ``C = torch.compile(F, ...)`` then ``C(ARGS)``.
@@ -120,8 +123,8 @@ def state_bug(source: str, oracle: str, signature: str = "") -> list[str]:
     how far apart the outputs are.
     """
 
-    reverse_crash = oracle == "crash" and signature.startswith(EAGER_RAISED)
-    if not can_be_stated(oracle, signature):
+    reverse_crash = _reverse_crash(oracle, bug)
+    if not can_be_stated(oracle, bug):
         return []
     module = cst.parse_module(source)
     if oracle == "inplace":
@@ -129,10 +132,10 @@ def state_bug(source: str, oracle: str, signature: str = "") -> list[str]:
     located = _locate_compiled_call(module)
     if located is None:
         return []
-    return _state_compiled_call(module, located, "eager-raised" if reverse_crash else oracle, signature)
+    return _state_compiled_call(module, located, "eager-raised" if reverse_crash else oracle, bug)
 
 
-def _state_compiled_call(module: cst.Module, located: _Located, oracle: str, signature: str = "") -> list[str]:
+def _state_compiled_call(module: cst.Module, located: _Located, oracle: str, bug: Bug | None = None) -> list[str]:
     index, model, args, kwargs, eager_edits = located.index, located.model, located.args, located.kwargs, located.eager_edits
     # The compiled callable made eager where the script compiled it in place (a decorator, `model.compile()`):
     # the statement compiles it itself and compares with it as it is.
@@ -160,11 +163,11 @@ def _state_compiled_call(module: cst.Module, located: _Located, oracle: str, sig
     for nan in ("", ", equal_nan=True") if oracle in ("numerical", "gradient") else ("",):
         comparisons += [_gradient_of(leaves, compiled, model_name, call_args, nan) for leaves in single_leaves]
         comparisons.append(_comparison(oracle, compiled, model_name, call_args, arg_names, nan))
-    eager_requires_grad = _REQUIRES_GRAD.fullmatch(signature) if oracle == "requires-grad" else None
-    if eager_requires_grad:
-        # What eager gives is in the signature, and the harness sees eager give it: the compiled call alone says it.
+    eager_requires_grad = bug.eager_requires_grad if oracle == "requires-grad" and bug is not None else None
+    if eager_requires_grad is not None:
+        # What eager gives is in the bug, and the harness sees eager give it: the compiled call alone says it.
         # The line says what it claims, as a person writes it: no message.
-        negation = "" if eager_requires_grad.group(1) == "True" else "not "
+        negation = "" if eager_requires_grad else "not "
         comparisons[:0] = [[f"assert {negation}{compiled}.requires_grad"]]
     versions = []
     for comparison in comparisons:
@@ -214,7 +217,6 @@ def _without_unread_bindings(body: list[cst.CSTNode], bindings: frozenset[int]) 
         kept = [statement for statement in kept if id(statement) not in gone]
 
 
-_REQUIRES_GRAD = re.compile(r"requires-grad: eager=(True|False) compiled=(?:True|False)")
 
 
 def _comparison(oracle: str, compiled: str, model: str, call_args: str, arg_names: list[str], nan: str = "") -> list[str]:

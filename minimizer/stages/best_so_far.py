@@ -121,7 +121,7 @@ class BestSoFar:
             torch_version=self.report.torch_version,
             device=self.report.device,
             oracle=self.target.spec,
-            signature=self.target.signature,
+            fails=self.target.bug.in_words(),
             before=self.before,
             after=measure(text),
             oracle_calls=calls,

@@ -22,7 +22,7 @@ from minimizer.runner.plain import PlainRun
 from minimizer.runner.process import RunResult
 from oracles.api import Verdict
 from oracles.registry import AUTO_PRIORITY, OracleNotFound, canonical_spec, load_oracle
-from oracles.script import ALSO_WITHOUT_COMPILE
+from oracles.bug import ALSO_WITHOUT_COMPILE, Bug, same_bug
 
 if TYPE_CHECKING:
     from minimizer.runs import Runs
@@ -51,13 +51,20 @@ class OracleFinding:
 
     @property
     def steady(self) -> bool:
-        """Fired in every run, always with the same signature."""
+        """Fired in every run, always with the same bug."""
 
-        return self.fired == len(self.verdicts) and len(set(self.signatures)) == 1
+        fired = [v.found for v in self.verdicts if v.fires]
+        return bool(fired) and self.fired == len(self.verdicts) and all(same_bug(fired[0], bug) for bug in fired)
+
+    @property
+    def bug(self) -> Bug:
+        """The bug of the first run that fired (an empty one where none did)."""
+
+        return next((v.found for v in self.verdicts if v.fires), Bug(""))
 
     @property
     def signature(self) -> str:
-        return self.signatures[0] if self.signatures else ""
+        return self.bug.signature
 
     @property
     def detail(self) -> str:
@@ -123,6 +130,8 @@ class CheckReport:
                     "fired_runs": f.fired,
                     "runs": len(f.verdicts),
                     "signature": f.signature,
+                    "fails": f.bug.in_words() if f.fired else "",
+                    "bug": f.bug.to_json() if f.fired else None,
                     "detail": f.detail,
                 }
                 for f in self.findings
@@ -151,7 +160,7 @@ def diagnose(report: CheckReport, *, explicit_oracle: bool) -> str | None:
         seen = ", ".join(f"{_short(failure) if failure else 'passes'} with seed {seed}" for seed, failure in escaped.items())
         return f"the script {FLAKY} under minimizer ({seen}): it depends on the random numbers"
     python_failure = report.plain_failure
-    if _exits_before_compiling(report) and any("[kernels: " in (f.signature or "") for f in report.findings):
+    if _exits_before_compiling(report) and any(f.bug.kernels for f in report.findings):
         return (
             f"the script exits ({python_failure}) whatever its Triton kernels compute: no comparison of their "
             "outputs decides it (its check fails on None or a literal, or the same with every comparison made to hold)"
@@ -174,7 +183,7 @@ def diagnose(report: CheckReport, *, explicit_oracle: bool) -> str | None:
         if mismatch is not None:
             return mismatch
     if report.pinned is not None:
-        if report.pinned.signature.endswith(ALSO_WITHOUT_COMPILE) and not explicit_oracle:
+        if report.pinned.bug.under_compile == ALSO_WITHOUT_COMPILE and not explicit_oracle:
             what = plain[0].describe() if python_failure else report.pinned.signature
             return (
                 f"the script fails ({what}) also without torch.compile: not a compiler bug; "

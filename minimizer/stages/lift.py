@@ -21,13 +21,12 @@ the bug, that program is reduced instead.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from minimizer.metrics import measure
-from minimizer.source.statement import EAGER_RAISED, has_place
+from minimizer.source.statement import has_place
 from minimizer.stages.pin import Target
-from oracles.script import ALSO_WITHOUT_COMPILE, ONLY_UNDER_COMPILE
+from oracles.bug import Bug
 from oracles.stages import STAGES
 
 if TYPE_CHECKING:
@@ -69,7 +68,7 @@ def _compiles(text: str, target: Target) -> bool:
     """Whether the program's failing run compiled anything: a ``script`` signature says whether it did (a script
     that checks its own Triton kernel, whose docstring says "compile", has no compiled call to lift)."""
 
-    if target.spec == "script" and not any(mark in target.signature for mark in (ONLY_UNDER_COMPILE, ALSO_WITHOUT_COMPILE)):
+    if target.spec == "script" and target.bug.under_compile is None:
         return False
     return "compile" in text
 
@@ -78,7 +77,7 @@ def shown_by_a_graph(target: Target) -> bool:
     """Whether the lifted graph can show the bug: it runs the recorded graph compiled, then eagerly, and compares
     the outputs. A crash in Dynamo's own tracing happens before any graph reaches the compiler."""
 
-    return _shown_by_a_call(target) and not (target.spec == "crash" and _in_dynamo_tracing(target.signature))
+    return _shown_by_a_call(target) and not (target.spec == "crash" and _in_dynamo_tracing(target.bug))
 
 
 def _shown_by_a_call(target: Target) -> bool:
@@ -87,23 +86,23 @@ def _shown_by_a_call(target: Target) -> bool:
     its own (``autograd.grad`` raising after the call, say, fails outside the call; ``if not ok: raise`` is a
     check, as an assert is)."""
 
-    spec, signature = target.spec, target.signature
+    spec, bug = target.spec, target.bug
     if spec in _NOT_IN_A_GRAPH:
         return False
     if spec == "crash":
-        return not signature.startswith(EAGER_RAISED)
-    return spec != "script" or signature.startswith("AssertionError") or target.by_a_check
+        return bug.raised_by != "eager"
+    return spec != "script" or bug.is_assertion or target.by_a_check
 
 
-def _in_dynamo_tracing(signature: str) -> bool:
+def _in_dynamo_tracing(bug: Bug) -> bool:
     """Whether a crash arose while Dynamo traced (no graph reached a compiler): by the stage the crash oracle
     named, else by an exception of Dynamo's own. A backend that raised (``BackendCompilerFailed``, stage
     ``backend-compile``) was handed its graph: the lift shows that."""
 
-    stage = re.search(r"\[([a-z-]+)\]$", signature)
-    if stage is not None and stage.group(1) in STAGES:
-        return stage.group(1) == "dynamo-tracing"
-    return "torch._dynamo.exc." in signature and "BackendCompilerFailed" not in signature
+    if bug.stage in STAGES:
+        return bug.stage == "dynamo-tracing"
+    exception = bug.exception or ""
+    return exception.startswith("torch._dynamo.exc.") and "BackendCompilerFailed" not in exception
 
 
 def recorded_run(runs: Runs, text: str, settings: RunSettings, why: str) -> Recording | None:

@@ -20,7 +20,7 @@ from minimizer.source.statement import has_place, stated_at_the_compiled_call
 from minimizer.stages.cost import CostBound
 from minimizer.stages.check import CheckReport, OracleFinding, diagnose
 from oracles.harness import ONLY_OUTPUT
-from oracles.script import ALSO_WITHOUT_COMPILE, ONLY_UNDER_COMPILE, only_compiled
+from oracles.bug import ALSO_WITHOUT_COMPILE, ONLY_UNDER_COMPILE, Bug, same_bug
 
 if TYPE_CHECKING:
     from minimizer.runs import Runs
@@ -31,7 +31,8 @@ _MOST_TARGETS_TRIED_ALONE = 6
 
 @dataclass
 class Target:
-    """The bug every candidate must show: an oracle and its signature.
+    """The bug every candidate must show: an oracle and the bug it found (``oracles.bug``; the text of a
+    plug-in's signature stands for a bug of that failure).
 
     ``own_failure``: how the original ended under plain python (its own check failing). A candidate whose
     compiled call no statement can reach (see ``StatementPlace``) must still end so: the bug could not be stated
@@ -42,15 +43,23 @@ class Target:
     """
 
     spec: str
-    signature: str
+    bug: Bug
     own_failure: str | None = None
     by_a_check: bool = False
+
+    def __post_init__(self) -> None:
+        if isinstance(self.bug, str):
+            self.bug = Bug(self.bug)
+
+    @property
+    def signature(self) -> str:
+        return self.bug.signature
 
     def shown_by(self, result: RunResult, *, stated: bool = False, text: str | None = None) -> bool:
         """Whether a run shows this bug (``stated``: by a repro that states it, see ``shows_bug``); with the
         candidate's ``text``, also that it keeps the script's own failure where it must."""
 
-        if not shows_bug(result, self.spec, self.signature, stated=stated):
+        if not shows_bug(result, self.spec, self.bug, stated=stated):
             return False
         if stated or text is None or self.own_failure is None or result.failure == self.own_failure:
             return True
@@ -82,11 +91,11 @@ def pin(runs: Runs, report: CheckReport) -> Pinned:
     timeout = _time_limit(runs, finding, report)
     # A bug that needs eager to fail (the reverse crash, a failure that is not the compiler's) is where the eager
     # pre-check must not reject candidates.
-    sig = finding.signature
-    precheck = not (sig.startswith("crash: eager raised") or sig.endswith(ALSO_WITHOUT_COMPILE))
+    bug = finding.bug
+    precheck = not (bug.raised_by == "eager" or bug.under_compile == ALSO_WITHOUT_COMPILE)
     finding = hold_to_one_compiled_target(runs, finding, report)
     settings = dataclasses.replace(runs.settings((finding.spec,), timeout), eager_precheck=precheck)
-    target = Target(finding.spec, finding.signature, own_failure_to_keep(report, finding), _by_a_check(report))
+    target = Target(finding.spec, finding.bug, own_failure_to_keep(report, finding), _by_a_check(report))
     runs.cost_bound = CostBound.of(report.runs)
     if target.own_failure is not None and not has_place(runs.source):
         runs.progress.message(
@@ -127,7 +136,7 @@ def own_failure_to_keep(report: CheckReport, pinned: OracleFinding) -> str | Non
     """The original's failure under plain python, where candidates may have to keep it (see ``Target``): for a
     bug that can be stated, when every plain run and every oracle run ended with the same failure."""
 
-    if not stated_at_the_compiled_call(pinned.spec, pinned.signature):
+    if not stated_at_the_compiled_call(pinned.spec, pinned.bug):
         return None  # a crash is its failure; the in-place check has a place in every script
     failure = report.plain_failure
     if failure is None or failure == DID_NOT_FINISH or failure.startswith("killed by"):
@@ -144,17 +153,16 @@ def hold_to_one_compiled_target(runs: Runs, pinned: OracleFinding, report: Check
     misbehaves (a parity check over several losses, say) is then not the same bug. ``pinned`` unchanged if
     nothing fails it alone."""
 
-    suffix = f" {ONLY_UNDER_COMPILE}"
-    generic = pinned.signature.startswith("AssertionError") and "[operands:" not in pinned.signature
+    bug = pinned.bug
+    generic = bug.is_assertion and bug.operands is None
     targets = report.runs[0].compiled_targets if report.runs else []
-    if pinned.spec != "script" or not generic or not pinned.signature.endswith(suffix) or not targets:
+    if pinned.spec != "script" or not generic or bug.under_compile != ONLY_UNDER_COMPILE or not targets:
         return pinned
-    base = pinned.signature.removesuffix(suffix)
     runs.progress.message(
         f"the assert reads nothing that names what failed, over {len(targets)} compiled target(s): "
         "finding the compiled call, and the output of it, that fails it alone"
     )
-    held = _first_failing_alone(runs, targets, base, suffix, report)
+    held = _first_failing_alone(runs, targets, bug, report)
     if held is None:
         runs.progress.message("no compiled target fails the assert alone: reducing with every target compiled")
         return pinned
@@ -162,7 +170,7 @@ def hold_to_one_compiled_target(runs: Runs, pinned: OracleFinding, report: Check
     outputs = results[0].compiled_outputs
     if len(outputs) > 1:
         each_output = [f"{name}{ONLY_OUTPUT}{path}" for path in outputs]
-        narrowed = _first_failing_alone(runs, each_output, base, suffix, report)
+        narrowed = _first_failing_alone(runs, each_output, bug, report)
         if narrowed is not None:
             name, finding, _ = narrowed
     if len(targets) == 1 and ONLY_OUTPUT not in name:
@@ -176,10 +184,10 @@ def hold_to_one_compiled_target(runs: Runs, pinned: OracleFinding, report: Check
 
 
 def _first_failing_alone(
-    runs: Runs, choices: list[str], base: str, suffix: str, report: CheckReport
+    runs: Runs, choices: list[str], pinned: Bug, report: CheckReport
 ) -> tuple[str, OracleFinding, list[RunResult]] | None:
     """The first of ``choices`` (``only_compile`` values, see Harness) with which the script oracle, over the
-    check's seeds, fails steadily with the pinned assert (``base``), marked as run so; its finding and runs."""
+    check's seeds, fails steadily with the ``pinned`` bug held to it; its finding and runs."""
 
     settings = runs.settings(("script",), candidate_timeout(runs.options, report))
     for only_compile in choices[:_MOST_TARGETS_TRIED_ALONE]:
@@ -188,6 +196,6 @@ def _first_failing_alone(
             [lambda seed=seed: runs.run(runs.source, dataclasses.replace(alone, seed=seed)) for seed in report.seeds]
         )
         finding = OracleFinding("script", [run.verdict("script") for run in results])
-        if finding.steady and finding.signature == f"{base} {only_compiled(only_compile)}{suffix}":
+        if finding.steady and same_bug(pinned.with_(only_compile=only_compile), finding.bug):
             return only_compile, finding, results
     return None

@@ -25,6 +25,7 @@ from minimizer.stages.best_so_far import BestSoFar
 from minimizer.stages.lift import is_buried, lifts_from_source, lives_elsewhere, recorded_run, shown_by_a_graph
 from minimizer.stages.pin import Pinned, Target
 from oracles.api import NEEDS_CALLS
+from oracles.bug import same_bug
 from oracles.kernel_replay import asking
 from oracles.registry import load_oracle
 from oracles.script import SAME_COMPARISON, SAME_DIFFERENCE
@@ -89,7 +90,7 @@ def _smaller_of(runs: Runs, best: BestSoFar, target: Target, source_repro: str, 
     """The graph stage's repro, or the source reducer's where that is smaller: tokens first; at equal size the
     graph's, which needs only torch (and the user's backend), not the library the model came from."""
 
-    reducers, signature = list(best.work.reducers), target.signature
+    reducers, bug = list(best.work.reducers), target.bug
     graph = graph_repro()
     if graph == source_repro or count_tokens(graph) <= count_tokens(source_repro):
         return graph
@@ -97,7 +98,7 @@ def _smaller_of(runs: Runs, best: BestSoFar, target: Target, source_repro: str, 
         f"the graph stage's repro ({count_tokens(graph)} tokens) is larger than the source reducer's "
         f"({count_tokens(source_repro)}): keeping the source reducer's"
     )
-    best.work.reducers, target.signature = reducers, signature
+    best.work.reducers, target.bug = reducers, bug
     return source_repro
 
 
@@ -121,8 +122,8 @@ def _reduce_source(
     compares_calls = NEEDS_CALLS in load_oracle(target.spec).needs
     screen = SourceScreen(
         Viability.of(text, oracle_compares_compiled_calls=compares_calls),
-        StatementPlace(target.spec, target.signature),
-        kept if kept is not None else FrozenKernels.of(text, target.signature),
+        StatementPlace(target.spec, target.bug),
+        kept if kept is not None else FrozenKernels.of(text, target.bug),
     )
     jobs = runs.jobs
     # With several workers and cores to spare, helper processes screen candidates: the parent's CPU limits
@@ -169,7 +170,7 @@ def _reduce_compared_kernels(
     pinned signature is then the repro's own: which pointers a kernel reads past may have changed with its
     parameters."""
 
-    if target.spec != "script" or not compared_kernels(target.signature):
+    if target.spec != "script" or not compared_kernels(target.bug):
         return text
     with tempfile.TemporaryDirectory(prefix="minimizer-launches-") as folder:
         replayed = _first_launches_recorded(runs, target, settings, os.path.join(folder, "launches.pt"))
@@ -181,7 +182,7 @@ def _first_launches_recorded(runs: Runs, target: Target, settings: RunSettings, 
     replaying the original program's first launch of theirs (``oracles.kernel_replay``), recorded into ``path``
     by one run of the original now."""
 
-    kernels = compared_kernels(target.signature)
+    kernels = compared_kernels(target.bug)
     held = dataclasses.replace(settings, oracles=(SAME_COMPARISON,))
     runs.run(runs.source, dataclasses.replace(held, env=(*settings.env, asking("record", path, kernels))))
     if not os.path.exists(path):
@@ -235,7 +236,7 @@ def _reduce_launches(
     from minimizer.source.passes.launches import block_sizes_only, launches_as_run
     from minimizer.source.passes.parameters import bind_constant_parameters
 
-    if target.spec != "script" or not compared_kernels(target.signature):
+    if target.spec != "script" or not compared_kernels(target.bug):
         return text
     failed = runs.run(text, settings).exception  # the grids its launches had
     one_program = launches_as_run(dict(failed.launch_grids) if failed is not None else {})
@@ -254,7 +255,7 @@ def _reduce_with_difference_held(
     """A held round of ``passes`` (and the unused parameters and definitions they leave, kernels' lines kept)
     with how the values compared differ held, where the script compares a kernel's output."""
 
-    if target.spec != "script" or not compared_kernels(target.signature):
+    if target.spec != "script" or not compared_kernels(target.bug):
         return text
     from minimizer.reduce.scheduler import Pass
     from minimizer.source.passes.dead_code import remove_unused_definitions
@@ -292,14 +293,14 @@ def _reduce_held(
 
     # Twice: a kernel whose values vary from run to run (atomics) holds nothing.
     first, again = (r.verdict(held.spec) for r in runs.call_all([lambda: runs.run(text, held.settings)] * 2))
-    if not first.fires or first.signature != again.signature:
+    if not first.fires or not same_bug(first.found, again.found):
         runs.progress.message(f"{held.subject} stay as they are: {first.detail if not first.fires else held.varies}")
         return text
     runs.progress.message(held.says)
-    held_target = Target(held.spec, first.signature, target.own_failure)
+    held_target = Target(held.spec, first.found, target.own_failure)
     try:
         reduced = _reduce_source(
-            runs, text, held_target, held.settings, best, deadline, kept=GuardedMasks.of(text, target.signature),
+            runs, text, held_target, held.settings, best, deadline, kept=GuardedMasks.of(text, target.bug),
             named=None, passes=held.passes, leftovers=held.leftovers,
         )
     except OutOfTime:
@@ -329,7 +330,7 @@ def _tensors_as_factories(
     the shape, dtype and device the run recorded (`source.passes.recorded`): the layers that made a kernel's
     input go, whatever they are, with what each step leaves unused."""
 
-    if target.spec != "script" or not compared_kernels(target.signature):
+    if target.spec != "script" or not compared_kernels(target.bug):
         return text
     failed = runs.run(text, settings).exception
     if failed is None or not failed.module_tensors:
@@ -345,9 +346,9 @@ def _repin(runs: Runs, text: str, target: Target, settings: RunSettings) -> None
     """Pin the bug as ``text`` shows it, where that is the same bug (see ``_reduce_compared_kernels``)."""
 
     verdict = runs.run(text, settings).verdict(target.spec)
-    if verdict.fires and verdict.signature != target.signature:
+    if verdict.fires and not same_bug(target.bug, verdict.found):
         runs.progress.message(f"pinned signature, as the repro shows it: {verdict.signature}")
-        target.signature = verdict.signature
+        target.bug = verdict.found
 
 
 def _why_lift(runs: Runs, text: str, target: Target) -> str | None:
@@ -409,7 +410,7 @@ def _lift_source(
     program shows the bug, reduced by the source reducer; ``None`` where none does. Where the bug is the script's
     own check, the lifted program's comparison of the same compiled call stands for it (``lifted_signature``)."""
 
-    from minimizer.source.lift import lifted_program, lifted_signature
+    from minimizer.source.lift import lifted_bug, lifted_program
 
     tried: set[str] = set()
     for call in reversed(calls):
@@ -419,16 +420,16 @@ def _lift_source(
                 continue
             tried.add(program)
             verdict = runs.run(program, settings).verdict(target.spec)
-            signature = lifted_signature(target.spec, target.signature, verdict)
-            if signature is None:
+            bug = lifted_bug(target.spec, target.bug, verdict)
+            if bug is None:
                 shown = f"a different failure: {verdict.signature[:160]}" if verdict.fires else "the oracle does not fire"
                 runs.progress.message(f"the call of {call.target} on its own: {shown}")
                 continue
             runs.progress.message(f"lifted the call of {call.target} out of the program: reducing its source")
             best.work.reducers.append("source lift")
-            lifted_target = Target(target.spec, signature)
+            lifted_target = Target(target.spec, bug)
             reduced = _reduce_source(runs, program, lifted_target, settings, best, deadline)
-            target.signature = lifted_target.signature
+            target.bug = lifted_target.bug
             return reduced
     runs.progress.message("no recorded call shows the bug on its own: reducing the program as it is")
     return None
@@ -509,7 +510,7 @@ def _reduce_graph(
         text,
         settings,
         target.spec,
-        target.signature,
+        target.bug,
         jobs=runs.jobs,
         progress=best,
         deadline=deadline,
@@ -529,8 +530,8 @@ def _reduce_graph(
     best.work.reducers.append("graph")
     # The emitted script stands alone: the model's code, wherever it lived, is now in the repro (``_smaller_of``
     # keeps the source reducer's script only where that is smaller).
-    emitted_target = Target(target.spec, outcome.signature)
+    emitted_target = Target(target.spec, outcome.bug)
     polished = _reduce_source(runs, outcome.script, emitted_target, settings, best, polish_until)
-    target.signature = emitted_target.signature
+    target.bug = emitted_target.bug
     return polished
 

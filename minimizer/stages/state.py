@@ -52,7 +52,7 @@ def state_repro(
 
     text, stated = state_the_bug(runs, best_text, target, settings)
     step = best_text
-    if not stated and can_be_stated(target.spec, target.signature):
+    if not stated and can_be_stated(target.spec, target.bug):
         text, stated, step = state_an_earlier_step(runs, history, text, target, settings)
     if not stated and target.spec != "script":
         text = step = latest_step_python_fails(runs, history, text, report, settings)
@@ -70,7 +70,7 @@ def state_the_bug(runs: Runs, text: str, pinned: Target, settings: RunSettings) 
     when run with plain ``python``; else ``text`` unchanged (the harness still sees the bug). The flag says
     which."""
 
-    versions = state_bug(text, pinned.spec, pinned.signature)
+    versions = state_bug(text, pinned.spec, pinned.bug)
     check = stated_settings(settings, pinned)
     for stated in versions:
         if pinned.shown_by(runs.run(stated, check), stated=True):
@@ -92,7 +92,7 @@ def state_an_earlier_step(
     for earlier in reversed(history[:-1]):
         if tried == _EARLIER_STEPS_TO_STATE:
             break
-        if earlier == best_text or not state_bug(earlier, target.spec, target.signature):
+        if earlier == best_text or not state_bug(earlier, target.spec, target.bug):
             continue  # free: nothing to run where no statement can be written
         tried += 1
         text, stated = state_the_bug(runs, earlier, target, settings)

@@ -2,6 +2,7 @@
 
 import os
 import sys
+from tests.bugs import ALSO, check_failed
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -272,7 +273,7 @@ def test_diagnose_names_each_problem_in_one_line():
     line = diagnose(cannot, explicit_oracle=False)
     assert line.startswith("the script cannot run here: ModuleNotFoundError: No module named 'helpers'")
 
-    also = OracleFinding("script", [Verdict(True, ASSERT_FAILURE + " [also without torch.compile]")] * 2)
+    also = OracleFinding("script", [Verdict(True, bug=check_failed(ASSERT_FAILURE, under=ALSO))] * 2)
     not_compiler = _report([_plain(ASSERT_FAILURE, "bad")] * 2, [_harness(ASSERT)] * 2, [also], pinned=also)
     assert "also without torch.compile: not a compiler bug" in diagnose(not_compiler, explicit_oracle=False)
     assert diagnose(not_compiler, explicit_oracle=True) is None
@@ -290,7 +291,7 @@ def test_diagnose_names_each_problem_in_one_line():
     # A kernel's script whose exit no comparison of the kernel's output decides (oracles.deciding).
     exit_ = ExceptionInfo(type="SystemExit", message="disagrees")
     exits = [_harness(exit_, compiled_calls=0)] * 2
-    kernels = OracleFinding("script", [Verdict(True, "SystemExit: disagrees [kernels: k]")] * 2)
+    kernels = OracleFinding("script", [Verdict(True, bug=check_failed("SystemExit: disagrees", kernels=("k",)))] * 2)
     undecided = _report([_plain("exit status 1")] * 2, exits, [kernels], pinned=kernels)
     assert "whatever its Triton kernels compute" in diagnose(undecided, explicit_oracle=False)
     arguments = OracleFinding("script", [Verdict(True, "SystemExit: disagrees")] * 2)
@@ -323,7 +324,7 @@ def test_a_repro_is_seeded_first_only_where_its_bug_is_about_values():
     from minimizer.stages.pin import Target as _Target
 
     assert _may_depend_on_the_draw(_Target("numerical", "numerical: float32 value"))
-    assert _may_depend_on_the_draw(_Target("script", "AssertionError: assert x -- Tensor-likes are not close!"))
+    assert _may_depend_on_the_draw(_Target("script", check_failed("AssertionError: assert x -- Tensor-likes are not close!")))
     assert not _may_depend_on_the_draw(_Target("script", "RuntimeError: One of the differentiated Tensors ..."))
     assert not _may_depend_on_the_draw(_Target("crash", "crash: compiled raised: RuntimeError: x"))
 

@@ -4,6 +4,8 @@ import pytest
 
 from minimizer.stages.lift import is_buried
 from minimizer.stages.pin import Target
+from oracles.bug import Bug
+from tests.bugs import ONLY, check_failed
 
 NUMERICAL = Target("numerical", "numerical: float32 value")
 
@@ -68,9 +70,9 @@ def test_a_call_at_module_level_is_reduced_as_it_is():
 def test_a_script_whose_failing_run_compiled_nothing_is_not_lifted():
     # Its own Triton kernel checked against torch; "compile" is in the text, in a docstring and a helper's name.
     text = SHAPES["a training function rebinding a module-level helper"]
-    kernel_only = Target("script", "AssertionError [kernels: k] [evidence: allclose of kernel k, add]")
-    assert not is_buried(text, kernel_only)
-    assert is_buried(text, Target("script", f"{kernel_only.signature} [only under torch.compile]"))
+    kernel_only = check_failed(kernels=("k",), comparison="allclose of kernel k, add")
+    assert not is_buried(text, Target("script", kernel_only))
+    assert is_buried(text, Target("script", kernel_only.with_(under_compile=ONLY)))
 
 
 def test_bugs_no_captured_graph_can_show_are_not_lifted():
@@ -81,22 +83,23 @@ def test_bugs_no_captured_graph_can_show_are_not_lifted():
 
 def test_a_crash_in_dynamos_tracing_leaves_no_graph_to_lift():
     text = SHAPES["a training function rebinding a module-level helper"]
-    traced = "crash: compiled raised: torch._dynamo.exc.TorchRuntimeError: RuntimeError when making fake tensor call"
-    assert not is_buried(text, Target("crash", traced))
-    assert not is_buried(text, Target("crash", "crash: compiled raised: RuntimeError: x [dynamo-tracing]"))
-    assert is_buried(text, Target("crash", "crash: compiled raised: RuntimeError: x [inductor-lowering]"))
+    def crash(exception: str, stage: str | None = None) -> Target:
+        return Target("crash", Bug(f"crash: compiled raised: {exception}: x", exception=exception, raised_by="compiled", stage=stage))
+
+    assert not is_buried(text, crash("torch._dynamo.exc.TorchRuntimeError"))
+    assert not is_buried(text, crash("RuntimeError", "dynamo-tracing"))
+    assert is_buried(text, crash("RuntimeError", "inductor-lowering"))
     # A custom backend that raised was handed its graph: Dynamo wraps its error, the graph shows it.
-    backend = "crash: compiled raised: torch._dynamo.exc.BackendCompilerFailed: backend='moe' raised: | E: x [backend-compile]"
-    assert is_buried(text, Target("crash", backend))
+    assert is_buried(text, crash("torch._dynamo.exc.BackendCompilerFailed", "backend-compile"))
 
 
 def test_bugs_the_lifted_comparison_cannot_show_are_reduced_as_they_are():
     text = SHAPES["a training function rebinding a module-level helper"]
-    reverse = "crash: eager raised: RuntimeError: matN and matN must have the same dtype, but got Half and Float"
+    reverse = Bug("crash: eager raised: RuntimeError: matN and matN must have the same dtype", raised_by="eager")
     assert not is_buried(text, Target("crash", reverse))
-    outside = "RuntimeError: The differentiated Tensor at index N appears to not have been used in the graph."
+    outside = check_failed("RuntimeError: The differentiated Tensor at index N appears to not have been used", under=ONLY)
     assert not is_buried(text, Target("script", outside))
-    assert is_buried(text, Target("script", "AssertionError: assert not problems [only under torch.compile]"))
+    assert is_buried(text, Target("script", check_failed("AssertionError: assert not problems", under=ONLY)))
 
 
 def test_a_script_that_compiles_nothing_has_nothing_to_lift():
@@ -126,6 +129,6 @@ def test_a_module_level_call_of_a_library_model_is_lifted_when_its_graphs_hold_f
 
 def test_a_raise_of_the_scripts_own_check_is_lifted_as_an_assert_is():
     text = SHAPES["a training function rebinding a module-level helper"]
-    raised = "RuntimeError: epoch N: bootstrapped targets still require grad [only under torch.compile]"
+    raised = check_failed("RuntimeError: epoch N: bootstrapped targets still require grad", under=ONLY)
     assert is_buried(text, Target("script", raised, by_a_check=True))  # `if not stats[...]: raise ...`
     assert not is_buried(text, Target("script", raised))  # raised by something the script called

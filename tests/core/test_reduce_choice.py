@@ -2,6 +2,7 @@
 
 from types import SimpleNamespace
 
+from oracles.bug import Bug
 from minimizer.stages.best_so_far import Work
 from minimizer.stages.pin import Target
 from minimizer.stages.reduce import _smaller_of
@@ -17,7 +18,7 @@ def _choose(graph_text: str):
 
     def graph_stage() -> str:  # as _reduce_graph does: runs two reducers and re-pins
         best.work.reducers += ["graph", "source"]
-        target.signature = "numerical: float32 nan"
+        target.bug = Bug("numerical: float32 nan")
         return graph_text
 
     return _smaller_of(runs, best, target, SOURCE, graph_stage), best.work.reducers, target.signature, messages

@@ -159,15 +159,14 @@ def test_a_kernels_check_caught_in_a_helper_is_evidence_only_while_the_helper_sa
     # `return False`, returned None, and the script exited whatever the kernel computed; the repro was stated.
     pytest.importorskip("triton")
     from minimizer.runner.process import Limits, RunSettings, run_candidate
-    from oracles.evidence import shows_evidence
 
     settings = RunSettings("check.py", str(tmp_path), ("script",), Limits(timeout=120))
     linked, emptied = (
         run_candidate(CAUGHT_IN_A_HELPER.format(handled=h), settings).verdict("script")
         for h in ("return False\n    return True", "pass")
     )
-    assert linked.fires and shows_evidence(linked.signature)
-    assert emptied.fires and not shows_evidence(emptied.signature)
+    assert linked.fires and linked.found.by_a_comparison
+    assert emptied.fires and not emptied.found.by_a_comparison
 
 
 def test_a_script_its_held_comparisons_let_run_on_is_stopped_and_its_comparison_stands():

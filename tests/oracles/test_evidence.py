@@ -17,7 +17,7 @@ import torch
 
 from oracles.api import ExceptionInfo
 from oracles.capture import exception_info
-from oracles.evidence import EvidenceRecorder, TracedFloat, draws_of, shows_evidence
+from oracles.evidence import EvidenceRecorder, TracedFloat, draws_of
 from oracles.script import script as script_oracle
 from tests.oracles.wrong_compile import failing_run
 
@@ -255,7 +255,7 @@ def test_the_script_signature_carries_the_evidence_and_the_report_says_what_was_
     from oracles.api import RecordedRun
 
     verdict = script_oracle(RecordedRun(exception=info))
-    assert verdict.fires and shows_evidence(verdict.signature)
+    assert verdict.fires and verdict.found.by_a_comparison
     assert "[evidence: allclose of compiled, other]" in verdict.signature
     assert info.evidence_detail == (
         "allclose: compares the output of the compiled call (float32 [4]) with the reference (float32 [4]): "

@@ -269,9 +269,12 @@ def test_same_comparison_holds_the_values_compared_and_counts_strays_by_kernel()
 
 def test_same_difference_holds_how_a_kernels_output_differs_not_what_it_is_compared_with():
     from oracles.script import same_difference
+    from tests.bugs import evidence_parts
 
     def run(difference, evidence="allclose of kernel k, add+mul", used_compile=False):
-        failure = ExceptionInfo("AssertionError", "not close", compared_difference=difference, evidence=evidence)
+        kind, origins = evidence_parts(evidence)
+        failure = ExceptionInfo("AssertionError", "not close", compared_difference=difference, evidence=evidence,
+                                evidence_kind=kind, evidence_origins=tuple(origins))
         return RecordedRun(exception=failure, kernels=["k"], used_compile=used_compile)
 
     held = same_difference(run("5be0"))
@@ -288,7 +291,7 @@ def test_same_difference_holds_how_a_kernels_output_differs_not_what_it_is_compa
 
 
 def test_evidence_is_read_back_operand_by_operand():
-    from oracles.comparison import evidence_parts
+    from tests.bugs import evidence_parts
 
     assert evidence_parts("allclose of kernel k(block=4) of add, clamp(min=0, max=5)") == (
         "allclose", ["kernel k(block=4) of add", "clamp(min=0, max=5)"]

@@ -1,6 +1,15 @@
 """Kernels whose output the pinned comparison checks stay as they are (``minimizer.source.frozen``)."""
 
-from minimizer.source.frozen import FrozenKernels, GuardedMasks, compared_kernels
+from minimizer.source.frozen import FrozenKernels, GuardedMasks
+from oracles.bug import Bug
+from oracles.compared import kernels_compared
+
+
+def _bug(kernels: tuple, compared: str | None = None, strays: tuple = ()) -> Bug:
+    """The ``script`` oracle's bug of a failed check of the script's kernels."""
+
+    return Bug("AssertionError: x", exception="AssertionError", kernels=kernels, compared=compared,
+               compared_kernels=kernels_compared(compared), strays=strays)
 
 START = '''import triton
 
@@ -18,13 +27,13 @@ def helper(x):
 
 x = torch.ones(3)
 '''
-SIGNATURE = "AssertionError: Tensor-likes are not close! [kernels: k] [compared: kernel k, softmax]"
+SIGNATURE = _bug(('k',), 'kernel k, softmax')
 
 
-def test_the_compared_kernels_are_read_from_the_signature():
-    assert compared_kernels(SIGNATURE) == ["k"]
-    assert compared_kernels("AssertionError: x [kernels: k]") == []
-    assert compared_kernels("... [compared: kernel a, softmax of kernel b, kernel c]") == ["a", "b", "c"]
+def test_the_compared_kernels_are_read_from_the_comparisons_operands():
+    assert kernels_compared("kernel k, softmax") == ("k",)
+    assert kernels_compared(None) == ()
+    assert kernels_compared("kernel a, softmax of kernel b, kernel c") == ("a", "b", "c")
 
 
 def test_a_candidate_that_edits_a_compared_kernel_is_turned_down_and_one_that_edits_around_it_is_not():
@@ -38,7 +47,7 @@ def test_a_candidate_that_edits_a_compared_kernel_is_turned_down_and_one_that_ed
 
 
 def test_without_a_compared_kernel_nothing_is_frozen():
-    frozen = FrozenKernels.of(START, "AssertionError: x [kernels: k]")
+    frozen = FrozenKernels.of(START, _bug(('k',), None))
     assert frozen.why_not(START.replace("x / tl.sum(x, axis=0)", "0.0")) is None
 
 
@@ -53,7 +62,7 @@ def rms(x_ptr, w_ptr, out_ptr, n, eps, BLOCK: tl.constexpr):
     w = tl.load(w_ptr + cols, mask=mask, other=0.0)
     tl.store(out_ptr + cols, x / tl.sqrt(tl.sum(x * x, axis=0) / n + eps) * w, mask=cols < n)
 '''
-RMS_SIGNATURE = "AssertionError: x [kernels: rms] [out of bounds: rms reads 1 past x_ptr] [compared: kernel rms, mult]"
+RMS_SIGNATURE = _bug(('rms',), 'kernel rms, mult', strays=('rms reads 1 past x_ptr',))
 
 
 def test_with_the_values_held_a_compared_kernel_may_shrink_but_keeps_its_masks_and_masked_values():
@@ -66,7 +75,7 @@ def test_with_the_values_held_a_compared_kernel_may_shrink_but_keeps_its_masks_a
     assert guarded.why_not(RMS.replace("mask = cols <= n", "mask = cols <= 1")) is not None
     assert guarded.why_not(RMS.replace("mask=cols < n)", "mask=None)")) is not None
     assert guarded.why_not(RMS.replace("other=0.0", "other=1.0", 1)) is not None  # the other load still says 0.0
-    assert GuardedMasks.of(RMS, "AssertionError: x [kernels: rms]").why_not(unmasked) is None
+    assert GuardedMasks.of(RMS, _bug(('rms',), None)).why_not(unmasked) is None
     assert guarded.why_not(RMS.replace("mask=cols < n)", "cols < n)")) is not None  # given as it was given
 
 
@@ -77,9 +86,9 @@ def test_a_mask_that_only_fences_the_launchs_tail_is_not_held():
     # No masked load says what its masked lanes read, and the kernel never reached out of bounds: with the values
     # held, a live mask changes them when it goes; one that was not live is no line of the failure.
     unmasked = TAIL_FENCED.replace("x = tl.load(x_ptr + cols, mask=mask)", "x = tl.load(x_ptr + cols)")
-    assert GuardedMasks.of(TAIL_FENCED, "AssertionError: x [kernels: rms] [compared: kernel rms, mult]").why_not(unmasked) is None
+    assert GuardedMasks.of(TAIL_FENCED, _bug(('rms',), 'kernel rms, mult')).why_not(unmasked) is None
     assert GuardedMasks.of(TAIL_FENCED, RMS_SIGNATURE).why_not(unmasked) is not None  # it reached past x_ptr
-    other_kernel = RMS_SIGNATURE.replace("[out of bounds: rms reads", "[out of bounds: norm reads")
+    other_kernel = RMS_SIGNATURE.with_(strays=("norm reads 1 past x_ptr",))
     assert GuardedMasks.of(TAIL_FENCED, other_kernel).why_not(unmasked) is None
 
 
@@ -95,7 +104,7 @@ def shift_rows(x_ptr, scale_ptr, shift_ptr, out_ptr, n, n_cols, BLOCK: tl.conste
     shift = tl.load(shift_ptr + offs // n_cols)
     tl.store(out_ptr + offs, x * scale + shift)
 '''
-SHIFT_SIGNATURE = "AssertionError: x [kernels: shift_rows] [compared: kernel shift_rows, add]"
+SHIFT_SIGNATURE = _bug(('shift_rows',), 'kernel shift_rows, add')
 
 
 def test_a_row_or_column_address_stays_while_its_load_does_though_over_one_row_a_plainer_one_reads_the_same():
@@ -120,7 +129,7 @@ def test_a_mask_computed_and_never_given_is_held_where_the_kernel_reached_out_of
     missing = missing.replace("w = tl.load(w_ptr + cols, mask=mask, other=0.0)", "w = tl.load(w_ptr + cols)")
     dead_gone = missing.replace("    mask = cols <= n\n", "")
     assert GuardedMasks.of(missing, RMS_SIGNATURE).why_not(dead_gone) is not None
-    assert GuardedMasks.of(missing, "AssertionError: x [kernels: rms] [compared: kernel rms, mult]").why_not(dead_gone) is None
+    assert GuardedMasks.of(missing, _bug(('rms',), 'kernel rms, mult')).why_not(dead_gone) is None
 
 
 LAYER_SCALE = '''import triton
@@ -139,10 +148,10 @@ def layer_scale(x_ptr, gamma_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
 def test_an_address_that_reads_one_element_for_every_lane_stays():
     # check_sys_exit_kernel on CUDA: `gamma_ptr + cols * 0` became `gamma_ptr`, a scalar load broadcast, which
     # computes the bug's values and every value the replay holds, but is not the line its fix mends.
-    guarded = GuardedMasks.of(LAYER_SCALE, "AssertionError: x [kernels: layer_scale] [compared: kernel layer_scale, mul]")
+    guarded = GuardedMasks.of(LAYER_SCALE, _bug(('layer_scale',), 'kernel layer_scale, mul'))
     assert guarded.why_not(LAYER_SCALE.replace("gamma_ptr + cols * 0", "gamma_ptr")) is not None
     zero = LAYER_SCALE.replace("    gamma = tl.load(gamma_ptr + cols * 0)\n", "    lane = cols * 0\n    gamma = tl.load(gamma_ptr + lane)\n")
-    assert GuardedMasks.of(zero, "x [compared: kernel layer_scale, mul]").why_not(zero.replace("gamma_ptr + lane", "gamma_ptr")) is not None
+    assert GuardedMasks.of(zero, _bug((), "kernel layer_scale, mul")).why_not(zero.replace("gamma_ptr + lane", "gamma_ptr")) is not None
     assert guarded.why_not(LAYER_SCALE.replace("row * n_cols + ", "")) is None
 
 
@@ -153,7 +162,7 @@ PER_ROW_SCALE = LAYER_SCALE.replace("gamma_ptr + cols * 0", "gamma_ptr + row")
 def test_an_address_that_reads_one_element_per_program_stays():
     # A program written after the code (a unittest of a residual kernel): the scale meant per column was read per
     # row, `scale_ptr + row`; over one row it became `scale_ptr`, which the fix's line no longer names.
-    guarded = GuardedMasks.of(PER_ROW_SCALE, "x [compared: kernel layer_scale, mul]")
+    guarded = GuardedMasks.of(PER_ROW_SCALE, _bug((), "kernel layer_scale, mul"))
     assert guarded.why_not(PER_ROW_SCALE.replace("gamma_ptr + row)", "gamma_ptr)")) is not None
     # The rows of the lane addresses may still go over one row, and the load of the scale may go whole.
     assert guarded.why_not(PER_ROW_SCALE.replace("row * n_cols + ", "")) is None

@@ -6,8 +6,11 @@ import torch
 
 from minimizer.graph.call_record import Argument, RecordedCall, argument
 from minimizer.graph.case import CompileCall, InputSpec
-from minimizer.source.lift import lifted_program, lifted_signature
+from minimizer.source.lift import lifted_bug, lifted_program
 from oracles.api import Verdict
+from oracles.bug import ALSO_WITHOUT_COMPILE as ALSO
+from oracles.bug import ONLY_UNDER_COMPILE as ONLY
+from oracles.bug import Bug
 
 SCRIPT = '''
 import logging
@@ -103,17 +106,19 @@ def test_arguments_are_recorded_as_they_can_be_written():
 
 
 def test_the_lifted_check_stands_for_the_scripts_own_only_where_it_compares_the_compiled_call():
-    original = "AssertionError: assert not _ -- problems [only under torch.compile]"
-    lifted = "AssertionError: Booleans mismatch: True is not False [only under torch.compile]"
-    assert lifted_signature("script", original, Verdict(True, lifted)) == lifted
-    assert lifted_signature("script", original, Verdict(True, lifted.replace("only under", "also without"))) is None
-    of_input = "AssertionError [evidence: assert_close of input, input] [only under torch.compile]"
-    assert lifted_signature("script", original, Verdict(True, of_input)) is None
-    of_compiled = "AssertionError [evidence: assert_close of compiled, input] [only under torch.compile]"
-    assert lifted_signature("script", original, Verdict(True, of_compiled)) == of_compiled
-    assert lifted_signature("requires-grad", "requires-grad: eager=True compiled=False", Verdict(True, "requires-grad: eager=True compiled=False"))
-    assert lifted_signature("numerical", "numerical: float32 value", Verdict(True, "numerical: float32 nan")) is None
-    assert lifted_signature("script", original, Verdict(False)) is None
+    original = Bug("AssertionError: assert not _ -- problems", exception="AssertionError", under_compile=ONLY)
+    lifted = Bug("AssertionError: Booleans mismatch: True is not False", exception="AssertionError", under_compile=ONLY)
+    assert lifted_bug("script", original, Verdict(True, bug=lifted)) == lifted
+    assert lifted_bug("script", original, Verdict(True, bug=lifted.with_(under_compile=ALSO))) is None
+    def compared(*origins: str) -> Bug:
+        return Bug("AssertionError", exception="AssertionError", under_compile=ONLY, comparison=f"assert_close of {', '.join(origins)}",
+                   comparison_kind="assert_close", comparison_origins=origins)
+    assert lifted_bug("script", original, Verdict(True, bug=compared("input", "input"))) is None
+    assert lifted_bug("script", original, Verdict(True, bug=compared("compiled", "input"))) == compared("compiled", "input")
+    grad = Bug("requires-grad: eager=True compiled=False", eager_requires_grad=True)
+    assert lifted_bug("requires-grad", grad, Verdict(True, bug=grad)) == grad
+    assert lifted_bug("numerical", Bug("numerical: float32 value"), Verdict(True, "numerical: float32 nan")) is None
+    assert lifted_bug("script", original, Verdict(False)) is None
 
 
 FACTORY_SCRIPT = '''

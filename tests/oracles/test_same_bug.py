@@ -1,0 +1,105 @@
+"""``same_bug`` on recorded runs: what a reduction may change around a failing check and what makes it another bug.
+
+Each program runs in this process under the harness, whose ``torch.compile`` adds 0.5 to what the compiled
+callable returns (``tests.oracles.wrong_compile``); the ``script`` oracle's bug of one program is compared with
+another's, as the reducer compares a candidate's with the pinned one. Each program also runs with
+``torch.compile`` as the identity: the counterfactual that tells a check the compiled call fails from one that
+fails whatever it computes (a constant reference).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from oracles.api import RecordedRun
+from oracles.bug import Bug, same_bug
+from oracles.capture import exception_info
+from oracles.script import script as script_oracle
+from tests.oracles.wrong_compile import failing_run
+
+HELPER = """
+def matches(a, b):
+    return torch.allclose(a, b, atol=1e-4)
+assert matches(g(x), f(x)), "compiled differs"
+"""
+
+TRAINED = """
+model = torch.nn.Linear(4, 4)
+compiled = torch.compile(model)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+{training}
+def matches(a, b):
+    return torch.allclose(a, b, atol=1e-4)
+assert matches(compiled(x), model(x)), "compiled differs"
+"""
+TRAINING = """
+for step in range(3):
+    opt.zero_grad()
+    loss = ((compiled(x) - 1.0) ** 2).mean()
+    loss.backward()
+    opt.step()
+"""
+
+PROBLEMS = """
+problems = []
+for case, scale in (("small", 1.0), ("large", 3.0)):
+    got, want = g(x * scale), f(x * scale)
+    if not torch.allclose(got, want):
+        problems.append({message})
+assert not problems, problems
+"""
+
+
+def _bug(tmp_path, body: str) -> Bug:
+    """The ``script`` oracle's bug of ``body`` run with the wrong compile, its counterfactual run with
+    ``torch.compile`` as the identity."""
+
+    with failing_run(tmp_path, body) as (harness, escaped, path):
+        exception = exception_info(escaped, path, harness.kernel_writes, harness.evidence)
+    with failing_run(tmp_path, body, compiled=lambda model, kwargs: model, must_fail=False) as (harness, escaped, path):
+        rerun = exception_info(escaped, path, harness.kernel_writes, harness.evidence) if escaped is not None else None
+    run = RecordedRun(exception=exception, used_compile=True, eager_rerun_exception=rerun, eager_rerun_done=True)
+    verdict = script_oracle(run)
+    assert verdict.fires
+    return verdict.found
+
+
+def test_a_gutted_check_a_constant_reference_and_a_literal_are_other_bugs(tmp_path):
+    pinned = _bug(tmp_path, HELPER)
+    assert pinned.comparison == "allclose of compiled, other"
+    gutted = HELPER.replace("    return torch.allclose(a, b, atol=1e-4)", "    torch.allclose(a, b, atol=1e-4)")
+    constant = HELPER.replace("matches(g(x), f(x))", "matches(g(x), torch.zeros(4))")
+    literal = "torch.allclose(g(x), f(x))\nassert False, 'compiled differs'\n"
+    for body in (gutted, constant, literal):
+        assert not same_bug(pinned, _bug(tmp_path, body)), body
+
+
+def test_training_before_the_check_is_no_part_of_the_bug(tmp_path):
+    trained = _bug(tmp_path, TRAINED.format(training=TRAINING))
+    untrained = _bug(tmp_path, TRAINED.format(training=""))
+    assert trained.comparison == "allclose of compiled, other"
+    assert same_bug(trained, untrained)
+
+
+def test_a_problem_message_reworded_is_the_same_bug(tmp_path):
+    pinned = _bug(tmp_path, PROBLEMS.format(message='f"{case}: got {got.tolist()} want {want.tolist()}"'))
+    reworded = _bug(tmp_path, PROBLEMS.format(message='case'))
+    assert pinned.operands != reworded.operands  # what the check read differs ...
+    assert same_bug(pinned, reworded)  # ... and the comparison that failed it is the same
+
+
+def test_another_comparison_kind_is_another_bug(tmp_path):
+    pinned = _bug(tmp_path, HELPER)
+    equal = HELPER.replace("torch.allclose(a, b, atol=1e-4)", "torch.equal(a, b)")
+    assert not same_bug(pinned, _bug(tmp_path, equal))
+
+
+@pytest.mark.parametrize("field", ["words", "difference"])
+def test_what_is_said_for_people_is_no_part_of_the_identity(field):
+    bug = Bug("AssertionError: assert _", exception="AssertionError", comparison="allclose of compiled, other")
+    assert same_bug(bug, bug.with_(**{field: 0.5 if field == "difference" else "other words"}))
+
+
+def test_the_header_line_is_one_line_of_words():
+    long = Bug("x", words="allclose fails: " + "the output of kernel k " * 20)
+    assert len(long.in_words()) <= 160 and "\n" not in long.in_words()
