@@ -60,10 +60,11 @@ def strip_header(source: str) -> str:
     return "".join(lines[end:]).lstrip("\n")
 
 
-def _line(text: str, most: int = 150) -> str:
-    """A header line's text cut to fit 160 characters with its label; the report holds the whole."""
+def _line(label: str, text: str, most: int = 160) -> str:
+    """``# label: text``, the text cut to fit the line in ``most`` characters; the report holds the whole."""
 
-    return text if len(text) <= most else text[: most - 3].rstrip() + "..."
+    line = f"# {label}: {text}"
+    return line if len(line) <= most else line[: most - 3].rstrip() + "..."
 
 
 def render_repro(body: str, info: ReproInfo) -> str:
@@ -73,9 +74,9 @@ def render_repro(body: str, info: ReproInfo) -> str:
     header = [
         f"{_HEADER_MARK} {__version__} from {info.source_name}{status}",
         f"# torch {info.torch_version} on {info.device}; oracle: {info.oracle}",
-        f"# fails: {info.fails}",
-        *([f"# compares: {_line(info.compares)}"] if info.compares else []),
-        *([f"# culprit: {_line(info.culprit)}"] if info.culprit else []),
+        _line("fails", info.fails),
+        *([_line("compares", info.compares)] if info.compares else []),
+        *([_line("culprit", info.culprit)] if info.culprit else []),
         f"# size: {info.before.tokens} -> {info.after.tokens} tokens, {info.before.lines} -> {info.after.lines} lines,"
         f" {info.before.torch_ops} -> {info.after.torch_ops} torch ops",
         f"# work: {info.oracle_calls} oracle calls ({info.cache_hits} cache hits), {info.seconds:.0f} s",
