@@ -30,9 +30,6 @@ _EXPECTED = {
     "hang": ("The compiled call finishes, as the eager one does.", "The compiled call never finishes"),
 }
 _COLLECT_ENV_TIMEOUT = 180.0
-_HOW = {"value": "wrong values", "nan": "NaN where eager has none", "inf": "inf where eager has none",
-        "shape": "wrong shape", "dtype": "wrong dtype"}
-
 
 @dataclass
 class Header:
@@ -40,7 +37,6 @@ class Header:
 
     oracle: str = ""
     fails: str = ""
-    signature: str = ""  # what headers before ``fails:`` said
     torch: str = ""
     device: str = ""
     source_name: str = ""
@@ -59,8 +55,6 @@ def read_header(text: str) -> Header:
             header.torch, header.device, header.oracle = found.groups()
         elif found := re.match(r"# fails: (.*)", line):
             header.fails = found.group(1).strip()
-        elif found := re.match(r"# signature: (.*)", line):
-            header.signature = found.group(1).strip()
         elif found := re.match(r"# compares: (.*)", line):
             header.compares = found.group(1).strip()
         elif found := re.match(r"# culprit: (.*)", line):
@@ -69,26 +63,9 @@ def read_header(text: str) -> Header:
 
 
 def title_of(header: Header, plain: PlainRun) -> str:
-    """A tracker title: ``[torch.compile] <what fails>``, from the header's words, an older header's signature, or
-    python's failure."""
+    """A tracker title: ``[torch.compile] <what fails>``, from the header's words or from python's failure."""
 
-    if header.fails:
-        return f"[torch.compile] {header.fails[:140]}"
-    what = header.signature or plain.describe()
-    what = re.sub(r"\s*\[(only under|also without) torch\.compile\]", "", what)
-    what = re.sub(r"\s*\[(kernels|compared|evidence): [^\]]*\]", "", what)
-    kind = re.match(r"(numerical|gradient): (?:(input|parameter) )?(\S+) (\S+)", what)
-    if kind:
-        side, dtype, how = kind.group(2), kind.group(3), _HOW.get(kind.group(4), kind.group(4))
-        subject = "outputs" if kind.group(1) == "numerical" else f"gradients of {side or 'inputs'}"
-        what = f"compiled {subject} differ from eager ({how}, {dtype})"
-    elif what.startswith("crash: "):
-        what = what[len("crash: "):].replace("eager raised:", "compiled call runs where eager raises:", 1)
-    elif what.startswith("requires-grad: "):
-        what = f"compiled output's requires_grad differs from eager ({what[len('requires-grad: '):]})"
-    elif what.startswith("inplace: "):
-        what = f"a tensor saved for backward by {what[len('inplace: '):]} is modified in place (silently wrong gradients)"
-    return f"[torch.compile] {what[:140]}"
+    return f"[torch.compile] {(header.fails or plain.describe())[:140]}"
 
 
 def collect_env(python: str = sys.executable) -> str:
@@ -191,7 +168,7 @@ def _summary(header: Header) -> str:
         return "The script below fails under `torch.compile`; it runs without it."
     where = f" on {header.device} (torch {header.torch})" if header.torch else ""
     compares = f" Its check {header.compares.split(': ', 1)[-1]}." if header.compares else ""
-    return f"Standalone repro{where}. Found by minimizer's `{header.oracle}` oracle: {header.fails or f'`{header.signature}`'}.{compares}"
+    return f"Standalone repro{where}. Found by minimizer's `{header.oracle}` oracle: {header.fails}.{compares}"
 
 
 def _error_tail(stderr: str, lines: int = 30) -> str:

@@ -42,11 +42,18 @@ def crash(run: RecordedRun) -> Verdict:
     return Verdict(False, detail=f"no one-sided exception in {len(run.calls)} compiled calls")
 
 
+_WORDS = {
+    "compiled raised": "the compiled call raises", "eager raised": "the compiled call runs where eager raises",
+    "compiled backward raised": "the compiled backward raises",
+    "eager backward raised": "the compiled backward runs where eager's raises",
+}
+
+
 def _fires(what: str, exc: ExceptionInfo, where: str) -> Verdict:
     stage = f" [{exc.stage}]" if exc.stage else ""
     first_line = exc.message.strip().splitlines()[0][:200] if exc.message.strip() else ""
     bug = Bug(
         f"crash: {what}: {exception_signature(exc)}{stage}", exception=exc.type, raised_by=what.removesuffix(" raised"),
-        stage=exc.stage, words=f"{what}: {exc.type}: {first_line}",
+        stage=exc.stage, words=f"{_WORDS[what]}: {exc.type}: {first_line}",
     )
     return Verdict(True, detail=f"{where}: {exc.type}: {first_line}", bug=bug)

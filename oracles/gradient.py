@@ -46,5 +46,5 @@ def gradient(run: RecordedRun) -> Verdict:
         return Verdict(False, detail=f"gradients agree in {len(run.calls)} compiled calls")
     found, where, source = worst(findings)
     bug = Bug(f"gradient: {source} {found.dtype} {found.kind}", gradient_of=source,
-              words=f"gradient of {where.rpartition(', ')[2]} differs ({found.dtype} {found.kind}): {found.detail}")
+              words=f"compiled gradients of {source}s differ from eager ({found.in_words()}) at {where}: {found.detail}")
     return Verdict(True, detail=f"{where}: {found.detail}", bug=bug)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from oracles.bug import Bug
 from oracles.api import NEEDS_SAVED_TENSORS, RecordedRun, Verdict, oracle
 
 
@@ -20,4 +21,5 @@ def inplace(run: RecordedRun) -> Verdict:
     first = run.inplace_violations[0]
     more = len(run.inplace_violations) - 1
     detail = first.detail + (f" (and {more} more)" if more else "")
-    return Verdict(True, f"inplace: {first.grad_fn}", detail)
+    words = f"a tensor saved for backward by {first.grad_fn} is modified in place (silently wrong gradients)"
+    return Verdict(True, detail=detail, bug=Bug(f"inplace: {first.grad_fn}", words=words))

@@ -34,6 +34,16 @@ class Mismatch:
     dtype: str
     detail: str
 
+    def in_words(self) -> str:
+        """``wrong values, float32``: how it differs, for people."""
+
+        return f"{_HOW.get(self.kind, self.kind)}, {self.dtype}"
+
+
+_HOW = {"value": "wrong values", "nan": "NaN where eager has none", "inf": "inf where eager has none",
+        "shape": "wrong shape", "dtype": "wrong dtype", "count": "another number of outputs",
+        "structure": "other containers"}
+
 
 def compare_tensors(eager: Any, compiled: Any, reference: Any = None) -> Mismatch | None:
     """Judge ``compiled`` against ``eager`` (and the float64 ``reference`` when given); ``None`` if they agree.
@@ -162,5 +172,5 @@ def numerical(run: RecordedRun) -> Verdict:
         return Verdict(False, detail=f"outputs agree in {len(run.calls)} compiled calls")
     found, where = worst(findings)
     signature = f"numerical: outputs {found.kind}" if found.dtype == "outputs" else f"numerical: {found.dtype} {found.kind}"
-    words = f"compiled output differs from eager at {where} ({found.dtype} {found.kind}): {found.detail}"
+    words = f"compiled outputs differ from eager ({found.in_words()}) at {where}: {found.detail}"
     return Verdict(True, detail=f"{where}: {found.detail}", bug=Bug(signature, words=words))

@@ -77,7 +77,7 @@ def test_bisect_command_prints_the_table_and_writes_json(tmp_path):
 
 HEADED = '''# Minimized by minimizer 0.1.0 from train.py
 # torch 2.5.1 on cpu; oracle: numerical
-# signature: numerical: float32 value
+# fails: compiled outputs differ from eager (wrong values, float32) at call 0 of f, output 0: max abs diff 1
 # culprit: Inductor (eager no, aot_eager no, aot_eager_decomp_partition no, inductor yes)
 # size: 654 -> 54 tokens, 71 -> 8 lines, 23 -> 3 torch ops
 # work: 222 oracle calls (91 cache hits), 66 s
@@ -96,7 +96,7 @@ def test_the_issue_body_has_what_a_maintainer_needs(tmp_path):
     table = Bisection([ReleaseResult("2.5.1", FAILS, "AssertionError: Tensor-likes are not close!", 1, 1),
                        ReleaseResult("2.6.0", PASSES, None, 1, 0)])
     body = issue_body(repro, bisection=table, command="minimizer reduce train.py", environment="PyTorch version: 2.5.1")
-    assert body.startswith("# [torch.compile] compiled outputs differ from eager (wrong values, float32)\n")
+    assert body.startswith("# [torch.compile] compiled outputs differ from eager (wrong values, float32) at call 0 of f")
     assert "```python\nimport torch\n" in body and "# Minimized by" not in body
     assert "AssertionError: Tensor-likes are not close!" in body  # what plain python printed, run here
     assert 'File "repro.py", line' in body  # not the temporary folder it ran in
