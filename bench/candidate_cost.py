@@ -28,7 +28,8 @@ sys.path.insert(0, str(REPO))
 
 from minimizer.candidate_log import median_parts  # noqa: E402
 from minimizer.runner import process  # noqa: E402
-from minimizer.runner.process import Limits, RunSettings, run_candidate  # noqa: E402
+from minimizer.runner.process import run_candidate  # noqa: E402
+from minimizer.runner.run_types import Limits, RunSettings
 from minimizer.runner.warm import ForkServerLauncher  # noqa: E402
 
 

@@ -21,7 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from minimizer.runner.process import RunSettings, run_candidate  # noqa: E402
+from minimizer.runner.process import run_candidate  # noqa: E402
+
+from minimizer.runner.run_types import RunSettings
 from minimizer.runner.warm import ForkServerLauncher  # noqa: E402
 
 

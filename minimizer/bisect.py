@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from minimizer.runner.plain import run_plain
-from minimizer.runner.process import Limits
+from minimizer.runner.run_types import Limits
 
 FAILS, PASSES, FLAKY, CANNOT_INSTALL, CANNOT_IMPORT = "fails", "passes", "flaky", "cannot install", "cannot import"
 INSTALL_TIMEOUT = 3600.0

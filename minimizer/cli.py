@@ -312,7 +312,7 @@ def bisect_command(
     """Run REPRO under plain python on several torch releases; name the last good and first bad."""
 
     from minimizer.bisect import DEFAULT_VENV_DIR, available_releases, bisect, releases_in_range
-    from minimizer.runner.process import Limits
+    from minimizer.runner.run_types import Limits
 
     if not repro.is_file():
         _fail(f"no such file: {repro}")

@@ -15,7 +15,9 @@ import sys
 import time
 from pathlib import Path
 
-from minimizer.runner.process import Limits, RunResult, RunSettings, run_candidate
+from minimizer.runner.process import run_candidate
+
+from minimizer.runner.run_types import Limits, RunResult, RunSettings
 from minimizer.source.statement import COMPARED_BY_AN_ASSERT, COMPARED_WITH_EAGER, stated_message
 from oracles.bug import ALSO_WITHOUT_COMPILE, Bug, same_bug
 from oracles.registry import canonical_spec

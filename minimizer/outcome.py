@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from minimizer.metrics import Size
-from minimizer.runner.process import CompileCacheStats
+from minimizer.runner.run_types import CompileCacheStats
 from oracles.bug import Bug
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from minimizer.bisect import Bisection
 from minimizer.output import strip_header
 from minimizer.runner.plain import PlainRun, run_plain
-from minimizer.runner.process import Limits
+from minimizer.runner.run_types import Limits
 from minimizer.stages.culprit import read_ladder
 
 _EXPECTED = {

@@ -22,16 +22,8 @@ from minimizer.progress import Progress
 from minimizer.reduce.keys import candidate_key, short_key
 from minimizer.runner.gpus import GpuPool, default_jobs, usable_cores, visible_gpus
 from minimizer.runner.plain import PlainRun, run_plain
-from minimizer.runner.process import (
-    CompileCacheStats,
-    Launcher,
-    Limits,
-    RunResult,
-    RunSettings,
-    allow_candidates,
-    kill_all_candidates,
-    run_candidate,
-)
+from minimizer.runner.process import Launcher, allow_candidates, kill_all_candidates, run_candidate
+from minimizer.runner.run_types import CompileCacheStats, Limits, RunResult, RunSettings
 from minimizer.runner.resident_trust import ResidentTrust
 from minimizer.runner.shared_verdicts import SharingPayoff
 from minimizer.runner.warm import ForkServerLauncher
@@ -131,6 +123,13 @@ class Runs:
 
         folder = str(self.workspace.folder)
         return run_plain(source, self.options.script.name, folder, limits, args=args, python=python or sys.executable)
+
+    def plain_beside_the_original(self, source: str, limits: Limits) -> list[PlainRun]:
+        """A plain run of the original and one of ``source``, at once: both under the same load."""
+
+        return self.call_all(
+            [lambda: self.plain(self.original, limits, self.options.script_args), lambda: self.plain(source, limits)]
+        )
 
     def run(self, source: str, settings: RunSettings, cancel: threading.Event | None = None) -> RunResult:
         """``source`` under the oracles of ``settings``."""

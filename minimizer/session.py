@@ -19,7 +19,7 @@ from minimizer.outcome import Outcome
 from minimizer.files import refuse_unwritable, write_atomic
 from minimizer.output import strip_header
 from minimizer.progress import Progress
-from minimizer.runner.process import RunSettings
+from minimizer.runner.run_types import RunSettings
 from minimizer.runs import Runs
 from minimizer.script_input import read_script
 from minimizer.source.layout import format_source
@@ -104,7 +104,8 @@ class Session:
         if fixed != confirmation.text:
             statement = Statement(fixed, False, pinned.settings, fixed)
             confirmation = confirm_repro(self.runs, statement, pinned.target, report, best.history)
-        cost = plain_costs(self.runs, report.plain, confirmation.plain, confirmation.text, pinned.settings.limits)
+        cost = plain_costs(report.plain, confirmation.plain, lambda: self.runs.plain_beside_the_original(
+            confirmation.text, pinned.settings.limits))
         return self._finish(best, statement, confirmation, cpu_started, cost)
 
     def _under_the_cheapest_backend(self, pinned: Pinned, report: CheckReport, best: BestSoFar) -> Pinned:

@@ -29,6 +29,7 @@ from oracles.compared import differs_where_unwritten as _unwritten_differ
 from oracles.arguments import shallow as _shallow
 from oracles.arguments import tensors_in as _tensors_in
 from oracles.events import Events
+from oracles.marks import spreads_a_suspect, then_operation
 from oracles.draws import DrawsFollower, from_other_data, measured_through_other_data
 from oracles.library_checks import patch_checks, unpatch_checks
 from oracles.operation_names import (
@@ -361,7 +362,7 @@ class EvidenceRecorder:
             return True if kept and self.holding else result
         origin = self._origin_of_arguments(args, kwargs)
         if origin and self._kernels_defined:
-            origin |= self._references_among(args, kwargs, origin) | _then(name, func, args, kwargs, origin)
+            origin |= self._references_among(args, kwargs, origin) | then_operation(name, func, args, kwargs, origin)
         pending = self._pending_of(args) if self._pending else None
         mark = self._writes.writes_noted if self._writes is not None else 0
         result = func(*args, **kwargs)
@@ -369,7 +370,7 @@ class EvidenceRecorder:
             # A kernel wrote while autograd ran (a backward kernel, or one writing into a saved tensor): what
             # autograd computed went through it, though no operation the script called shows it.
             origin |= {f"kernel {k}" for k in self._writes.kernels_since(mark)} | self._writes.events_since(mark)
-        if origin and self._kernels_defined and _spreads_a_suspect(name, args, result, self.origin_of):
+        if origin and self._kernels_defined and spreads_a_suspect(name, args, result, self.origin_of):
             origin |= {SPREAD}
         if origin and self._kernels_defined and self._writes is not None and _differs_where_unwritten(args[:2], self._writes):
             origin |= {UNWRITTEN}
@@ -567,17 +568,6 @@ def _top_function_mode(torch: Any) -> Any:
         return None
 
 
-def _then(name: str, func: Any, args: tuple, kwargs: dict, origin: frozenset) -> frozenset:
-    """``then mul``: a kernel's output went into an operation that computes something. A value computed from
-    it is not that output (a repro once scaled and shifted a kernel's output a second time: the same origin
-    otherwise, a bug the kernel's fix no longer mends)."""
-
-    operation = None if name in NUMBERS else named_operation(name, func, args, kwargs)
-    if operation is None or not any(o.startswith("kernel ") for o in origin):
-        return frozenset()
-    return frozenset({THEN + operation})
-
-
 def _differs_where_unwritten(operands: tuple, writes: Any) -> bool:
     """Whether an operation of two tensors combines a kernel's output with a value that differs from it on
     elements the kernel did not write (``oracles.compared``)."""
@@ -587,17 +577,6 @@ def _differs_where_unwritten(operands: tuple, writes: Any) -> bool:
         return False
     with aside():
         return any(_unwritten_differ(tensors[i], tensors[1 - i], writes) for i in (0, 1))
-
-
-def _spreads_a_suspect(name: str, args: tuple, result: Any, origin_of: Any) -> bool:
-    """Whether an element-wise operation broadcast a suspect's value over more elements than it has (a kernel's
-    one-column output added to two columns): the comparison then measures the broadcast, not the kernel."""
-
-    if operation_name(name) not in ELEMENT_WISE or not hasattr(result, "numel"):
-        return False
-    return any(
-        hasattr(a, "untyped_storage") and 0 < a.numel() < result.numel() and origin_of(a) for a in args[:2]
-    )
 
 
 def _drop_oldest(kept: dict, most: int = _MOST_KEPT) -> None:

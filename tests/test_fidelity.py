@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from minimizer.cli import app
 from minimizer.runner.plain import run_plain
-from minimizer.runner.process import Limits
+from minimizer.runner.run_types import Limits
 from tests.processes import alive, descendants
 
 runner = CliRunner()
@@ -415,7 +415,9 @@ def test_a_generic_assert_over_several_compiled_calls_is_held_to_the_one_that_fa
     """Item 8 of the fidelity issue: the assert reads only a number, so its signature cannot tell the focal loss's
     mismatch from the KL loss's; with only focal_loss compiled, a candidate where KL misbehaves instead passes."""
 
-    from minimizer.runner.process import RunSettings, run_candidate
+    from minimizer.runner.process import run_candidate
+
+    from minimizer.runner.run_types import RunSettings
 
     settings = RunSettings("parity.py", str(tmp_path), ("script",), Limits(timeout=120))
     focal, kl = PARITY_SCRIPT.format(skewed='{"focal"}'), PARITY_SCRIPT.format(skewed='{"kl"}')
@@ -450,7 +452,9 @@ def test_a_generic_assert_over_the_outputs_of_one_compiled_call_is_held_to_the_o
     that output alone taken from the compiled call (the others from its eager twin), a candidate where another
     output misbehaves passes."""
 
-    from minimizer.runner.process import RunSettings, run_candidate
+    from minimizer.runner.process import run_candidate
+
+    from minimizer.runner.run_types import RunSettings
 
     first, second = ONE_CALL_PARITY_SCRIPT.format(skewed=0), ONE_CALL_PARITY_SCRIPT.format(skewed=1)
     path = tmp_path / "parity.py"

@@ -41,7 +41,7 @@ def test_exit_0_for_the_signature_and_1_for_another(tmp_path, origin):
 
 def test_a_repro_that_states_the_inplace_bug_counts_by_its_own_assert():
     from minimizer.interestingness import shows_bug
-    from minimizer.runner.process import RunResult
+    from minimizer.runner.run_types import RunResult
     from minimizer.source.statement import stated_message
     from oracles.api import Verdict
 
@@ -70,7 +70,7 @@ def test_a_repro_that_states_the_inplace_bug_counts_by_its_own_assert():
 
 def test_a_stated_comparison_counts_only_where_its_assert_fails():
     from minimizer.interestingness import shows_bug
-    from minimizer.runner.process import RunResult
+    from minimizer.runner.run_types import RunResult
     from oracles.api import Verdict
 
     def result(script: Verdict) -> RunResult:

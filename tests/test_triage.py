@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 from minimizer.cli import app
 from minimizer.runner.plain import run_plain
-from minimizer.runner.process import Limits
+from minimizer.runner.run_types import Limits
 
 runner = CliRunner()
 

@@ -28,7 +28,8 @@ import torch.fx as fx
 
 from minimizer.graph.call_record import RecordedCall, record_module_construction, recording_calls
 from minimizer.graph.case import INPUT_SPEC, MAX_RECORDED_VALUES, CompileCall, GraphCase, InputSpec, propagate_shapes, tensor_spec
-from minimizer.runner.process import Job, RunSettings, SubprocessLauncher, supervise
+from minimizer.runner.process import Job, SubprocessLauncher, supervise
+from minimizer.runner.run_types import RunSettings
 from minimizer.runner.run_folder import job_env, prepare_run_folder
 from oracles.dynamo_optimize import OptimizeThroughCompile
 

@@ -22,7 +22,8 @@ from minimizer.graph.passes import graph_passes
 from minimizer.metrics import count_tokens
 from minimizer.reduce.scheduler import OutOfTime, Reducer
 from minimizer.reduce.tester import Speculation, Tester
-from minimizer.runner.process import RunResult, RunSettings, run_candidate
+from minimizer.runner.process import run_candidate
+from minimizer.runner.run_types import RunResult, RunSettings
 from oracles.api import Verdict
 from oracles.bug import Bug, same_bug
 

@@ -16,16 +16,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from minimizer.runner.process import (
-    _TAIL_CHARS,
-    DID_NOT_FINISH,
-    USER_ENV,
-    Limits,
-    _PopenHandle,
-    _signal_name,
-    _tail,
-    supervise,
-)
+from minimizer.runner.process import _TAIL_CHARS, USER_ENV, _PopenHandle, _signal_name, _tail, supervise
+
+from minimizer.runner.run_types import DID_NOT_FINISH, Limits
 from minimizer.runner.workspace import populate
 from oracles.api import ExceptionInfo
 from oracles.capture import assert_test_at, printed_exception

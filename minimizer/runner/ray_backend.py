@@ -15,7 +15,7 @@ import threading
 from typing import Any
 
 from minimizer.errors import MinimizerError
-from minimizer.runner.process import RunResult, RunSettings
+from minimizer.runner.run_types import RunResult, RunSettings
 
 _POLL_SECONDS = 0.2
 _WORKER_LAUNCHER: Any = None

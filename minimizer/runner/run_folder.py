@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
-
 from minimizer.runner.prelude import (
     OMP_WAIT_POLICY_SET_VARIABLE,
     PREIMPORT_VARIABLE,
@@ -23,10 +21,9 @@ from minimizer.runner.prelude import (
     settle_vec_isa_value,
 )
 from minimizer.runner.resident import may_run_resident
+from minimizer.runner.run_types import RunSettings
 from minimizer.runner.workspace import populate
 
-if TYPE_CHECKING:
-    from minimizer.runner.process import RunSettings
 
 # The compile caches the user chose, read when this module is imported: once torch is imported here, Inductor's
 # cache_dir() (called, for one, when its config is copied) writes its default into os.environ.

@@ -15,10 +15,9 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
-if TYPE_CHECKING:
-    from minimizer.runner.process import RunResult
+from minimizer.runner.run_types import RunResult
 
 
 class SharedVerdicts:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import ast
 import copy
-import re
 from dataclasses import dataclass
 
 from minimizer.syntax import parse_python

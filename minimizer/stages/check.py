@@ -19,7 +19,7 @@ from minimizer.errors import MinimizerError
 from minimizer.options import ORIGINAL_TIMEOUT
 from minimizer.progress import Progress
 from minimizer.runner.plain import PlainRun
-from minimizer.runner.process import RunResult
+from minimizer.runner.run_types import RunResult
 from oracles.api import Verdict
 from oracles.registry import AUTO_PRIORITY, OracleNotFound, canonical_spec, load_oracle
 from oracles.bug import ALSO_WITHOUT_COMPILE, Bug, same_bug

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from minimizer.runner.plain import PlainRun
-from minimizer.runner.process import RunResult, RunSettings
+from minimizer.runner.run_types import RunResult, RunSettings
 from minimizer.source.statement import seed_like_the_harness, seeds_random_numbers
 from minimizer.stages.check import CheckReport
 from minimizer.stages.pin import Target

@@ -13,13 +13,10 @@ user every later run of the repro.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import Callable, Sequence
 
 from minimizer.runner.plain import PlainRun, cost_of
-from minimizer.runner.process import Limits, RunResult
-
-if TYPE_CHECKING:
-    from minimizer.runs import Runs
+from minimizer.runner.run_types import RunResult
 
 __all__ = ["CostBound", "plain_costs"]
 
@@ -62,9 +59,11 @@ class CostBound:
         return None
 
 
-def plain_costs(runs: Runs, original: Sequence[PlainRun], repro: Sequence[PlainRun], text: str, limits: Limits) -> dict:
-    """What a plain run of the original and of the repro (``text``) costs: ``{"original", "repro"}``, from their
-    plain runs in the check and confirm stages.
+def plain_costs(
+    original: Sequence[PlainRun], repro: Sequence[PlainRun], side_by_side: Callable[[], list[PlainRun]]
+) -> dict:
+    """What a plain run of the original and of the repro costs: ``{"original", "repro"}``, from their plain runs
+    in the check and confirm stages, or from ``side_by_side`` (a run of each, at once).
 
     Those runs are not alike: the user's compile caches already hold the original's kernels (it ran before:
     a 12 s cold run of a corpus program takes 5.5 s warm), the repro's kernels are new, and its runs go at once.
@@ -77,7 +76,5 @@ def plain_costs(runs: Runs, original: Sequence[PlainRun], repro: Sequence[PlainR
     cost = {"original": cost_of(list(original)), "repro": cost_of(list(repro))}
     if cost["repro"]["seconds"] <= READS_SLOWER * cost["original"]["seconds"] + READS_SLOWER_SLACK:
         return cost
-    again = runs.call_all([
-        lambda: runs.plain(runs.original, limits, runs.options.script_args), lambda: runs.plain(text, limits)
-    ])
+    again = side_by_side()
     return {"original": cost_of(again[:1]), "repro": cost_of(again[1:]), "again": True}

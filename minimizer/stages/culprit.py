@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from oracles.forced_backend import BACKEND_VARIABLE
 
 if TYPE_CHECKING:
-    from minimizer.runner.process import RunSettings
+    from minimizer.runner.run_types import RunSettings
     from minimizer.runs import Runs
     from minimizer.stages.pin import Target
 

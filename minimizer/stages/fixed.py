@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from minimizer.errors import MinimizerError
-from minimizer.runner.process import Limits
+from minimizer.runner.run_types import Limits
 from minimizer.stages.check import CheckReport
 from minimizer.stages.state import latest_step_that
 

@@ -31,7 +31,7 @@ from oracles.stages import STAGES
 
 if TYPE_CHECKING:
     from minimizer.graph.capture import Recording
-    from minimizer.runner.process import RunSettings
+    from minimizer.runner.run_types import RunSettings
     from minimizer.runs import Runs
 
 # Oracles a captured graph cannot show: a kernel's write into a saved tensor, a compile that never returns.

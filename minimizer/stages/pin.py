@@ -15,7 +15,7 @@ from minimizer.errors import MinimizerError
 from minimizer.interestingness import shows_bug
 from minimizer.options import CANDIDATE_TIMEOUT_FACTOR, MIN_CANDIDATE_TIMEOUT, Options
 from minimizer.reduce.keys import candidate_key
-from minimizer.runner.process import DID_NOT_FINISH, RunResult, RunSettings
+from minimizer.runner.run_types import DID_NOT_FINISH, RunResult, RunSettings
 from minimizer.source.statement import has_place, stated_at_the_compiled_call
 from minimizer.stages.cost import CostBound
 from minimizer.stages.check import CheckReport, OracleFinding, diagnose

@@ -18,7 +18,7 @@ from minimizer.reduce.keys import candidate_key
 from minimizer.reduce.scheduler import OutOfTime, Reducer
 from minimizer.reduce.tester import Tester, speculation_for
 from minimizer.runner.gpus import usable_cores
-from minimizer.runner.process import RunSettings
+from minimizer.runner.run_types import RunSettings
 from minimizer.source.frozen import FrozenKernels, GuardedMasks, compared_kernels
 from minimizer.source.statement import StatementPlace
 from minimizer.stages.best_so_far import BestSoFar

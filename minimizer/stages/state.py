@@ -20,7 +20,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from minimizer.runner.process import RunSettings
+from minimizer.runner.run_types import RunSettings
 from minimizer.source.statement import can_be_stated, state_bug
 from minimizer.stages.check import CheckReport
 from minimizer.stages.pin import Target

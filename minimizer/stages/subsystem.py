@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from minimizer.runner.plain import run_plain
-from minimizer.runner.process import USER_ENV, Limits
+from minimizer.runner.process import USER_ENV
+from minimizer.runner.run_types import Limits
 from minimizer.runner.workspace import populate
 
 _FOUND = re.compile(

@@ -4,7 +4,7 @@ import threading
 
 from minimizer.options import Options
 from minimizer.runner.plain import PlainRun, cost_of, run_plain
-from minimizer.runner.process import Limits, RunResult
+from minimizer.runner.run_types import Limits, RunResult
 from minimizer.runs import Runs
 from minimizer.session import _cost_line, _costs_more
 from minimizer.stages.cost import CostBound
@@ -82,33 +82,28 @@ def test_a_candidate_that_shows_the_bug_but_costs_markedly_more_is_refused(tmp_p
         runs.close()
 
 
-class _StubRuns:
-    """Plain runs answered from a script of seconds, in order (the original's, then the repro's)."""
+class _SideBySide:
+    """The original's and the repro's plain runs again, answered from a script of seconds."""
 
     def __init__(self, seconds):
         self.seconds, self.ran = list(seconds), []
-        self.original = "original"
-        self.options = type("O", (), {"script_args": ()})()
 
-    def plain(self, text, limits, args=()):
-        self.ran.append(text)
-        return PlainRun(1, self.seconds.pop(0), peak_mb=400.0)
-
-    def call_all(self, calls):
-        return [call() for call in calls]
+    def __call__(self):
+        self.ran += ["original", "repro"]
+        return [PlainRun(1, seconds, peak_mb=400.0) for seconds in self.seconds]
 
 
 def test_a_repro_that_reads_slower_is_measured_again_beside_the_original():
     from minimizer.stages.cost import plain_costs
 
     checked, confirmed = [PlainRun(1, 5.8, peak_mb=470.0)], [PlainRun(1, 10.0, peak_mb=460.0)]
-    runs = _StubRuns([5.5, 5.1])
-    cost = plain_costs(runs, checked, confirmed, "repro", Limits(timeout=30))
+    runs = _SideBySide([5.5, 5.1])
+    cost = plain_costs(checked, confirmed, runs)
     assert runs.ran == ["original", "repro"]  # both again, both caches warm
     assert cost == {"original": {"seconds": 5.5, "peak_mb": 400.0}, "repro": {"seconds": 5.1, "peak_mb": 400.0}, "again": True}
-    quicker = _StubRuns([])
-    assert plain_costs(quicker, checked, [PlainRun(1, 3.0, peak_mb=460.0)], "repro", Limits(timeout=30))["repro"]["seconds"] == 3.0
+    quicker = _SideBySide([])
+    assert plain_costs(checked, [PlainRun(1, 3.0, peak_mb=460.0)], quicker)["repro"]["seconds"] == 3.0
     assert quicker.ran == []  # nothing run again where the repro already reads no slower
-    noise = _StubRuns([])
-    assert plain_costs(noise, [PlainRun(1, 19.7)], [PlainRun(1, 20.4)], "repro", Limits(timeout=30))["repro"]["seconds"] == 20.4
+    noise = _SideBySide([])
+    assert plain_costs([PlainRun(1, 19.7)], [PlainRun(1, 20.4)], noise)["repro"]["seconds"] == 20.4
     assert noise.ran == []  # nor within a few percent

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from minimizer.runner.process import RunSettings
+from minimizer.runner.run_types import RunSettings
 from minimizer.stages.culprit import LADDER, NOT_TOLD, THE_SCRIPTS_BACKEND, name_the_culprit, read_ladder
 from oracles.forced_backend import BACKEND_VARIABLE, with_forced_backend
 

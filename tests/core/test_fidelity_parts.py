@@ -11,7 +11,7 @@ import pytest
 from minimizer.stages.check import CheckReport, OracleFinding, diagnose
 from minimizer.runner.plain import PlainRun, exception_from_stderr, run_plain
 from minimizer.runner.prelude import PreludeCache, Prelude, may_start_cuda_ahead, preimports, setup_block
-from minimizer.runner.process import Limits, RunResult
+from minimizer.runner.run_types import Limits, RunResult
 from minimizer.runner.workspace import Workspace
 from minimizer.source.statement import seed_like_the_harness
 from oracles.api import ExceptionInfo, Verdict

@@ -2,7 +2,7 @@
 
 from minimizer.stages.check import CheckReport, OracleFinding
 from minimizer.runner.plain import PlainRun
-from minimizer.runner.process import RunResult
+from minimizer.runner.run_types import RunResult
 from minimizer.stages.pin import Target as _Target, own_failure_to_keep as _own_failure_to_keep
 from oracles.api import ExceptionInfo, Verdict
 

@@ -6,7 +6,8 @@ import time
 
 from minimizer.options import Options
 from minimizer.progress import make_progress
-from minimizer.runner.process import RESIDENT_CANCEL_GRACE_SECONDS, Limits, RunSettings, supervise
+from minimizer.runner.process import RESIDENT_CANCEL_GRACE_SECONDS, supervise
+from minimizer.runner.run_types import Limits, RunSettings
 from minimizer.runner.process import run_candidate as run
 from minimizer.runner.resident import may_run_resident
 from minimizer.runner.resident_trust import SAMPLE, SHOWN_SAMPLE, TRUST_AFTER, ResidentTrust

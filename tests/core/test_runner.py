@@ -9,7 +9,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from minimizer.runner.process import Limits, RunSettings, supervise
+from minimizer.runner.process import supervise
+
+from minimizer.runner.run_types import Limits, RunSettings
 from minimizer.runner.process import run_candidate as run_cold
 from minimizer.runner.warm import ForkServerLauncher
 from tests.processes import LingeringHandle, alive, descendants

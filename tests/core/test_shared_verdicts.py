@@ -2,7 +2,7 @@
 
 import pytest
 
-from minimizer.runner.process import RunResult
+from minimizer.runner.run_types import RunResult
 from minimizer.runner.shared_verdicts import SharedVerdicts, SharingPayoff
 
 VERDICTS = {"numerical": {"fires": True, "signature": "numerical: float32 value", "detail": "call 0 of f"}}

@@ -9,7 +9,7 @@ import torch
 
 from minimizer.graph.capture import capture_graphs, case_from_capture
 from minimizer.graph.emit import emit_script
-from minimizer.runner.process import RunSettings
+from minimizer.runner.run_types import RunSettings
 
 SCRIPT = textwrap.dedent(
     '''

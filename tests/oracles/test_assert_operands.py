@@ -68,7 +68,7 @@ assert {test}
 def test_an_assert_that_calls_a_helper_returning_a_comparison_reads_as_that_comparison(tmp_path):
     # A reduction inlines the helper (`assert math.isclose(out, ref, rel_tol=0.001)`): the same check, read alike.
     from minimizer.runner.plain import run_plain
-    from minimizer.runner.process import Limits
+    from minimizer.runner.run_types import Limits
     from oracles.signature import exception_signature
 
     def read(test):

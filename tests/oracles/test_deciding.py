@@ -158,7 +158,8 @@ def test_a_kernels_check_caught_in_a_helper_is_evidence_only_while_the_helper_sa
     # A program written after the code (bench/results/2026-11-29-new-program-bias-rows): the helper lost its
     # `return False`, returned None, and the script exited whatever the kernel computed; the repro was stated.
     pytest.importorskip("triton")
-    from minimizer.runner.process import Limits, RunSettings, run_candidate
+    from minimizer.runner.process import run_candidate
+    from minimizer.runner.run_types import Limits, RunSettings
 
     settings = RunSettings("check.py", str(tmp_path), ("script",), Limits(timeout=120))
     linked, emptied = (

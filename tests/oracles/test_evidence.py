@@ -473,7 +473,8 @@ def _script_verdicts(tmp_path, *scripts):
     """The ``script`` oracle's verdict on each of ``scripts``, run as a candidate; each must fire."""
 
     pytest.importorskip("triton")
-    from minimizer.runner.process import Limits, RunSettings, run_candidate
+    from minimizer.runner.process import run_candidate
+    from minimizer.runner.run_types import Limits, RunSettings
 
     settings = RunSettings("check.py", str(tmp_path), ("script",), Limits(timeout=120))
     verdicts = [run_candidate(script, settings).verdict("script") for script in scripts]
@@ -739,7 +740,8 @@ def test_a_kernels_output_measured_against_more_of_itself_is_held_to_no_differen
     # batch in place, and the check compared `linear(batch)` with `leaky_relu(batch)`, two functions of the
     # kernel's output. Held to the difference alone, that passed for the kernel checked against its reference.
     pytest.importorskip("triton")
-    from minimizer.runner.process import Limits, RunSettings, run_candidate
+    from minimizer.runner.process import run_candidate
+    from minimizer.runner.run_types import Limits, RunSettings
     from oracles.script import SAME_DIFFERENCE
 
     settings = RunSettings("check.py", str(tmp_path), (SAME_DIFFERENCE,), Limits(timeout=120))
