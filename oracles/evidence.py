@@ -89,7 +89,7 @@ class EvidenceRecorder:
         self._extents: Any = torch.utils.weak.WeakIdKeyDictionary()
         # ... and tensor -> the operations that computed the tensors a kernel was given that it was computed from.
         self._reads_launch: Any = torch.utils.weak.WeakIdKeyDictionary()
-        self._array_ops: dict[int, tuple[Any, frozenset]] = {}  # id(ndarray) -> (weak ref, operations), no suspect's
+        self._array_ops: dict[int, tuple[Any, frozenset]] = {}  # id(ndarray) -> (weak ref, operations)
         self._draws = DrawsFollower.watching(writes)  # where the script has Triton kernels: what each tensor was drawn from
         self._alike = AlikeSteps(writes.writer_of if writes is not None else lambda _: None)  # ... and its source
         self.comparisons: list[Comparison] = []
@@ -381,8 +381,11 @@ class EvidenceRecorder:
             if name not in FACTORIES:
                 self._note_operations(name, func, args, kwargs, results)
                 self._note_extent(name, args, kwargs, results)
-            if name == "numpy" and not origin:
-                self._array_ops[id(result)] = (weakref.ref(result), self._ops.get(args[0], frozenset()))
+            if name == "numpy":
+                # ... and what it saw of what a launch was given, as the tensor did (``_reads_launch``), whatever
+                # its origin (one from history is no suspect's at the comparison, ``oracles.events``).
+                seen = self._ops.get(args[0], frozenset()) | self._reads_launch.get(args[0], frozenset())
+                self._array_ops[id(result)] = (weakref.ref(result), seen)
                 _drop_oldest(self._array_ops)
         if name == "__get__":
             return self._attribute_read(func, args, result)

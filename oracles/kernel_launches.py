@@ -118,15 +118,19 @@ class KernelLaunches:
         self, fn: Any, launch: Callable[..., Any], interpreted: bool, args: tuple, kwargs: dict, bound: dict[str, Any]
     ) -> Any:
         values = [*args, *kwargs.values()]
-        # A kernel launched in a loop: after a few launches, every tensor argument counts as written rather than
-        # each launch being copied and compared.
+        # A kernel launched in a loop: after a few launches, the tensors given through the parameters it wrote
+        # through in the launches compared count as written (every tensor, where those told none) rather than each
+        # launch being copied and compared. A tensor it only reads is no output of it: a model's activations
+        # read by the check's launch after training are what its reference computes from too.
         before = _snapshot_tensors(values) if self._launches[fn.__name__] < _LAUNCHES_COMPARED else None
         self._launches[fn.__name__] += 1
         tensors = tensors_in(values)
         with self._accesses.recording(interpreted, tensors, noting=before is not None) as accesses:
             result = launch(*args, **kwargs)
         if before is None:
-            written = [(tensor, None) for tensor in tensors]
+            through = self.writes.parameters_written(fn.__name__)
+            given = [t for name, t in _tensor_parameters(bound).items() if name in through]
+            written = [(tensor, None) for tensor in (given or tensors)]
         else:
             written = [
                 (t, unchanged)

@@ -103,3 +103,45 @@ def test_what_is_said_for_people_is_no_part_of_the_identity(field):
 def test_the_header_line_is_one_line_of_words():
     long = Bug("x", words="allclose fails: " + "the output of kernel k " * 20)
     assert len(long.in_words()) <= 160 and "\n" not in long.in_words()
+
+
+TRAINED_KERNEL = '''import os
+os.environ["TRITON_INTERPRET"] = "1"
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def shift_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1.0, mask=offs < n)
+
+
+def shifted(x):
+    out = torch.empty_like(x)
+    shift_kernel[(1,)](x, out, x.numel(), BLOCK=4)
+    return out
+
+
+w = torch.arange(4.0)
+for step in range({steps}):  # "training": the kernel's output updates the weights it reads next
+    w.add_(shifted(w) * 0.01)
+h = w * 2
+torch.testing.assert_close(shifted(h), h + 2)
+'''
+
+
+def test_launches_before_the_check_are_no_part_of_a_kernels_bug(tmp_path):
+    # After its first launches a kernel's later ones count as writing only through the parameters it wrote
+    # through (here `out_ptr`): `h`, which the check's launch only reads, is the reference's input, not the
+    # kernel's output, and the weights trained through the kernel are history (oracles.events).
+    pytest.importorskip("triton")
+    from minimizer.runner.process import run_candidate
+    from minimizer.runner.run_types import Limits, RunSettings
+
+    settings = RunSettings("check.py", str(tmp_path), ("script",), Limits(timeout=120))
+    trained, untrained = (run_candidate(TRAINED_KERNEL.format(steps=n), settings).verdict("script") for n in (12, 0))
+    assert trained.fires and untrained.fires
+    assert untrained.found.comparison == "assert_close of kernel shift_kernel, add(other=2)"
+    assert same_bug(trained.found, untrained.found), trained.signature
