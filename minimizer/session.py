@@ -28,6 +28,7 @@ from minimizer.stages.best_so_far import BestSoFar
 from minimizer.stages.check import CheckReport, OracleFinding, check_original
 from minimizer.stages.confirm import Confirmation, confirm_repro
 from minimizer.stages.cost import plain_costs
+from minimizer.stages.operator import with_operator
 from minimizer.stages.culprit import (
     Culprit, cheapest_backend, name_the_culprit, names_its_backend, with_backend, with_subsystem,
 )
@@ -74,7 +75,9 @@ class Session:
 
         settings = self.runs.settings((finding.spec,), candidate_timeout(self.options, report))
         compiles = any(run.used_compile for run in report.runs)
-        culprit = name_the_culprit(self.runs, self.source, Target(finding.spec, finding.bug), settings, compiles=compiles)
+        target = Target(finding.spec, finding.bug)
+        culprit = name_the_culprit(self.runs, self.source, target, settings, compiles=compiles)
+        culprit = with_operator(self.runs, culprit, self.source, target, settings)
         failure = report.plain[0].failure if report.plain else None
         return self._with_subsystem(culprit, self.source, failure)
 
@@ -200,6 +203,7 @@ class Session:
             return None
         compiles = any(run.used_compile for run in confirmation.runs)
         culprit = name_the_culprit(self.runs, confirmation.text, best.target, statement.settings, compiles=compiles)
+        culprit = with_operator(self.runs, culprit, confirmation.text, best.target, statement.settings)
         failure = confirmation.plain[0].failure if confirmation.plain else None
         culprit = self._with_subsystem(culprit, confirmation.text, failure)
         self.progress.message(f"culprit: {culprit.describe()}")

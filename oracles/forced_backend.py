@@ -7,6 +7,8 @@ import os
 from typing import Any
 
 BACKEND_VARIABLE = "MINIMIZER_BACKEND"
+# The backend that writes down the aten operators of each graph (``oracles.eager_ops``), its graphs run eagerly.
+RECORDING_OPERATORS = "record-ops"
 # What only Inductor reads: another backend refuses a mode or Inductor options.
 _INDUCTOR_ONLY = ("mode", "options")
 
@@ -18,4 +20,8 @@ def with_forced_backend(kwargs: dict[str, Any]) -> dict[str, Any]:
     if not backend:
         return kwargs
     kept = {k: v for k, v in kwargs.items() if backend == "inductor" or k not in _INDUCTOR_ONLY}
+    if backend == RECORDING_OPERATORS:
+        from oracles.eager_ops import recording_backend
+
+        return kept | {"backend": recording_backend()}
     return kept | {"backend": backend}

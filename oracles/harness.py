@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterator
 from oracles.api import NEEDS_CALLS, NEEDS_EVIDENCE, NEEDS_KERNELS, NEEDS_SAVED_TENSORS, CallRecord, SideResult
 from oracles.capture import exception_info
 from oracles.dynamo_optimize import OptimizeThroughCompile
+from oracles.eager_ops import run_eagerly_where_asked
 from oracles.forced_backend import with_forced_backend
 from oracles.eager_sides import EagerSides, eager_callable, named_params, rng_devices
 from oracles.evidence import EvidenceRecorder
@@ -89,6 +90,7 @@ class Harness:
         import torch
 
         torch._inductor.config.fallback_random = True  # random ops agree between eager and compiled
+        run_eagerly_where_asked()  # the culprit's operators, one at a time (oracles.eager_ops)
         self._real_compile = torch.compile
         harness = self
 

@@ -44,12 +44,14 @@ class Culprit:
     ladder: list[tuple[str, bool]] = field(default_factory=list)
     detail: str = ""
     subsystem: str = ""  # within Inductor, from its compiler bisector (``stages.subsystem``), where asked
+    operator: str = ""  # within Inductor, the aten operator that, run eagerly, mends it (``stages.operator``)
 
     def to_json(self) -> dict:
         return {
             "layer": self.layer,
             "backend": self.backend,
             "subsystem": self.subsystem,
+            "operator": self.operator,
             "detail": self.detail,
             "ladder": [{"backend": backend, "shows_the_bug": shown} for backend, shown in self.ladder],
         }
@@ -62,6 +64,7 @@ class Culprit:
         if self.layer == NOT_TOLD:
             return f"{NOT_TOLD}: {self.detail}"
         layer = f"{self.layer}: {self.subsystem}" if self.subsystem else self.layer
+        layer += f", operator {self.operator}" if self.operator else ""
         return f"{layer} ({', '.join(f'{backend} {_YES_NO[shown]}' for backend, shown in self.ladder)})"
 
 
