@@ -20,7 +20,7 @@ For each case it writes tokens, oracle calls and seconds, and the same-bug check
 - ``passes_on``: ``out.py`` exits 0 on the release named in ``case.json`` (the fix, or before a regression);
 - ``compares_the_suspect``: for a case whose ``case.json`` says so (the check shapes of issue 46), the failing
   check of ``out.py`` compares a value of the compiled call or kernel (``minimizer check --oracle script``
-  names the comparison, ``[evidence: ...]`` in its signature), as the program's does;
+  names the comparison: its bug's ``comparison`` field), as the program's does;
 - ``passes_fixed``: for a case with no compile and no release to pass on (a hand-written Triton kernel),
   ``case.json``'s ``fix`` ([old, new] text) applied to ``out.py`` makes it exit 0; an output without the
   text no longer holds the buggy code and fails the check.
@@ -222,7 +222,7 @@ def compares_the_suspect(python: str, folder: Path, script: str) -> bool:
         verdicts = json.loads(done.stdout)["oracles"]
     except (ValueError, KeyError):
         return False
-    return any(v["oracle"] == "script" and "[evidence: " in v["signature"] for v in verdicts)
+    return any(v["oracle"] == "script" and (v.get("bug") or {}).get("comparison") for v in verdicts)
 
 
 def _exits_zero_fixed(python: str, folder: Path, fixed: str) -> bool:
