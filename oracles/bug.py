@@ -55,24 +55,17 @@ class Bug:
     def signature(self) -> str:
         """The identity written out: the failure, then each part that identifies it in brackets."""
 
-        parts = [self.failure]
-        if self.operands and self.comparison is None:
-            parts.append(f"[operands: {self.operands}]")
-        if self.kernels:
-            parts.append(f"[kernels: {', '.join(sorted(self.kernels))}]")
-        if self.strays:
-            parts.append(f"[out of bounds: {'; '.join(self.strays)}]")
-        if self.compared:
-            parts.append(f"[compared: {self.compared}]")
-        if self.comparison:
-            parts.append(f"[evidence: {self.comparison}]")
-        if self.only_compile:
-            parts.append(f"[with only {self.only_compile} compiled]")
-        if self.under_compile:
-            parts.append(_UNDER_COMPILE_TEXT[self.under_compile])
-        if self.held:
-            parts.append(self.held)
-        return " ".join(parts)
+        parts = [
+            (self.operands and self.comparison is None, f"[operands: {self.operands}]"),
+            (self.kernels, f"[kernels: {', '.join(sorted(self.kernels))}]"),
+            (self.strays, f"[out of bounds: {'; '.join(self.strays)}]"),
+            (self.compared, f"[compared: {self.compared}]"),
+            (self.comparison, f"[evidence: {self.comparison}]"),
+            (self.only_compile, f"[with only {self.only_compile} compiled]"),
+            (self.under_compile, _UNDER_COMPILE_TEXT.get(self.under_compile or "", "")),
+            (self.held, self.held or ""),
+        ]
+        return " ".join([self.failure, *(text for present, text in parts if present)])
 
     def identity(self) -> tuple:
         """The fields that identify the bug; the words for people and, where the failing comparison is known,

@@ -15,6 +15,7 @@ from oracles.api import RecordedRun
 from oracles.bug import Bug, same_bug
 from oracles.capture import exception_info
 from oracles.script import script as script_oracle
+from tests.oracles.test_evidence import KERNEL_ON
 from tests.oracles.wrong_compile import failing_run
 
 HELPER = """
@@ -105,26 +106,7 @@ def test_the_header_line_is_one_line_of_words():
     assert len(long.in_words()) <= 160 and "\n" not in long.in_words()
 
 
-TRAINED_KERNEL = '''import os
-os.environ["TRITON_INTERPRET"] = "1"
-import torch
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def shift_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1.0, mask=offs < n)
-
-
-def shifted(x):
-    out = torch.empty_like(x)
-    shift_kernel[(1,)](x, out, x.numel(), BLOCK=4)
-    return out
-
-
-w = torch.arange(4.0)
+TRAINED_KERNEL = KERNEL_ON.split("x = torch.arange(4.0)")[0] + '''w = torch.arange(4.0)
 for step in range({steps}):  # "training": the kernel's output updates the weights it reads next
     w.add_(shifted(w) * 0.01)
 h = w * 2
