@@ -46,6 +46,7 @@ from minimizer.source.passes import FOLLOW_UP  # noqa: E402
 from minimizer.source.screen import SourceScreen  # noqa: E402
 from minimizer.source.statement import StatementPlace  # noqa: E402
 from minimizer.source.viability import Viability  # noqa: E402
+from oracles.bug import Bug  # noqa: E402
 from oracles.api import NEEDS_CALLS  # noqa: E402
 from oracles.registry import load_oracle  # noqa: E402
 
@@ -85,7 +86,7 @@ class _Trajectory:
 
 
 def replay(
-    source: str, spec: str, signature: str, answers: dict, quick: float, jobs: int, speed: float, cuts: dict
+    source: str, spec: str, bug: Bug, answers: dict, quick: float, jobs: int, speed: float, cuts: dict
 ) -> dict:
     """Replay with ``jobs`` workers. ``cuts``: the answer and seconds per cut (`change_key` of a question against
     the best repro it was cut from), filled by the caller's questions of this replay and answering those of later
@@ -94,7 +95,7 @@ def replay(
 
     screen = SourceScreen(
         Viability.of(source, oracle_compares_compiled_calls=NEEDS_CALLS in load_oracle(spec).needs),
-        StatementPlace(spec, signature),
+        StatementPlace(spec, bug),
     )
     unknown = guessed = 0
 
@@ -165,7 +166,8 @@ def main() -> None:
     rows: list[dict] = []
     cuts: dict[str, tuple[bool, float]] = {}
     for jobs in [int(j) for j in args.jobs.split(",")]:
-        row = replay(source, report["oracle"], report["signature"], answers, quick, jobs, args.speed, cuts)
+        bug = Bug.from_json(report["bug"]) if report.get("bug") else Bug(report["signature"])  # reports before the bug's fields
+        row = replay(source, report["oracle"], bug, answers, quick, jobs, args.speed, cuts)
         rows.append(row)
         reached = seconds_to(row["points"], floor)
         print(

@@ -5,6 +5,7 @@ import ast
 import pytest
 
 from minimizer.source.statement import has_place, state_bug
+from oracles.bug import Bug
 
 DIRECT = """import torch
 x = torch.randn(4)
@@ -128,11 +129,11 @@ def test_starred_literal_arguments_are_spelled_out():
 
 
 def test_a_reverse_crash_is_stated_by_calling_eager_after_the_compiled_call():
-    signature = "crash: eager raised: RuntimeError: matN and matN must have the same dtype"
-    stated = state_bug(NAMED, "crash", signature)[0]
+    reverse = Bug("crash: eager raised: RuntimeError: matN and matN must have the same dtype", raised_by="eager")
+    stated = state_bug(NAMED, "crash", reverse)[0]
     assert stated.strip().splitlines()[-2:] == ["torch.compile(f)(x)", "f(x)"]
     # A crash of the compiled side is already code: the compiled call raises under python.
-    assert state_bug(NAMED, "crash", "crash: compiled raised: RuntimeError: boom") == []
+    assert state_bug(NAMED, "crash", Bug("crash: compiled raised: RuntimeError: boom", raised_by="compiled")) == []
 
 
 def test_a_script_that_seeds_its_generators_is_recognized():
@@ -153,12 +154,12 @@ def test_once_the_best_has_a_place_for_the_statement_candidates_must_keep_one():
     assert place.lost(best, hidden) is not None
     assert place.lost(hidden, "import torch\nf = torch.compile(g)\nfor x in xs:\n    f(x)\n") is None  # nothing to keep yet
     assert StatementPlace("inplace").lost(best, hidden) is None  # its check goes after the imports, anywhere
-    assert StatementPlace("crash", "crash: compiled raised: X").lost(best, hidden) is None  # a crash states itself
+    assert StatementPlace("crash", Bug("crash: compiled raised: X", raised_by="compiled")).lost(best, hidden) is None  # a crash states itself
 
 
 def test_a_call_through_an_alias_of_the_compiled_callable_is_stated():
     source = "import torch\ncompiled = torch.compile(model)\nfn = compiled\nfn(x)\n"
-    (stated,) = state_bug(source, "crash", "crash: eager raised: RuntimeError: dtype")
+    (stated,) = state_bug(source, "crash", Bug("crash: eager raised: RuntimeError: dtype", raised_by="eager"))
     assert stated.endswith("torch.compile(model)(x)\nmodel(x)\n")
 
 
@@ -194,12 +195,12 @@ def test_an_inplace_bug_before_a_backward_is_stated_by_the_gradient_it_changes()
 
 
 def test_a_lost_requires_grad_is_stated_by_the_compiled_call_alone_where_the_signature_says_what_eager_gives():
-    lost, compared = state_bug(NAMED, "requires-grad", "requires-grad: eager=True compiled=False")
+    lost, compared = state_bug(NAMED, "requires-grad", Bug("requires-grad: eager=True compiled=False", eager_requires_grad=True))
     assert lost.strip().splitlines()[-1] == "assert torch.compile(f)(x).requires_grad"  # the line says it
     assert compared.strip().splitlines()[-1].startswith("assert torch.compile(f)(x).requires_grad == f(x)")
-    gained = state_bug(NAMED, "requires-grad", "requires-grad: eager=False compiled=True")[0]
+    gained = state_bug(NAMED, "requires-grad", Bug("requires-grad: eager=False compiled=True", eager_requires_grad=False))[0]
     assert gained.strip().splitlines()[-1] == "assert not torch.compile(f)(x).requires_grad"
-    assert len(state_bug(NAMED, "requires-grad", "requires-grad: grad_fn eager=True compiled=False")) == 1
+    assert len(state_bug(NAMED, "requires-grad", Bug("requires-grad: grad_fn eager=True compiled=False"))) == 1
 
 
 @pytest.mark.parametrize(
@@ -255,7 +256,7 @@ def test_a_call_over_a_starred_list_of_inputs_is_stated_passing_it_on():
 
 def test_an_input_the_statement_reads_once_is_written_in_place():
     source = "import torch\nf = torch.nn.SiLU()\ny = torch.compile(f)(torch.ones(1, requires_grad=True))\n"
-    lost, compared = state_bug(source, "requires-grad", "requires-grad: eager=True compiled=False")
+    lost, compared = state_bug(source, "requires-grad", Bug("requires-grad: eager=True compiled=False", eager_requires_grad=True))
     assert lost.strip().splitlines()[-1] == "assert torch.compile(f)(torch.ones(1, requires_grad=True)).requires_grad"
     assert "arg0 =" not in lost
     # Read by both sides, it is made once: both see the same tensor.
@@ -264,7 +265,7 @@ def test_an_input_the_statement_reads_once_is_written_in_place():
 
 def test_a_name_bound_to_the_compiled_callable_goes_where_nothing_reads_it_any_more():
     source = "import torch\nf = torch.nn.SiLU()\nc = torch.compile(f)\nfn = c\nx = torch.ones(1)\nfn(x)\n"
-    stated = state_bug(source, "crash", "crash: eager raised: RuntimeError: boom")[0]
+    stated = state_bug(source, "crash", Bug("crash: eager raised: RuntimeError: boom", raised_by="eager"))[0]
     assert stated.strip().splitlines()[-3:] == ["x = torch.ones(1)", "torch.compile(f)(x)", "f(x)"]
     read_again = source.replace("x = torch.ones(1)", "print(c)\nx = torch.ones(1)")
-    assert "c = torch.compile(f)" in state_bug(read_again, "crash", "crash: eager raised: RuntimeError: boom")[0]
+    assert "c = torch.compile(f)" in state_bug(read_again, "crash", Bug("crash: eager raised: RuntimeError: boom", raised_by="eager"))[0]
