@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 from minimizer.runner.process import run_candidate
-
 from minimizer.runner.run_types import Limits, RunResult, RunSettings
 from minimizer.source.statement import COMPARED_BY_AN_ASSERT, COMPARED_WITH_EAGER, stated_message
 from oracles.bug import ALSO_WITHOUT_COMPILE, Bug, same_bug

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from minimizer import __version__
 from minimizer.metrics import Size
+from oracles.bug import shortened
 
 _HEADER_MARK = "# Minimized by minimizer"
 _BLANK_RUN = re.compile(r"\n{3,}(?=\S)")
@@ -63,8 +64,7 @@ def strip_header(source: str) -> str:
 def _line(label: str, text: str, most: int = 160) -> str:
     """``# label: text``, the text cut to fit the line in ``most`` characters; the report holds the whole."""
 
-    line = f"# {label}: {text}"
-    return line if len(line) <= most else line[: most - 3].rstrip() + "..."
+    return shortened(f"# {label}: {text}", most)
 
 
 def render_repro(body: str, info: ReproInfo) -> str:

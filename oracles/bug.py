@@ -22,7 +22,7 @@ ONLY_UNDER_COMPILE = "only"
 ALSO_WITHOUT_COMPILE = "also"
 _UNDER_COMPILE_TEXT = {ONLY_UNDER_COMPILE: "[only under torch.compile]", ALSO_WITHOUT_COMPILE: "[also without torch.compile]"}
 # Fields that say things for people, never part of the identity.
-_WORDS = frozenset({"words", "difference"})
+_WORDS = frozenset({"words"})
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,6 @@ class Bug:
     only_compile: str | None = None  # the compiled target the failure is held to
     under_compile: str | None = None  # ONLY_UNDER_COMPILE or ALSO_WITHOUT_COMPILE, where the script compiles
     held: str | None = None  # the values or the difference a comparison of a kernel's output is held to
-    difference: float | None = None  # the largest difference the failing comparison saw (for people)
     words: str = ""  # what fails, for people (``Bug.in_words``)
 
     @property
@@ -94,8 +93,7 @@ class Bug:
     def in_words(self, most: int = 160) -> str:
         """One line for people, at most ``most`` characters: what differs or what raised, at which call or kernel."""
 
-        text = self.words or self.failure
-        return text if len(text) <= most else text[: most - 3].rstrip() + "..."
+        return shortened(self.words or self.failure, most)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -109,6 +107,12 @@ class Bug:
 
     def with_(self, **changes: Any) -> Bug:
         return replace(self, **changes)
+
+
+def shortened(text: str, most: int) -> str:
+    """``text`` cut to at most ``most`` characters, ending in ``...`` where it was cut."""
+
+    return text if len(text) <= most else text[: most - 3].rstrip() + "..."
 
 
 def same_bug(pinned: Bug, seen: Bug, *, parameters_as_inputs: bool = False) -> bool:

@@ -18,10 +18,6 @@ from collections.abc import Iterable
 EVENT = "@"
 
 
-def is_event(item: str) -> bool:
-    return item.startswith(EVENT)
-
-
 def events_in(origin: Iterable[str]) -> frozenset:
     return frozenset(item for item in origin if item.startswith(EVENT))
 

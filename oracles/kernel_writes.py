@@ -41,7 +41,7 @@ class KernelWrites:
         self._parameters: dict[str, set[str]] = {}  # kernel -> the parameters through which it wrote
         self.writes_noted = 0  # how many writes were noted so far; with `_last_noted`, which kernels wrote since
         self._last_noted: dict[str, int] = {}
-        self._noted_events: list[frozenset] = []  # the event of each write noted, in order
+        self._noted_events: list[tuple[int, frozenset]] = []  # (writes_noted, the launch's event) of each write noted
         self._drawn: dict[str, frozenset] = {}  # kernel -> the draws its launches read
         self._overwritten: dict[str, frozenset] = {}  # kernel -> the draws of what its launches wrote over
         self.follower: Any = None  # the draws follower of the evidence recorder watching (``oracles.draws``)
@@ -83,7 +83,7 @@ class KernelWrites:
         self._overwritten[kernel] = self._overwritten.get(kernel, frozenset()) | before
         self.writes_noted += 1
         self._last_noted[kernel] = self.writes_noted
-        self._noted_events.append(event)
+        self._noted_events.append((self.writes_noted, event))
         del self._noted_events[: -self._MOST]
 
     def kernels_since(self, mark: int) -> set[str]:
@@ -94,7 +94,7 @@ class KernelWrites:
     def events_since(self, mark: int) -> frozenset:
         """The events of the launches that wrote a tensor since ``writes_noted`` was ``mark``."""
 
-        return frozenset().union(*self._noted_events[max(0, len(self._noted_events) - (self.writes_noted - mark)):])
+        return frozenset().union(*(event for noted, event in self._noted_events if noted > mark))
 
     def _entry(self, value: Any) -> _Written | None:
         storage = _storage_object(value)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 from oracles.api import NEEDS_EAGER_RERUN, NEEDS_EVIDENCE, NEEDS_KERNELS, ExceptionInfo, RecordedRun, Verdict, oracle
 from oracles.bug import ALSO_WITHOUT_COMPILE as ALSO
 from oracles.bug import ONLY_UNDER_COMPILE as ONLY
@@ -70,7 +68,7 @@ def same_comparison(run: RecordedRun) -> Verdict:
     verdict = _script_verdict(run, _strays_by_kernel(run))
     if not verdict.fires:
         return verdict
-    return dataclasses.replace(verdict, signature="", bug=verdict.found.with_(held=f"[values: {values}]"))
+    return Verdict(True, detail=verdict.detail, bug=verdict.found.with_(held=f"[values: {values}]"))
 
 
 @oracle("oracles.script:same_difference", needs={NEEDS_EAGER_RERUN, NEEDS_KERNELS, NEEDS_EVIDENCE})
@@ -130,8 +128,7 @@ def _script_verdict(run: RecordedRun, strays: list[str]) -> Verdict:
         compared=exception.compared,
         compared_kernels=kernels_compared(exception.compared),
         comparison=exception.evidence, comparison_kind=exception.evidence_kind,
-        comparison_origins=tuple(exception.evidence_origins), difference=exception.evidence_difference,
-        only_compile=run.only_compile,
+        comparison_origins=tuple(exception.evidence_origins), only_compile=run.only_compile,
     )
     message = exception.message.strip()
     detail = message.splitlines()[0][:200] if message else ""

@@ -28,12 +28,6 @@ from dataclasses import dataclass
 from minimizer.syntax import parse_python
 from oracles.bug import Bug
 
-def compared_kernels(bug: Bug) -> list[str]:
-    """The kernels whose output the bug's failing comparison compares."""
-
-    return list(bug.compared_kernels)
-
-
 @dataclass(frozen=True)
 class FrozenKernels:
     """The text (as its syntax tree) of each kernel that candidates must keep unchanged."""
@@ -42,7 +36,7 @@ class FrozenKernels:
 
     @classmethod
     def of(cls, start: str, bug: Bug) -> FrozenKernels:
-        names = set(compared_kernels(bug))
+        names = set(bug.compared_kernels)
         if not names:
             return cls()
         return cls(tuple(sorted(_definitions(start, names).items())))
@@ -92,7 +86,7 @@ class GuardedMasks:
         failure."""
 
         tree = parse_python(start)
-        kernels = sorted(set(compared_kernels(bug)))
+        kernels = sorted(set(bug.compared_kernels))
         masks = ((kernel, _masks(tree, kernel)) for kernel in kernels)
         addresses = ((kernel, _of_row_pointers(tree, kernel)) for kernel in kernels)
         return cls(

@@ -19,7 +19,7 @@ from minimizer.reduce.scheduler import OutOfTime, Reducer
 from minimizer.reduce.tester import Tester, speculation_for
 from minimizer.runner.gpus import usable_cores
 from minimizer.runner.run_types import RunSettings
-from minimizer.source.frozen import FrozenKernels, GuardedMasks, compared_kernels
+from minimizer.source.frozen import FrozenKernels, GuardedMasks
 from minimizer.source.statement import StatementPlace
 from minimizer.stages.best_so_far import BestSoFar
 from minimizer.stages.lift import is_buried, lifts_from_source, lives_elsewhere, recorded_run, shown_by_a_graph
@@ -170,7 +170,7 @@ def _reduce_compared_kernels(
     pinned signature is then the repro's own: which pointers a kernel reads past may have changed with its
     parameters."""
 
-    if target.spec != "script" or not compared_kernels(target.bug):
+    if target.spec != "script" or not target.bug.compared_kernels:
         return text
     with tempfile.TemporaryDirectory(prefix="minimizer-launches-") as folder:
         replayed = _first_launches_recorded(runs, target, settings, os.path.join(folder, "launches.pt"))
@@ -182,7 +182,7 @@ def _first_launches_recorded(runs: Runs, target: Target, settings: RunSettings, 
     replaying the original program's first launch of theirs (``oracles.kernel_replay``), recorded into ``path``
     by one run of the original now."""
 
-    kernels = compared_kernels(target.bug)
+    kernels = list(target.bug.compared_kernels)
     held = dataclasses.replace(settings, oracles=(SAME_COMPARISON,))
     runs.run(runs.source, dataclasses.replace(held, env=(*settings.env, asking("record", path, kernels))))
     if not os.path.exists(path):
@@ -236,7 +236,7 @@ def _reduce_launches(
     from minimizer.source.passes.launches import block_sizes_only, launches_as_run
     from minimizer.source.passes.parameters import bind_constant_parameters
 
-    if target.spec != "script" or not compared_kernels(target.bug):
+    if target.spec != "script" or not target.bug.compared_kernels:
         return text
     failed = runs.run(text, settings).exception  # the grids its launches had
     one_program = launches_as_run(dict(failed.launch_grids) if failed is not None else {})
@@ -255,7 +255,7 @@ def _reduce_with_difference_held(
     """A held round of ``passes`` (and the unused parameters and definitions they leave, kernels' lines kept)
     with how the values compared differ held, where the script compares a kernel's output."""
 
-    if target.spec != "script" or not compared_kernels(target.bug):
+    if target.spec != "script" or not target.bug.compared_kernels:
         return text
     from minimizer.reduce.scheduler import Pass
     from minimizer.source.passes.dead_code import remove_unused_definitions
@@ -330,7 +330,7 @@ def _tensors_as_factories(
     the shape, dtype and device the run recorded (`source.passes.recorded`): the layers that made a kernel's
     input go, whatever they are, with what each step leaves unused."""
 
-    if target.spec != "script" or not compared_kernels(target.bug):
+    if target.spec != "script" or not target.bug.compared_kernels:
         return text
     failed = runs.run(text, settings).exception
     if failed is None or not failed.module_tensors:
