@@ -28,7 +28,7 @@ from minimizer.stages.best_so_far import BestSoFar
 from minimizer.stages.check import CheckReport, OracleFinding, check_original
 from minimizer.stages.confirm import Confirmation, confirm_repro
 from minimizer.stages.cost import plain_costs
-from minimizer.stages.operator import with_operator
+from minimizer.stages.operator import mending_operator, with_operator
 from minimizer.stages.culprit import (
     Culprit, cheapest_backend, name_the_culprit, names_its_backend, with_backend, with_subsystem,
 )
@@ -123,10 +123,23 @@ class Session:
         backend = cheapest_backend(self.runs, self.source, pinned.target, pinned.settings)
         if backend is None:
             self.progress.message("no backend cheaper than Inductor shows the bug: candidates compile as the script does")
+            self._hold_to_its_operator(pinned)
             return pinned
         self.progress.message(f"backend={backend!r} shows the same bug: candidates compile with it, not Inductor")
         best.work.reduced_with = backend
         return dataclasses.replace(pinned, settings=with_backend(pinned.settings, backend))
+
+    def _hold_to_its_operator(self, pinned: Pinned) -> None:
+        """The bug is Inductor's: the operator whose eager kernel mends it in the original, which every step
+        must keep so (``stages.operator``); none where no one operator does."""
+
+        self.progress.message("finding the operator whose eager kernel mends the bug (Inductor fallbacks, by halves)")
+        operator = mending_operator(self.runs, self.source, pinned.target, pinned.settings)
+        pinned.target.operator = operator
+        if operator:
+            self.progress.message(f"operator {operator} run eagerly mends the bug: a step that loses that is another bug")
+        else:
+            self.progress.message("no one operator run eagerly mends the bug (a fusion, a pass): steps are not held to one")
 
     def _refuse_unwritable_outputs(self) -> None:
         """Before any run: an output that cannot be written would lose the whole reduction at its end."""
@@ -161,7 +174,7 @@ class Session:
         culprit = self._culprit(confirmation, best, statement)
         written = best.write(
             confirmation.text, final=True, cost=_cost_line(cost), compares=compares,
-            culprit=culprit.describe() if culprit else "",
+            culprit=culprit.describe() if culprit else "", fails=confirmation.in_words(best.target.spec),
         )
         outcome = self._outcome(
             best,

@@ -23,7 +23,7 @@ from minimizer.metrics import count_tokens
 from minimizer.reduce.scheduler import OutOfTime, Reducer
 from minimizer.reduce.tester import Speculation, Tester
 from minimizer.runner.process import run_candidate
-from minimizer.runner.run_types import RunResult, RunSettings
+from minimizer.runner.run_types import RunResult, RunSettings, with_operators_eager
 from oracles.api import Verdict
 from oracles.bug import Bug, same_bug
 
@@ -64,16 +64,15 @@ def reduce_graph(
     run: Runner = run_candidate,
     captured: list[CapturedGraph] | None = None,
     speculation: Speculation | None = None,
+    operator: str = "",
 ) -> GraphOutcome:
     """Shrink the graph that shows the bug; its emitted script, or ``None`` with a ``reason``, plus the numbers.
 
-    ``settings`` is how candidates run (file name, the original's folder, limits, seed; ``oracles`` become
-    ``oracle_spec``). ``progress`` (optional) receives the source reducer's calls (``message``, ``accepted``, ...).
-    ``deadline`` is a ``time.monotonic()`` value after which the best script so far is returned. ``run`` runs one
-    candidate; ``captured`` are the script's graphs when the caller has captured them already; ``speculation``,
-    how freely questions run ahead with several jobs (``minimizer.reduce.tester.speculation_for``).
+    ``settings``: how candidates run (``oracles`` become ``oracle_spec``); ``progress`` receives the source
+    reducer's calls; after ``deadline`` (``time.monotonic()``) the best so far is returned; ``run`` runs one
+    candidate; ``captured``: the script's graphs where the caller captured them; ``speculation``: how freely
+    questions run ahead; ``operator``: the aten operator whose eager kernel must still mend the bug.
     """
-
     started = time.monotonic()
     report = _Progress(progress)
     settings = dataclasses.replace(settings, oracles=(oracle_spec,))
@@ -84,7 +83,7 @@ def reduce_graph(
     if not captured:
         return GraphOutcome(None, "the script compiled no graph", seconds=time.monotonic() - started)
     check = "requires_grad" if oracle_spec == "requires-grad" else "allclose"
-    pinned = _Pin(oracle_spec, bug)
+    pinned = _Pin(oracle_spec, bug, operator)
     start = _first_failing_graph(captured, _prelude(script_source, captured), check, pinned, settings, oracle_spec, report, run)
     if start is None:
         return GraphOutcome(
@@ -196,9 +195,10 @@ class _Pin:
     parameter's gradient (the emitted graph takes its parameters as inputs: ``gradient: parameter float32
     value`` shows there as ``gradient: input float32 value``)."""
 
-    def __init__(self, oracle_spec: str, bug: Bug):
+    def __init__(self, oracle_spec: str, bug: Bug, operator: str = ""):
         self.oracle_spec = oracle_spec
         self.bug = bug
+        self.operator = operator
         self._may_repin = oracle_spec == "script" and bug.is_assertion
         self.shown: dict[str, Bug] = {}  # each candidate that showed the bug: the bug it showed
 
@@ -211,6 +211,12 @@ class _Pin:
         verdict = result.verdict(self.oracle_spec)
         if not self.matches(verdict):
             return False
+        if self.operator:
+            mended = run(text, with_operators_eager(settings, [self.operator]), cancel=cancel)
+            if mended.cancelled:
+                return None
+            if not mended.completed or self.matches(mended.verdict(self.oracle_spec)):
+                return False  # the bug no longer goes with its operator's lowering: another bug
         self.shown[text] = verdict.found
         return True
 

@@ -3,9 +3,11 @@ by the runner (which runs candidates) and the stages (which read what they did);
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from oracles.api import ExceptionInfo, Verdict
+from oracles.eager_ops import EAGER_OPS_VARIABLE
 from oracles.hang import verdict_of_timeout
 from oracles.signature import exception_signature
 
@@ -52,6 +54,15 @@ class RunSettings:
     # (minimizer.runner.resident); ``fresh``: this run in a process of its own all the same.
     resident: bool = False
     fresh: bool = False
+
+
+def with_operators_eager(settings: RunSettings, operators: list[str] | tuple[str, ...]) -> RunSettings:
+    """``settings`` with ``operators`` run by their eager kernels inside Inductor (``oracles.eager_ops``): in a
+    process of its own (the fallback changes Inductor's tables for the rest of the process), sharing no verdict
+    (its compiled code is not the candidate's)."""
+
+    env = (*settings.env, (EAGER_OPS_VARIABLE, ",".join(operators)))
+    return dataclasses.replace(settings, env=env, fresh=True, share_verdicts=False)
 
 
 @dataclass

@@ -1,10 +1,15 @@
 """Within Inductor, the operator the bug lives in: the aten operator whose lowering or decomposition, replaced by
 its eager kernel (an Inductor fallback for that one operator, ``oracles.eager_ops``), makes the bug go away.
 
-The operators tried are those of the repro's graphs before any decomposition, written down by one run with a
-recording backend; then one run per operator (at once), each with only that operator run eagerly. The first in
-graph order whose run completes without the bug names it. None does where the bug needs two operators together
-(a fusion), or lives in no operator's lowering (a pass, the scheduler): the culprit then names no operator.
+The operators tried are those of the program's graphs before any decomposition, written down by one run with a
+recording backend. One run with all of them eager says whether any operator's lowering is the bug at all; then
+halves, both at once, keep the first half (in graph order) whose operators run eagerly mend it, down to one.
+None is named where the bug needs operators of both halves together (a fusion), or lives in no operator's
+lowering (a pass, the scheduler).
+
+The operator is part of the bug: found on the original before the reduction where the bug is known to be
+Inductor's, every step must keep it the operator that mends the bug (``Target.operator``), so that a step which
+swaps it for another (``div`` with ``rounding_mode="trunc"`` for ``div`` then a cast) is another bug, refused.
 """
 
 from __future__ import annotations
@@ -14,31 +19,44 @@ import os
 import tempfile
 from typing import TYPE_CHECKING
 
+from minimizer.runner.run_types import RunSettings, with_operators_eager
 from minimizer.stages.culprit import Culprit, with_backend
-from oracles.eager_ops import EAGER_OPS_VARIABLE, RECORD_OPS_VARIABLE, read_operators
+from oracles.eager_ops import RECORD_OPS_VARIABLE, read_operators
 from oracles.forced_backend import RECORDING_OPERATORS
 
 if TYPE_CHECKING:
-    from minimizer.runner.run_types import RunSettings
     from minimizer.runs import Runs
     from minimizer.stages.pin import Target
 
-# Operators tried at most: a repro's graphs hold a few; a larger graph is a slower question, not a better one.
-_MOST_OPERATORS = 12
-
 
 def with_operator(runs: Runs, culprit: Culprit, text: str, target: Target, settings: RunSettings) -> Culprit:
-    """``culprit`` with the operator its bug lives in, where the ladder named Inductor and one operator run eagerly
-    mends it; else as it is."""
+    """``culprit`` with the operator its bug lives in, where the ladder named Inductor and operators run eagerly
+    mend it; else as it is. The operator the reduction held (``target.operator``) is asked first, in one run."""
 
     if culprit.layer != "Inductor":
         return culprit
-    operators = recorded_operators(runs, text, settings)[:_MOST_OPERATORS]
-    if not operators:
-        return culprit
-    results = runs.call_all([lambda op=op: runs.run(text, _eagerly(settings, op)) for op in operators])
-    mended = [op for op, result in zip(operators, results) if result.completed and not target.shown_by(result)]
-    return dataclasses.replace(culprit, operator=mended[0]) if mended else culprit
+    inductor = with_backend(settings, "inductor")
+    if target.operator and target.mended_by(runs.run(text, with_operators_eager(inductor, [target.operator]))):
+        return dataclasses.replace(culprit, operator=target.operator)
+    found = mending_operator(runs, text, target, inductor)
+    return dataclasses.replace(culprit, operator=found) if found else culprit
+
+
+def mending_operator(runs: Runs, text: str, target: Target, settings: RunSettings) -> str:
+    """The one operator of ``text``'s graphs that, run eagerly, makes ``target``'s bug go away ("" where none
+    alone does), by halving the operators recorded."""
+
+    operators = recorded_operators(runs, text, settings)
+    if not operators or not _mended(runs, text, target, settings, operators):
+        return ""
+    while len(operators) > 1:
+        halves = operators[: len(operators) // 2], operators[len(operators) // 2 :]
+        answers = runs.call_all([lambda half=half: _mended(runs, text, target, settings, half) for half in halves])
+        chosen = next((half for half, mended in zip(halves, answers) if mended), None)
+        if chosen is None:
+            return ""  # the bug needs operators of both halves: no one operator's lowering
+        operators = chosen
+    return operators[0]
 
 
 def recorded_operators(runs: Runs, text: str, settings: RunSettings) -> list[str]:
@@ -51,6 +69,5 @@ def recorded_operators(runs: Runs, text: str, settings: RunSettings) -> list[str
         return read_operators(path)
 
 
-def _eagerly(settings: RunSettings, operator: str) -> RunSettings:
-    inductor = with_backend(settings, "inductor")
-    return dataclasses.replace(inductor, env=(*inductor.env, (EAGER_OPS_VARIABLE, operator)))
+def _mended(runs: Runs, text: str, target: Target, settings: RunSettings, operators: list[str]) -> bool:
+    return target.mended_by(runs.run(text, with_operators_eager(settings, operators)))

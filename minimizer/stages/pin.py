@@ -40,12 +40,16 @@ class Target:
 
     ``by_a_check``: the original failed by a check of its own in every run (an ``assert``, ``if not ok: raise``,
     ``sys.exit(1)``), not by something raising: a lifted comparison of the compiled call can stand for it.
+
+    ``operator``: within Inductor, the aten operator whose eager kernel makes the bug go away (``stages.operator``);
+    a candidate shows this bug only where that still holds (``mended_by`` its run with the operator eager).
     """
 
     spec: str
     bug: Bug
     own_failure: str | None = None
     by_a_check: bool = False
+    operator: str = ""
 
     def __post_init__(self) -> None:
         if isinstance(self.bug, str):
@@ -54,6 +58,11 @@ class Target:
     @property
     def signature(self) -> str:
         return self.bug.signature
+
+    def mended_by(self, result: RunResult) -> bool:
+        """Whether a counterfactual run (the operator eager, another backend) completed without this bug."""
+
+        return result.completed and not self.shown_by(result)
 
     def shown_by(self, result: RunResult, *, stated: bool = False, text: str | None = None) -> bool:
         """Whether a run shows this bug (``stated``: by a repro that states it, see ``shows_bug``); with the

@@ -297,7 +297,7 @@ def _reduce_held(
         runs.progress.message(f"{held.subject} stay as they are: {first.detail if not first.fires else held.varies}")
         return text
     runs.progress.message(held.says)
-    held_target = Target(held.spec, first.found, target.own_failure)
+    held_target = Target(held.spec, first.found, target.own_failure, operator=target.operator)
     try:
         reduced = _reduce_source(
             runs, text, held_target, held.settings, best, deadline, kept=GuardedMasks.of(text, target.bug),
@@ -427,7 +427,7 @@ def _lift_source(
                 continue
             runs.progress.message(f"lifted the call of {call.target} out of the program: reducing its source")
             best.work.reducers.append("source lift")
-            lifted_target = Target(target.spec, bug)
+            lifted_target = Target(target.spec, bug, operator=target.operator)
             reduced = _reduce_source(runs, program, lifted_target, settings, best, deadline)
             target.bug = lifted_target.bug
             return reduced
@@ -517,6 +517,7 @@ def _reduce_graph(
         run=runs.run,
         captured=captured,
         speculation=speculation_for(best.report.device, runs.residents.in_use),
+        operator=target.operator,
     )
     best.work.oracle_calls += outcome.oracle_calls
     best.work.cache_hits += outcome.cache_hits
@@ -530,7 +531,7 @@ def _reduce_graph(
     best.work.reducers.append("graph")
     # The emitted script stands alone: the model's code, wherever it lived, is now in the repro (``_smaller_of``
     # keeps the source reducer's script only where that is smaller).
-    emitted_target = Target(target.spec, outcome.bug)
+    emitted_target = Target(target.spec, outcome.bug, operator=target.operator)
     polished = _reduce_source(runs, outcome.script, emitted_target, settings, best, polish_until)
     target.bug = emitted_target.bug
     return polished

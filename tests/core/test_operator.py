@@ -19,10 +19,12 @@ out = torch.compile(lambda a, b: torch.remainder(a, b) + 1)(a, b)
 
 
 class _Runs:
-    """Runs answered by the operator each run leaves to eager: the bug goes where ``mends`` is eager."""
+    """Runs answered by the operators each run leaves to eager: the bug goes where all of ``mends`` are eager
+    (one operator's lowering; two for a fusion)."""
 
-    def __init__(self, operators: list[str], mends: str | None):
-        self.operators, self.mends, self.asked = operators, mends, []
+    def __init__(self, operators: list[str], mends: set[str] | str | None):
+        self.operators, self.asked = operators, []
+        self.mends = {mends} if isinstance(mends, str) else (mends or None)
 
     def run(self, text, settings):
         env = dict(settings.env)
@@ -30,9 +32,9 @@ class _Runs:
             with open(env[RECORD_OPS_VARIABLE], "w") as out:
                 out.write(__import__("json").dumps(self.operators) + "\n")
             return RunResult(seconds=0.0, verdicts={"numerical": Verdict(False)})
-        eager = env.get(EAGER_OPS_VARIABLE)
+        eager = env.get(EAGER_OPS_VARIABLE, "")
         self.asked.append(eager)
-        fires = eager != self.mends
+        fires = self.mends is None or not self.mends <= set(eager.split(","))
         return RunResult(seconds=0.0, verdicts={"numerical": Verdict(fires, "numerical: float32 value" if fires else "")})
 
     def call_all(self, calls):
@@ -42,21 +44,87 @@ class _Runs:
 SETTINGS = RunSettings("repro.py", ".", ("numerical",), Limits(timeout=30))
 TARGET = Target("numerical", "numerical: float32 value")
 INDUCTOR = Culprit("Inductor", "inductor", [("eager", False), ("inductor", True)])
+OPERATORS = [f"aten.op{i}.default" for i in range(16)]
 
 
-def test_the_operator_is_the_first_that_run_eagerly_mends_the_bug():
-    runs = _Runs(["aten.add.Tensor", "aten.remainder.Tensor", "aten.mul.Tensor"], mends="aten.remainder.Tensor")
+def test_the_operator_is_found_by_halves_in_fewer_runs_than_operators():
+    runs = _Runs(OPERATORS, mends="aten.op11.default")
     culprit = with_operator(runs, INDUCTOR, "text", TARGET, SETTINGS)
-    assert culprit.operator == "aten.remainder.Tensor"
-    assert culprit.describe().startswith("Inductor, operator aten.remainder.Tensor (eager no")
-    assert runs.asked == ["aten.add.Tensor", "aten.remainder.Tensor", "aten.mul.Tensor"]
+    assert culprit.operator == "aten.op11.default"
+    assert culprit.describe().startswith("Inductor, operator aten.op11.default (eager no")
+    assert runs.asked[0] == ",".join(OPERATORS)  # first: is it any operator's lowering at all?
+    assert len(runs.asked) == 1 + 2 * 4  # then both halves at each of four levels
 
 
 def test_no_operator_is_named_where_none_alone_mends_it_or_the_layer_is_not_inductors():
     assert with_operator(_Runs(["aten.add.Tensor"], mends=None), INDUCTOR, "text", TARGET, SETTINGS).operator == ""
+    fusion = _Runs(OPERATORS, mends={"aten.op2.default", "aten.op13.default"})  # one in each half
+    assert with_operator(fusion, INDUCTOR, "text", TARGET, SETTINGS).operator == ""
     dynamo = dataclasses.replace(INDUCTOR, layer="Dynamo")
     runs = _Runs(["aten.add.Tensor"], mends="aten.add.Tensor")
     assert with_operator(runs, dynamo, "text", TARGET, SETTINGS) == dynamo and runs.asked == []
+
+
+def test_the_operator_the_reduction_held_is_asked_first_in_one_run():
+    runs = _Runs(OPERATORS, mends="aten.op5.default")
+    held = dataclasses.replace(TARGET, operator="aten.op5.default")
+    assert with_operator(runs, INDUCTOR, "text", held, SETTINGS).operator == "aten.op5.default"
+    assert runs.asked == ["aten.op5.default"]
+
+
+def _answered_by_operator(mending: dict[str, bool]):
+    """A run per candidate text: the bug shows unless the candidate's operator is eager and mends it there."""
+
+    def run(source, settings, cancel=None):
+        eager = dict(settings.env).get(EAGER_OPS_VARIABLE)
+        fires = not (eager == "aten.div.Tensor_mode" and mending[source])
+        return RunResult(seconds=1.0, verdicts={"numerical": Verdict(fires, "numerical: float32 value" if fires else "")})
+
+    return run
+
+
+# Two candidates that both still fail: one keeps the bug in the held operator, one swapped it for another
+# (``rounding_mode="trunc"`` dropped, a cast after it: the float difference is another operator's).
+CANDIDATES = {"torch.div(a, b, rounding_mode='trunc')\n": True, "torch.div(a, b).long()\n": False}
+
+
+def test_a_step_that_loses_the_held_operator_is_another_bug(tmp_path):
+    import threading
+
+    from minimizer.options import Options
+    from minimizer.runs import Runs
+
+    script = tmp_path / "a.py"
+    script.write_text("x = 1\n")
+    runs = Runs(Options(script=script), _Quiet(), "x = 1\n")
+    try:
+        runs.run = _answered_by_operator(CANDIDATES)
+        held = dataclasses.replace(TARGET, operator="aten.div.Tensor_mode")
+        settings = runs.settings(("numerical",), 30.0)
+        answers = {text: runs.still_fails(text, settings, held, threading.Event()) for text in CANDIDATES}
+        assert answers == CANDIDATES
+        assert all(runs.still_fails(text, settings, TARGET, threading.Event()) for text in CANDIDATES)
+    finally:
+        runs.close()
+
+
+def test_the_graph_reducer_holds_the_operator_too():
+    import threading
+
+    from minimizer.graph.reduce import _Pin
+    from oracles.bug import Bug
+
+    pin = _Pin("numerical", Bug("numerical: float32 value"), "aten.div.Tensor_mode")
+    run = _answered_by_operator(CANDIDATES)
+    assert {text: pin.still_fails(run, SETTINGS, text, threading.Event()) for text in CANDIDATES} == CANDIDATES
+
+
+class _Quiet:
+    def message(self, text):
+        pass
+
+    def tested(self, interesting, cached):
+        pass
 
 
 def test_operators_are_read_once_each_in_graph_order(tmp_path):
