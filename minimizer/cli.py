@@ -38,6 +38,11 @@ class Reducer(str, enum.Enum):
     graph = "graph"
 
 
+class TestStyle(str, enum.Enum):
+    pytorch = "pytorch"
+    pytest = "pytest"
+
+
 class Resident(str, enum.Enum):
     auto = "auto"
     always = "always"
@@ -101,6 +106,7 @@ def reduce(
         None, "--ray", envvar="MINIMIZER_RAY", help="Run candidates as Ray tasks: 'local' starts a Ray cluster here, else an address (or 'auto': RAY_ADDRESS)."
     ),
     fixed_in: Optional[Path] = typer.Option(None, "--fixed-in", help="An interpreter where the bug is fixed (a venv's python with the release that fixed it): the original must pass there, and so must the repro."),
+    as_test: Optional[TestStyle] = typer.Option(None, "--as-test", help="Also write the repro as a regression test beside it (test_REPRO.py), in PyTorch's style or as a pytest function, checked to fail today and to pass with torch.compile as the identity."),
 ) -> None:
     """Minimize SCRIPT: write the smallest script that still shows the same bug. The script's own arguments
     go after --: `minimizer reduce train.py -- --steps 2`."""
@@ -119,10 +125,15 @@ def reduce(
     outcome = _reduce(options, make_progress(quiet), verbose, issue)
     if not quiet:
         _print_outcome(outcome)
+    test, test_problems = None, []
+    if as_test is not None:
+        test, test_problems = _write_regression_test(outcome.output, None, as_test, script.resolve().parent, timeout)
     if issue is not None:
-        _write_issue(outcome.output, issue, command="minimizer " + " ".join(sys.argv[1:]))
+        _write_issue(outcome.output, issue, command="minimizer " + " ".join(sys.argv[1:]), test=test)
         if not quiet:
             Console().print(f"issue body: {issue}", highlight=False)
+    if test_problems:
+        raise typer.Exit(EXIT_NOT_A_REPRO)
 
 
 def _print_outcome(outcome: Outcome) -> None:
@@ -226,6 +237,48 @@ def check(
         console.print(f"culprit: {layer.describe()}", highlight=False, markup=False)
     if problem is not None:
         console.print(f"not reducible as it is: {problem}", highlight=False, markup=False)
+
+
+@app.command("test")
+def test_command(
+    repro: Path = typer.Argument(..., help="A repro (minimizer's, or any script that fails because of the compiler)."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Where to write the test [default: test_REPRO.py beside it]."),
+    style: TestStyle = typer.Option(TestStyle.pytorch, "--style", help="pytorch: a TestCase method run by run_tests(); pytest: a test_ function."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds per run of the test [default: 600]."),
+) -> None:
+    """Write REPRO as the regression test its fix needs, and check it: it fails under plain python as the repro
+    does and under pytest, and passes with torch.compile as the identity. Exit status 1 where it does not."""
+
+    if not repro.is_file():
+        _fail(f"no such file: {repro}")
+    _, problems = _write_regression_test(repro, output, style, repro.resolve().parent, timeout)
+    if problems:
+        raise typer.Exit(EXIT_NOT_A_REPRO)
+
+
+def _write_regression_test(
+    repro: Path, output: Optional[Path], style: TestStyle, beside: Path, timeout: Optional[float]
+) -> tuple[str, list[str]]:
+    """Write and check the regression test of ``repro`` (``minimizer.regression_test``): its text, and what keeps
+    it from being one (the test stays on disk for a person to mend)."""
+
+    from minimizer.files import write_atomic
+    from minimizer.regression_check import check_regression_test
+    from minimizer.regression_test import regression_test
+    from minimizer.runner.run_types import Limits
+
+    output = output or repro.with_name(f"test_{repro.name.removesuffix('.py').replace('.', '_')}.py")
+    try:
+        refuse_unwritable(("-o", output))
+        test = regression_test(repro.read_text(), style=style.value, name=output.stem.removeprefix("test_"))
+    except (MinimizerError, SyntaxError, ValueError) as exc:
+        _fail(f"cannot write the test of {repro}: {exc}")
+    write_atomic(output, test)
+    console = Console(soft_wrap=True)
+    console.print(f"checking the regression test {output}", highlight=False)
+    checked = check_regression_test(test, output.name, repro.read_text(), beside, Limits(timeout=timeout or 600.0))
+    console.print(f"{output}: {checked.describe()}", highlight=False, markup=False)
+    return test, checked.problems
 
 
 @app.command("triage")
@@ -367,7 +420,10 @@ def report_command(
     _write_issue(repro, output, bisect_json=bisect_json)
 
 
-def _write_issue(repro: Path, output: Optional[Path], *, bisect_json: Optional[Path] = None, command: Optional[str] = None) -> None:
+def _write_issue(
+    repro: Path, output: Optional[Path], *, bisect_json: Optional[Path] = None, command: Optional[str] = None,
+    test: Optional[str] = None,
+) -> None:
     from minimizer.bisect import Bisection
     from minimizer.files import write_atomic
     from minimizer.report import issue_body
@@ -379,7 +435,7 @@ def _write_issue(repro: Path, output: Optional[Path], *, bisect_json: Optional[P
             bisection = Bisection.from_json(data)
         except (OSError, ValueError, KeyError, TypeError) as error:
             _fail(f"cannot read the bisect table {bisect_json}: {error}")
-    text = issue_body(repro, bisection=bisection, command=command)
+    text = issue_body(repro, bisection=bisection, command=command, test=test)
     if output is None:
         print(text, end="")
     else:

@@ -52,13 +52,19 @@ def tidy(source: str) -> str:
 def strip_header(source: str) -> str:
     """Remove a header that an earlier run of minimizer wrote, so re-reducing a repro doesn't stack headers."""
 
+    return split_header(source)[1]
+
+
+def split_header(source: str) -> tuple[str, str]:
+    """The header an earlier run of minimizer wrote ("" where there is none), and the script after it."""
+
     lines = source.splitlines(keepends=True)
     if not lines or not lines[0].startswith(_HEADER_MARK):
-        return source
+        return "", source
     end = 0
     while end < len(lines) and lines[end].startswith("#"):
         end += 1
-    return "".join(lines[end:]).lstrip("\n")
+    return "".join(lines[:end]), "".join(lines[end:]).lstrip("\n")
 
 
 def _line(label: str, text: str, most: int = 160) -> str:

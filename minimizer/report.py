@@ -86,8 +86,10 @@ def issue_body(
     python: str = sys.executable,
     plain: PlainRun | None = None,
     environment: str | None = None,
+    test: str | None = None,
 ) -> str:
-    """The issue text for ``repro`` (run under plain python here unless ``plain`` is given)."""
+    """The issue text for ``repro`` (run under plain python here unless ``plain`` is given); ``test``: the
+    regression test written from it (``minimizer.regression_test``), for the fix to add."""
 
     text = repro.read_text()
     header = read_header(text)
@@ -117,10 +119,7 @@ def issue_body(
         "",
         "**Actual:** " + actual_line,
     ]
-    if header.culprit:
-        parts += ["", "### Culprit", "", *_culprit_section(header.culprit)]
-    if bisection is not None:
-        parts += ["", "### Releases", "", bisection.markdown().rstrip()]
+    parts += _what_else_is_known(header, bisection, test)
     parts += [
         "",
         "### Versions",
@@ -150,6 +149,19 @@ def _observed(plain: PlainRun, name: str, actual: str) -> tuple[str, str]:
         f"(python {name} exited 0 here: the failure did not reproduce on this machine)",
         "It did not fail on this machine; see the bisect table for where it does.",
     )
+
+
+def _what_else_is_known(header: Header, bisection: Bisection | None, test: str | None) -> list[str]:
+    """The sections after the error: the culprit, the releases it fails on, the regression test."""
+
+    parts = []
+    if header.culprit:
+        parts += ["", "### Culprit", "", *_culprit_section(header.culprit)]
+    if bisection is not None:
+        parts += ["", "### Releases", "", bisection.markdown().rstrip()]
+    if test is not None:
+        parts += ["", "### Regression test", "", "Fails today, passes once fixed:", "", "```python", strip_header(test).rstrip(), "```"]
+    return parts
 
 
 def _culprit_section(described: str) -> list[str]:

@@ -107,11 +107,13 @@ class BestSoFar:
         self.progress.accepted(text, size, pass_name)
 
     def write(
-        self, text: str, *, final: bool, formatted: bool = True, cost: str = "", compares: str = "", culprit: str = ""
+        self, text: str, *, final: bool, formatted: bool = True, cost: str = "", compares: str = "", culprit: str = "",
+        fails: str = "",
     ) -> Size:
         """Write ``text`` (formatted, unless told otherwise) with its header (``cost``: what plain python runs
-        cost; ``compares``: what its failing check compares; ``culprit``: the layer the bug lives in; see
-        ``ReproInfo``); the size of what was written."""
+        cost; ``compares``: what its failing check compares; ``culprit``: the layer the bug lives in; ``fails``:
+        what fails in words, where the repro's own runs told it, else the pinned bug's; see ``ReproInfo``); the
+        size of what was written."""
 
         calls, hits = self.work.live_calls
         if formatted:
@@ -121,7 +123,7 @@ class BestSoFar:
             torch_version=self.report.torch_version,
             device=self.report.device,
             oracle=self.target.spec,
-            fails=self.target.bug.in_words(),
+            fails=fails or self.target.bug.in_words(),
             before=self.before,
             after=measure(text),
             oracle_calls=calls,

@@ -45,6 +45,13 @@ class Confirmation:
 
         return next((r.exception.evidence_detail for r in self.runs if r.exception and r.exception.evidence_detail), "")
 
+    def in_words(self, oracle: str) -> str:
+        """What fails, in words, as the repro's first confirmation run found it (its own figures, not the
+        original's); "" where no run found it."""
+
+        found = [run.verdict(oracle).found for run in self.runs if run.verdict(oracle).fires]
+        return found[0].in_words() if found else ""
+
     @property
     def python_fails(self) -> bool:
         """Every plain run failed with the claimed failure."""
