@@ -145,6 +145,13 @@ def _print_outcome(outcome: Outcome) -> None:
         highlight=False,
     )
     console.print(f"oracle {outcome.oracle}: {outcome.bug.in_words()}", highlight=False, markup=False)
+    if outcome.time:
+        stages = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in outcome.time["stages"].items())
+        console.print(
+            f"time: {stages}; {outcome.time['original_runs']} runs of the whole original "
+            f"({outcome.time['original_run_seconds']:.0f} s of run time)",
+            highlight=False, markup=False,
+        )
 
 
 def _reduce(options: Options, progress: Any, verbose: bool, issue: Optional[Path]) -> Outcome:

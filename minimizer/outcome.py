@@ -57,6 +57,8 @@ class Outcome:
     culprit: dict = field(default_factory=dict)
     # The backend candidates compiled with, where a cheaper one than the script's showed the bug ("": the script's).
     reduced_with: str = ""
+    # Where the time went: seconds per stage, runs of the whole original (``minimizer.stage_clock``).
+    time: dict = field(default_factory=dict)
 
     @property
     def signature(self) -> str:
@@ -96,4 +98,5 @@ class Outcome:
             "python": self.python,
             "cost": self.cost,
             "candidates": self.candidates,
+            "time": self.time,
         }

@@ -28,6 +28,7 @@ from minimizer.runner.resident_trust import ResidentTrust
 from minimizer.runner.shared_verdicts import SharingPayoff
 from minimizer.runner.warm import ForkServerLauncher
 from minimizer.runner.workspace import Workspace
+from minimizer.stage_clock import StageClock
 from minimizer.stages.cost import CostBound
 
 
@@ -41,6 +42,7 @@ class Runs:
         # and as the user wrote it, which plain python runs with the arguments in the check.
         self.source = source
         self.original = source if original is None else original
+        self.clock = StageClock()  # where the time goes, for the report (the session times its stages)
         self.origin_dir = str(options.script.resolve().parent)
         # The files beside the script, as every run sees them (the script itself and our output left out).
         self.workspace = Workspace(Path(self.origin_dir), leave_out={options.script.name, options.output_path.name})
@@ -122,7 +124,10 @@ class Runs:
         ``python``: another interpreter than ours (``--fixed-in``)."""
 
         folder = str(self.workspace.folder)
-        return run_plain(source, self.options.script.name, folder, limits, args=args, python=python or sys.executable)
+        run = run_plain(source, self.options.script.name, folder, limits, args=args, python=python or sys.executable)
+        if source == self.original:
+            self.clock.ran_the_original(run.seconds)
+        return run
 
     def plain_beside_the_original(self, source: str, limits: Limits) -> list[PlainRun]:
         """A plain run of the original and one of ``source``, at once: both under the same load."""
@@ -143,6 +148,8 @@ class Runs:
             result = run_candidate(source, settings, launcher=self.launcher, cancel=cancel, gpus=self.gpus)
         with self._stats_lock:
             self.compile_cache.add(result.compile_cache)
+        if source == self.source:
+            self.clock.ran_the_original(result.seconds)
         return result
 
     def candidate_time_limit(self, settings: RunSettings) -> float:

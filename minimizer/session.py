@@ -89,26 +89,33 @@ class Session:
         started, cpu_started = time.monotonic(), time.process_time()
         self.runs.candidate_log.origin = started
         listing = list_tensor_methods_in_background()  # measuring needs it; the check leaves the parent idle
-        report = check_original(self.runs)
-        pinned = pin(self.runs, report)
-        check_fixed_release(self.runs, self.source, pinned.settings.limits)
+        stage = self.runs.clock.stage
+        with stage("check"):
+            report = check_original(self.runs)
+        with stage("pin"):
+            pinned = pin(self.runs, report)
+            check_fixed_release(self.runs, self.source, pinned.settings.limits)
         listing.join()
         best = BestSoFar(self.options, self.progress, report, pinned.target, self.source, started)
-        reducing = self._under_the_cheapest_backend(pinned, report, best)
-        best_text = reduce_script(self.runs, reducing, best, self._deadline(report, started))
+        with stage("backend and operator"):
+            reducing = self._under_the_cheapest_backend(pinned, report, best)
+        with stage("reduce"):
+            best_text = reduce_script(self.runs, reducing, best, self._deadline(report, started))
         unstated = measure(format_source(best_text))
         # What the reduction did is on disk before the repro is stated and confirmed (runs that can take minutes
         # where plain python imports slowly); the final report replaces it.
         if self.options.report:
             self._write_report(self._outcome(best, pinned.settings, cpu_started, after=unstated))
-        statement = state_repro(self.runs, best.history, best_text, pinned.target, report, pinned.settings)
-        confirmation = confirm_repro(self.runs, statement, pinned.target, report, best.history)
-        fixed = passing_where_fixed(self.runs, best.history, confirmation.text, report, pinned.settings.limits)
-        if fixed != confirmation.text:
-            statement = Statement(fixed, False, pinned.settings, fixed)
+        with stage("state"):
+            statement = state_repro(self.runs, best.history, best_text, pinned.target, report, pinned.settings)
+        with stage("confirm"):
             confirmation = confirm_repro(self.runs, statement, pinned.target, report, best.history)
-        cost = plain_costs(report.plain, confirmation.plain, lambda: self.runs.plain_beside_the_original(
-            confirmation.text, pinned.settings.limits))
+            fixed = passing_where_fixed(self.runs, best.history, confirmation.text, report, pinned.settings.limits)
+            if fixed != confirmation.text:
+                statement = Statement(fixed, False, pinned.settings, fixed)
+                confirmation = confirm_repro(self.runs, statement, pinned.target, report, best.history)
+            cost = plain_costs(report.plain, confirmation.plain, lambda: self.runs.plain_beside_the_original(
+                confirmation.text, pinned.settings.limits))
         return self._finish(best, statement, confirmation, cpu_started, cost)
 
     def _under_the_cheapest_backend(self, pinned: Pinned, report: CheckReport, best: BestSoFar) -> Pinned:
@@ -171,7 +178,8 @@ class Session:
 
         fired = sum(best.target.shown_by(r, stated=statement.stated) for r in confirmation.runs)
         compares = confirmation.compares
-        culprit = self._culprit(confirmation, best, statement)
+        with self.runs.clock.stage("culprit"):
+            culprit = self._culprit(confirmation, best, statement)
         written = best.write(
             confirmation.text, final=True, cost=_cost_line(cost), compares=compares,
             culprit=culprit.describe() if culprit else "", fails=confirmation.in_words(best.target.spec),
@@ -283,6 +291,7 @@ class Session:
             },
             reducers=work.reducers,
             reduced_with=work.reduced_with,
+            time=runs.clock.to_json(),
         )
 
 
