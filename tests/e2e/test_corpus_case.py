@@ -4,9 +4,9 @@ gets the program as a user would, and the output is checked as the same bug the 
 A Triton case (kernels under the interpreter that the script turns on in its prelude) is among the cheapest on
 this torch: no Inductor compile per candidate. Capped, so the suite stays short; the check is that the capped
 output is still the same bug and smaller, not how small (bench/results has the full runs of every case).
-triton_row_softmax is the case that once slipped (docs/history.md, corpus run 14): a gutted kernel compared with a
-bypassed reference failed the same assert; the script oracle now pins what the comparison compares and the
-kernel stays as is.
+triton_row_softmax is the case that once slipped (docs/history.md, How a result is judged: corpus run 14): a gutted
+kernel compared with a bypassed reference failed the same assert; the script oracle now pins what the comparison
+compares and the kernel stays as is.
 """
 
 import argparse
@@ -35,7 +35,7 @@ def test_a_corpus_case_reduces_to_the_same_bug(case):
         pytest.skip(f"{case} is pinned to torch {meta['torch']}")
     # Alone it reduces in about 80 s; capped at 120 s, so that beside the other tests it gets through its kernel
     # stages (a CI run at 40 s made no step; on 2026-11-30, at 60 s beside the suite, the best so far was a 202-token
-    # step its fix did not mend, which runs alone at 25-60 s never showed: see docs/history.md).
+    # step its fix did not mend, which runs alone at 25-60 s never showed: see docs/history.md, The test suite's time).
     args = argparse.Namespace(jobs=2, max_time=120.0, keep=False)
     result = corpus.run_case(case, {meta["torch"]: sys.executable}, args)
     assert not result.error, result.error
