@@ -100,4 +100,6 @@ def _kind(failure: str | None) -> str:
     """``AssertionError`` of ``AssertionError: assert ...``; what a test run and a repro run are compared by (the
     test's traceback goes through unittest or pytest, its message need not read the same)."""
 
+    if failure is not None and failure.startswith("exit status"):
+        return "SystemExit"  # the repro's `sys.exit(1)` raises inside the test, which reports it so
     return (failure or "passes").split(": ", 1)[0]

@@ -58,10 +58,12 @@ def _split(statements: list[cst.BaseStatement]) -> tuple[list[cst.BaseStatement]
     test's steps (everything else, in order)."""
 
     kernels = [s for s in statements if isinstance(s, cst.FunctionDef) and _is_triton_kernel(s)]
-    read_by_kernels = {n.value for kernel in kernels for n in _names(kernel)}
+    read_by_kernels = set().union(*(_globals_of(kernel) for kernel in kernels))
+    # What comes before the last import stays before it: `os.environ["TRITON_INTERPRET"] = "1"`, then triton.
+    prologue = max((i + 1 for i, statement in enumerate(statements) if _is_import(statement)), default=0)
     top, steps = [], []
-    for statement in statements:
-        stays = statement in kernels or _is_import(statement) or bool(_assigned(statement) & read_by_kernels)
+    for i, statement in enumerate(statements):
+        stays = i < prologue or statement in kernels or bool(_assigned(statement) & read_by_kernels)
         (top if stays else steps).append(statement)
     return top, [_spaced(step, first=not i) for i, step in enumerate(steps)]
 
@@ -113,6 +115,25 @@ def _is_import(statement: cst.BaseStatement) -> bool:
 
 def _is_triton_kernel(function: cst.FunctionDef) -> bool:
     return any("jit" in _code(decorator.decorator) or "autotune" in _code(decorator.decorator) for decorator in function.decorators)
+
+
+def _globals_of(kernel: cst.FunctionDef) -> set[str]:
+    """The names a kernel reads that it neither takes nor binds: the module-level values it needs."""
+
+    bound = {param.name.value for param in kernel.params.params}
+    bound |= {name for statement in _statements_in(kernel) for name in _assigned(statement)}
+    return {name.value for name in _names(kernel.body)} - bound
+
+
+def _statements_in(node: cst.CSTNode) -> list[cst.BaseStatement]:
+    found: list[cst.BaseStatement] = []
+
+    class _Collect(cst.CSTVisitor):
+        def visit_SimpleStatementLine(self, line: cst.SimpleStatementLine) -> None:
+            found.append(line)
+
+    node.visit(_Collect())
+    return found
 
 
 def _assigned(statement: cst.BaseStatement) -> set[str]:

@@ -54,6 +54,34 @@ def test_the_steps_become_a_test_case_method_and_what_triton_reads_stays_at_modu
     assert test.rstrip().endswith("run_tests()")
 
 
+KERNEL_ON_THE_INTERPRETER = '''import os
+
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr):
+    x = tl.load(x_ptr)
+    tl.store(x_ptr, x + 1)
+
+
+x = torch.ones(1)
+k[1,](x)
+assert x.item() == 1
+'''
+
+
+def test_what_comes_before_the_last_import_stays_and_a_kernels_own_locals_pull_nothing_up():
+    test = regression_test(KERNEL_ON_THE_INTERPRETER)
+    assert test.index('os.environ.setdefault("TRITON_INTERPRET", "1")') < test.index("import triton")
+    method = next(node for node in ast.parse(test).body if isinstance(node, ast.ClassDef)).body[0]
+    assert [ast.unparse(s) for s in method.body] == ["x = torch.ones(1)", "k[1,](x)", "assert x.item() == 1"]
+
+
 def test_the_pytest_function_runs_under_plain_python_too():
     test = regression_test(REPRO.replace('device="cuda"', ""), style="pytest", name="my repro")
     assert "def test_my_repro():" in test and "pytest" not in test  # no CUDA: no skip, no import of pytest
