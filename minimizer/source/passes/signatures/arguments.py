@@ -9,7 +9,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from minimizer.source.cst_utils import TORCH_COMPILE_CALL, distinct_candidates, remove_node, remove_nodes, replace_node
-from minimizer.source.passes.library_configs import is_library_size, script_names
+from minimizer.source.passes.configs.library import is_library_size, script_names
 from minimizer.source.traversal import find_all
 
 

@@ -15,7 +15,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from minimizer.source.cst_utils import as_operand, distinct_candidates, is_literal, replace_node, substitute_under
-from minimizer.source.passes.bypass import COMPILE_CALL, imported_names, root_name
+from minimizer.source.passes.expressions.bypass import COMPILE_CALL, imported_names, root_name
 from minimizer.source.traversal import find_all, parent_map
 
 __all__ = ["operators_to_arithmetic"]

@@ -18,7 +18,7 @@ import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
 from minimizer.source.cst_utils import TORCH_COMPILE, distinct_candidates, metadata, replace_nodes
-from minimizer.source.passes.unpacked import without_item
+from minimizer.source.passes.items.unpacked import without_item
 from minimizer.source.traversal import find_all
 
 __all__ = ["drop_unread_returned_values", "return_one_of_the_values", "return_the_element_read"]

@@ -15,7 +15,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from minimizer.source.cst_utils import distinct_candidates, replace_nodes, substitute_under
-from minimizer.source.passes.parameters import given_parameters
+from minimizer.source.passes.signatures.parameters import given_parameters
 from minimizer.source.traversal import find_all, parent_map
 
 __all__ = ["layers_to_leaves"]

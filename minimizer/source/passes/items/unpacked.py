@@ -48,7 +48,7 @@ def _drops(module: cst.Module) -> Iterator:
 def drop_unread_assigned_items(module: cst.Module) -> Iterator[cst.Module]:
     """Yield `module` with one name of an assignment's tuple target that nothing else in the module names
     removed, with the value's item at its place, where the value unpacks a starred item after it (which takes what
-    is left); `effectless.split_tuple_assignments` takes the pairs of displays without one."""
+    is left); `names.tuples.split_tuple_assignments` takes the pairs of displays without one."""
 
     return distinct_candidates(module, _assigned_drops(module))
 

@@ -24,7 +24,7 @@ import libcst.matchers as m
 
 from minimizer.source.cst_utils import distinct_candidates
 from minimizer.source.traversal import find_all, walk
-from minimizer.source.passes.modules import SUPER_INIT, top_level_classes
+from minimizer.source.passes.structure.modules import SUPER_INIT, top_level_classes
 
 __all__ = ["collapse_delegating_modules"]
 

@@ -15,7 +15,7 @@ from libcst.metadata import ScopeProvider
 
 from minimizer.source.cst_utils import DOCSTRING_LINE, distinct_candidates, metadata, replace_nodes
 from minimizer.source.traversal import parent_map
-from minimizer.source.passes.modules import snake_case
+from minimizer.source.passes.structure.modules import snake_case
 
 __all__ = ["autograd_functions_to_functions"]
 

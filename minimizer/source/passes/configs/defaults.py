@@ -14,7 +14,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from minimizer.source.cst_utils import distinct_candidates, replace_nodes
-from minimizer.source.passes.parameters import given_parameters
+from minimizer.source.passes.signatures.parameters import given_parameters
 from minimizer.source.traversal import find_all
 
 __all__ = ["inline_argument_defaults", "inline_config_defaults"]

@@ -1,7 +1,8 @@
-"""Passes that simplify constants (floats, integer arithmetic) and remove output-only statements.
+"""Passes that simplify constants: float literals and integer arithmetic on literals.
 
 Float constants such as `1e-5` or `0.7071` seldom matter to a compiler bug; `0.0`, `1.0` and `0.5` read as
-"any number". Prints and logging only produce output, which the oracle does not look at.
+"any number". Integer arithmetic on literals (`2 * 3 + 1`, `triton.next_power_of_2(3)`) is what a shape or
+launch computation leaves once its names were inlined; computed, it is one literal.
 """
 
 from __future__ import annotations
@@ -12,15 +13,14 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.helpers import get_full_name_for_node
 
-from minimizer.source.cst_utils import distinct_candidates, remove_nodes, replace_nodes
+from minimizer.source.cst_utils import distinct_candidates, replace_nodes
 from minimizer.source.traversal import find_all
-from minimizer.source.passes.kernels import KERNEL
-from minimizer.source.passes.literals import INTEGER_LITERAL
+from minimizer.source.passes.kernels.memory import KERNEL
+from minimizer.source.passes.values.literals import INTEGER_LITERAL
 
-__all__ = ["fold_integer_arithmetic", "remove_prints_and_logging", "simplify_float_constants"]
+__all__ = ["fold_integer_arithmetic", "simplify_float_constants"]
 
 _SIMPLE_FLOATS = ("0.0", "1.0", "0.5")
-_LOGGER_NAMES = frozenset({"logging", "logger", "log", "_logger", "_log", "LOGGER", "LOG", "LOGGING"})
 
 
 def simplify_float_constants(module: cst.Module) -> Iterator[cst.Module]:
@@ -49,43 +49,6 @@ def _float_candidates(module: cst.Module) -> Iterator[cst.Module]:
 
 def _with_float_value(module: cst.Module, nodes: Sequence[cst.Float], value: str) -> cst.Module:
     return replace_nodes(module, {node: node.with_changes(value=value) for node in nodes})
-
-
-def remove_prints_and_logging(module: cst.Module) -> Iterator[cst.Module]:
-    """Yield `module` without statements that only produce output, or nothing.
-
-    Such statements are calls to `print`, to `logging.*`, `logger.*`, `log.*` (also through
-    `logging.getLogger(...)`), to `warnings.warn`, and expression statements that are a bare string (docstrings)
-    or f-string. The first
-    candidate removes all of them, then each is removed alone, in source order. Emptied blocks get `pass`.
-    """
-    return distinct_candidates(module, _output_candidates(module))
-
-
-def _output_candidates(module: cst.Module) -> Iterator[cst.Module]:
-    statements = list(find_all(module, m.Expr(value=m.MatchIfTrue(_only_produces_output))))
-    if len(statements) > 1:
-        yield remove_nodes(module, statements)
-    for statement in statements:
-        yield remove_nodes(module, [statement])
-
-
-_PRINT = m.Call(func=m.Name("print"))
-_WARN = m.Call(func=m.Attribute(value=m.Name("warnings"), attr=m.Name("warn")))
-_FSTRING = m.FormattedString() | m.SimpleString() | m.ConcatenatedString()
-
-
-def _only_produces_output(expression: cst.BaseExpression) -> bool:
-    if m.matches(expression, _PRINT | _WARN | _FSTRING):
-        return True
-    return m.matches(expression, m.Call(func=m.Attribute())) and _root_name(expression.func) in _LOGGER_NAMES
-
-
-def _root_name(expression: cst.BaseExpression) -> str | None:
-    """`logging` for `logging.getLogger(__name__).info`: the name a chain of attributes and calls starts from."""
-    while m.matches(expression, m.Attribute() | m.Call()):
-        expression = expression.value if m.matches(expression, m.Attribute()) else expression.func
-    return expression.value if m.matches(expression, m.Name()) else None
 
 
 _FOLDED = {

@@ -27,7 +27,7 @@ from minimizer.source.cst_utils import (
     target_names,
 )
 from minimizer.source.traversal import walk, find_all, parent_map
-from minimizer.source.passes.modules import SUPER_INIT, snake_case, top_level_classes
+from minimizer.source.passes.structure.modules import SUPER_INIT, snake_case, top_level_classes
 
 __all__ = ["single_instances_to_functions"]
 

@@ -15,7 +15,7 @@
 
 becomes `def forward(self, x, fused=True)` reading `fused`, and `blocks(x, False)` where the script had set it
 False. A check that runs a model fused and then unfused switches it this way; as a parameter, the flags pass
-decides it at each call (``source.passes.flags``), which it cannot do for state.
+decides it at each call (``source.passes.structure.flags``), which it cannot do for state.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from minimizer.source.cst_utils import distinct_candidates, replace_nodes
-from minimizer.source.passes.modules import top_level_classes
+from minimizer.source.passes.structure.modules import top_level_classes
 from minimizer.source.traversal import find_all, names_of, parent_map
 
 __all__ = ["attribute_flags_to_parameters"]

@@ -17,7 +17,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from minimizer.source.cst_utils import as_operand, distinct_candidates, replace_nodes
-from minimizer.source.passes.kernels import KERNEL, LOAD, STORE
+from minimizer.source.passes.kernels.memory import KERNEL, LOAD, STORE
 from minimizer.source.traversal import find_all, parent_map
 
 __all__ = ["bypass_alike_operators", "kernel_bodies_kept"]
