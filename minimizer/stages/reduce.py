@@ -115,7 +115,7 @@ def _reduce_source(
     from minimizer.source.format import parse_module, render_module, source_passes, source_size
     from minimizer.source.passes import FOLLOW_UP
     from minimizer.reduce.offload import OffloadedScreen
-    from minimizer.source.cst_utils import settled
+    from minimizer.source.rendering import settled
     from minimizer.source.screen import SourceScreen
     from minimizer.source.viability import Viability
 

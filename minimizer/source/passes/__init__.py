@@ -1,12 +1,14 @@
 """The source passes, grouped by what they reduce, and the order of the first round.
 
 Each folder holds one kind of pass, its `__init__` listing them in their order and saying what they share:
-`statements`, `devices`, `structure`, `configs`, `names`, `expressions`, `kernels`, `signatures`, `items`,
-`values`. The first round takes the kinds in turns, some twice: structural passes that take whole layers,
-classes and wrappers in a few proposals go first, statement ddmin (hundreds of proposals on a large script)
-after them; value shrinking (literals, dtypes, constants), which keeps the token count but makes the repro
-smaller to run and read, goes last. The corpus figures are measured with this order, to the token. From the
-second round on the scheduler orders passes by what they removed per proposal so far.
+`statements`, `devices`, `structure`, `configs`, `names`, `expressions`, `kernels`, `signatures`, `items`, `values`.
+Beside them, what the passes of every kind use: `candidates` (a pass's candidates, filtered), `edit` (a module
+edited by node identity), `scopes` (its scopes, computed once); and `library_sizes`, which `configs` and
+`signatures` share. The first round takes the kinds in turns, some twice: structural passes that take whole layers,
+classes and wrappers in a few proposals go first, statement ddmin (hundreds of proposals on a large script) after
+them; value shrinking (literals, dtypes, constants), which keeps the token count but makes the repro smaller to run
+and read, goes last. The corpus figures are measured with this order, to the token. From the second round on the
+scheduler orders passes by what they removed per proposal so far.
 """
 
 from minimizer.source.passes import (

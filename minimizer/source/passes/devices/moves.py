@@ -25,7 +25,9 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import RemovalRepairingTransformer, assigned_name, distinct_candidates
+from minimizer.source.passes.candidates import distinct_candidates
+from minimizer.source.passes.edit import RemovalRepairingTransformer
+from minimizer.source.patterns import assigned_name
 from minimizer.source.traversal import find_all, holds
 
 __all__ = ["moves_to_default_device"]

@@ -14,8 +14,11 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import as_operand, distinct_candidates, is_literal, replace_node, substitute_under
+from minimizer.source.passes.candidates import distinct_candidates
+from minimizer.source.passes.edit import replace_node
 from minimizer.source.passes.expressions.bypass import COMPILE_CALL, imported_names, root_name
+from minimizer.source.patterns import is_literal
+from minimizer.source.substitution import as_operand, substitute_under
 from minimizer.source.traversal import find_all, parent_map
 
 __all__ = ["operators_to_arithmetic"]

@@ -13,14 +13,11 @@ import libcst.matchers as m
 
 from libcst.metadata import ExpressionContext, ExpressionContextProvider
 
-from minimizer.source.cst_utils import (
-    TORCH_COMPILE,
-    distinct_candidates,
-    is_literal,
-    metadata,
-    replace_node,
-    substitute_expression,
-)
+from minimizer.source.passes.candidates import distinct_candidates
+from minimizer.source.passes.edit import replace_node
+from minimizer.source.passes.scopes import metadata
+from minimizer.source.patterns import TORCH_COMPILE, is_literal
+from minimizer.source.substitution import substitute_expression
 from minimizer.source.traversal import find_all, children, parent_map
 
 # Replacing `torch.compile(f)` by `f` removes the bug under search by construction; it only wastes an oracle call.

@@ -14,8 +14,10 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates, replace_nodes, substitute_under
+from minimizer.source.passes.candidates import distinct_candidates
+from minimizer.source.passes.edit import replace_nodes
 from minimizer.source.passes.signatures.parameters import given_parameters
+from minimizer.source.substitution import substitute_under
 from minimizer.source.traversal import find_all, parent_map
 
 __all__ = ["layers_to_leaves"]

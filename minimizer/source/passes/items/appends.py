@@ -13,7 +13,8 @@ from typing import Iterator, Sequence
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates, remove_node, replace_node
+from minimizer.source.passes.candidates import distinct_candidates
+from minimizer.source.passes.edit import remove_node, replace_node
 from minimizer.source.traversal import find_all
 
 __all__ = ["appended_lists_to_displays"]

@@ -14,7 +14,9 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import bind_names, distinct_candidates, replace_node, replace_nodes, variable_names
+from minimizer.source.passes.candidates import distinct_candidates
+from minimizer.source.passes.edit import replace_node, replace_nodes
+from minimizer.source.substitution import bind_names, variable_names
 from minimizer.source.traversal import find_all, parent_map
 
 __all__ = ["collapse_single_item_comprehensions", "loops_over_one_item", "one_item"]

@@ -13,7 +13,9 @@ from typing import Iterator, Sequence
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import as_operand, distinct_candidates, replace_node, replace_nodes
+from minimizer.source.passes.candidates import distinct_candidates
+from minimizer.source.passes.edit import replace_node, replace_nodes
+from minimizer.source.substitution import as_operand
 from minimizer.source.traversal import find_all, parent_map
 
 __all__ = ["delete_collection_elements", "unwrap_single_item_list_arguments"]

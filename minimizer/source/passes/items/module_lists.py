@@ -14,7 +14,8 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates, replace_nodes
+from minimizer.source.passes.candidates import distinct_candidates
+from minimizer.source.passes.edit import replace_nodes
 
 __all__ = ["unwrap_single_module_lists"]
 

@@ -13,8 +13,10 @@ from typing import Callable, Iterator, Mapping
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates, replace_nodes, swap_nodes
+from minimizer.source.passes.candidates import distinct_candidates
+from minimizer.source.passes.edit import replace_nodes
 from minimizer.source.passes.kernels.memory import KERNEL
+from minimizer.source.substitution import swap_nodes
 from minimizer.source.traversal import find_all, holds
 
 __all__ = ["block_sizes_only", "launches_as_run", "single_program_launches"]

@@ -15,7 +15,8 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates, remove_nodes, replace_nodes
+from minimizer.source.passes.candidates import distinct_candidates
+from minimizer.source.passes.edit import remove_nodes, replace_nodes
 from minimizer.source.traversal import find_all, names_of
 
 __all__ = ["constant_kernel_loads", "drop_kernel_masks", "one_element_blocks_as_scalars"]

@@ -16,8 +16,10 @@ from typing import Callable, Iterator, Optional
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import as_operand, distinct_candidates, replace_nodes
+from minimizer.source.passes.candidates import distinct_candidates
+from minimizer.source.passes.edit import replace_nodes
 from minimizer.source.passes.kernels.memory import KERNEL, LOAD, STORE
+from minimizer.source.substitution import as_operand
 from minimizer.source.traversal import find_all, parent_map
 
 __all__ = ["bypass_alike_operators", "kernel_bodies_kept"]

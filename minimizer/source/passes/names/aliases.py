@@ -12,7 +12,9 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
-from minimizer.source.cst_utils import binds_locally, distinct_candidates, metadata, replace_nodes
+from minimizer.source.passes.candidates import distinct_candidates
+from minimizer.source.passes.edit import replace_nodes
+from minimizer.source.passes.scopes import binds_locally, metadata
 
 __all__ = ["remove_name_aliases"]
 

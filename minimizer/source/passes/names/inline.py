@@ -16,8 +16,10 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import Assignment, FunctionScope, GlobalScope, Scope, ScopeProvider
 
-from minimizer.source.cst_utils import distinct_candidates, metadata, replace_nodes
+from minimizer.source.passes.candidates import distinct_candidates
+from minimizer.source.passes.edit import replace_nodes
 from minimizer.source.passes.kernels.memory import KERNEL
+from minimizer.source.passes.scopes import metadata
 from minimizer.source.traversal import find_all, parent_map
 
 __all__ = ["inline_kernel_temporaries", "inline_literal_names", "inline_single_use_variables"]

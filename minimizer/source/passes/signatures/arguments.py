@@ -8,8 +8,10 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import TORCH_COMPILE_CALL, distinct_candidates, remove_node, remove_nodes, replace_node
-from minimizer.source.passes.configs.library import is_library_size, script_names
+from minimizer.source.passes.candidates import distinct_candidates
+from minimizer.source.passes.edit import remove_node, remove_nodes, replace_node
+from minimizer.source.passes.library_sizes import is_library_size, script_names
+from minimizer.source.patterns import TORCH_COMPILE_CALL
 from minimizer.source.traversal import find_all
 
 

@@ -21,7 +21,10 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
-from minimizer.source.cst_utils import TORCH_COMPILE, distinct_candidates, metadata, replace_nodes
+from minimizer.source.passes.candidates import distinct_candidates
+from minimizer.source.passes.edit import replace_nodes
+from minimizer.source.passes.scopes import metadata
+from minimizer.source.patterns import TORCH_COMPILE
 from minimizer.source.traversal import find_all, parent_map
 
 __all__ = ["bind_constant_parameters", "given_parameters", "remove_unused_parameters"]

@@ -17,8 +17,11 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
-from minimizer.source.cst_utils import TORCH_COMPILE, distinct_candidates, metadata, replace_nodes
+from minimizer.source.passes.candidates import distinct_candidates
+from minimizer.source.passes.edit import replace_nodes
 from minimizer.source.passes.items.unpacked import without_item
+from minimizer.source.passes.scopes import metadata
+from minimizer.source.patterns import TORCH_COMPILE
 from minimizer.source.traversal import find_all
 
 __all__ = ["drop_unread_returned_values", "return_one_of_the_values", "return_the_element_read"]

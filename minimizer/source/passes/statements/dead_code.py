@@ -17,8 +17,10 @@ import libcst as cst
 import libcst.matchers as m
 import networkx as nx
 
-from minimizer.source.cst_utils import code_of, distinct_candidates, remove_node, remove_nodes, render, replace_node
 from minimizer.source.def_use import ROOT, def_use_graph
+from minimizer.source.passes.candidates import distinct_candidates
+from minimizer.source.passes.edit import remove_node, remove_nodes, replace_node
+from minimizer.source.rendering import code_of, render
 
 
 def remove_unused_definitions(module: cst.Module) -> Iterator[cst.Module]:

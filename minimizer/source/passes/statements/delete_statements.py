@@ -7,7 +7,8 @@ from typing import Iterator, Sequence
 
 import libcst as cst
 
-from minimizer.source.cst_utils import distinct_candidates, remove_nodes
+from minimizer.source.passes.candidates import distinct_candidates
+from minimizer.source.passes.edit import remove_nodes
 from minimizer.source.traversal import walk
 
 # Blocks are visited by the kind of scope they sit in: the script's top level decides the most, then classes, then

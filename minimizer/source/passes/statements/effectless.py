@@ -12,7 +12,9 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import code_of, distinct_candidates, remove_nodes, try_build
+from minimizer.source.passes.candidates import distinct_candidates, try_build
+from minimizer.source.passes.edit import remove_nodes
+from minimizer.source.rendering import code_of
 from minimizer.source.traversal import nodes_of_type
 
 __all__ = ["remove_effectless_statements"]

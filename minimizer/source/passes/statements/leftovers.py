@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from minimizer.source.cst_utils import remove_nodes, settled, try_build
+from minimizer.source.passes.candidates import try_build
+from minimizer.source.passes.edit import remove_nodes
 from minimizer.source.passes.statements.dead_code import definitions_left_dead
 from minimizer.source.passes.statements.effectless import statements_left_idle
+from minimizer.source.rendering import settled
 
 __all__ = ["remove_what_the_step_left"]
 

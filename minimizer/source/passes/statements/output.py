@@ -10,7 +10,8 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates, remove_nodes
+from minimizer.source.passes.candidates import distinct_candidates
+from minimizer.source.passes.edit import remove_nodes
 from minimizer.source.traversal import find_all
 
 __all__ = ["remove_prints_and_logging"]

@@ -13,8 +13,10 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import GlobalScope, ScopeProvider
 
-from minimizer.source.cst_utils import distinct_candidates, metadata, replace_node, replace_nodes
+from minimizer.source.passes.candidates import distinct_candidates
+from minimizer.source.passes.edit import replace_node, replace_nodes
 from minimizer.source.passes.items.comprehensions import one_item
+from minimizer.source.passes.scopes import metadata
 from minimizer.source.traversal import children, parent_map, walk
 
 __all__ = ["unwrap_compound_statements"]

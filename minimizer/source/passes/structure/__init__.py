@@ -6,7 +6,7 @@ a `forward`, is built once for one method, or is a `TestCase`, becomes functions
 attribute switched between calls a parameter (CLASSES). Then helpers are inlined where they are called, with
 what keeps a call from that taken first: a partial, an assert around it, a decorator (FUNCTIONS). A function
 that only forwards its parameters to another callable goes later in the round, after statement ddmin
-(`bypass_wrapper_functions`).
+(`bypass_wrapper_functions`). What several of them need to put a body where it is called is in `bodies`.
 """
 
 from minimizer.source.passes.structure.asserts import asserts_to_their_calls, drop_assert_messages

@@ -13,9 +13,12 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
-from minimizer.source.cst_utils import DOCSTRING_LINE, distinct_candidates, metadata, replace_nodes
-from minimizer.source.traversal import parent_map
+from minimizer.source.passes.candidates import distinct_candidates
+from minimizer.source.passes.edit import replace_nodes
+from minimizer.source.passes.scopes import metadata
+from minimizer.source.passes.structure.bodies import DOCSTRING_LINE
 from minimizer.source.passes.structure.modules import snake_case
+from minimizer.source.traversal import parent_map
 
 __all__ = ["autograd_functions_to_functions"]
 

@@ -22,9 +22,9 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates
-from minimizer.source.traversal import find_all, walk
+from minimizer.source.passes.candidates import distinct_candidates
 from minimizer.source.passes.structure.modules import SUPER_INIT, top_level_classes
+from minimizer.source.traversal import find_all, walk
 
 __all__ = ["collapse_delegating_modules"]
 

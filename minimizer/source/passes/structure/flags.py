@@ -23,18 +23,12 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
-from minimizer.source.cst_utils import (
-    DOCSTRING_LINE,
-    PLAIN_VALUE,
-    as_operand,
-    bind_names,
-    binds_locally,
-    bound_arguments,
-    code_size,
-    distinct_candidates,
-    metadata,
-    replace_nodes,
-)
+from minimizer.source.passes.candidates import distinct_candidates
+from minimizer.source.passes.edit import replace_nodes
+from minimizer.source.passes.scopes import binds_locally, metadata
+from minimizer.source.passes.structure.bodies import DOCSTRING_LINE, PLAIN_VALUE, bound_arguments
+from minimizer.source.rendering import code_size
+from minimizer.source.substitution import as_operand, bind_names
 from minimizer.source.traversal import find_all, parent_map
 
 __all__ = ["inline_flag_calls"]

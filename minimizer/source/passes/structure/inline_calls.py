@@ -16,15 +16,11 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ClassScope, ComprehensionScope, GlobalScope, Scope, ScopeProvider
 
-from minimizer.source.cst_utils import (
-    DOCSTRING_LINE,
-    as_operand,
-    distinct_candidates,
-    metadata,
-    replace_nodes,
-    swap_nodes,
-    target_names,
-)
+from minimizer.source.passes.candidates import distinct_candidates
+from minimizer.source.passes.edit import replace_nodes
+from minimizer.source.passes.scopes import metadata
+from minimizer.source.passes.structure.bodies import DOCSTRING_LINE, target_names
+from minimizer.source.substitution import swap_nodes, as_operand
 from minimizer.source.traversal import children, holds, parent_map
 
 __all__ = ["inline_single_call_functions"]

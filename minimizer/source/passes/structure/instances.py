@@ -16,18 +16,13 @@ import libcst.matchers as m
 
 from libcst.metadata import ScopeProvider
 
-from minimizer.source.cst_utils import (
-    as_operand,
-    bound_arguments,
-    bind_names,
-    distinct_candidates,
-    metadata,
-    replace_nodes,
-    swap_nodes,
-    target_names,
-)
-from minimizer.source.traversal import walk, find_all, parent_map
+from minimizer.source.passes.candidates import distinct_candidates
+from minimizer.source.passes.edit import replace_nodes
+from minimizer.source.passes.scopes import metadata
+from minimizer.source.passes.structure.bodies import bound_arguments, target_names
 from minimizer.source.passes.structure.modules import SUPER_INIT, snake_case, top_level_classes
+from minimizer.source.substitution import swap_nodes, as_operand, bind_names
+from minimizer.source.traversal import walk, find_all, parent_map
 
 __all__ = ["single_instances_to_functions"]
 

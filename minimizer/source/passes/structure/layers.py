@@ -13,13 +13,10 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import (
-    RemovalRepairingTransformer,
-    distinct_candidates,
-    remove_node,
-    substitute_expression,
-)
+from minimizer.source.passes.candidates import distinct_candidates
+from minimizer.source.passes.edit import RemovalRepairingTransformer, remove_node
 from minimizer.source.passes.expressions.bypass import imported_names
+from minimizer.source.substitution import substitute_expression
 from minimizer.source.traversal import find_all
 
 __all__ = ["remove_layers", "remove_named_layers"]

@@ -14,7 +14,9 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
-from minimizer.source.cst_utils import distinct_candidates, metadata, replace_nodes
+from minimizer.source.passes.candidates import distinct_candidates
+from minimizer.source.passes.edit import replace_nodes
+from minimizer.source.passes.scopes import metadata
 from minimizer.source.traversal import parent_map, walk
 
 # A line `super().__init__()` (shared with the delegating-module pass).

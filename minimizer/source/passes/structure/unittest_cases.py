@@ -16,7 +16,9 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates, swap_nodes, target_names
+from minimizer.source.passes.candidates import distinct_candidates
+from minimizer.source.passes.structure.bodies import target_names
+from minimizer.source.substitution import swap_nodes
 from minimizer.source.traversal import find_all
 from oracles.unittest_checks import spelled_assertion
 

@@ -13,17 +13,12 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
-from minimizer.source.cst_utils import (
-    DOCSTRING_LINE,
-    TORCH_COMPILE_CALL,
-    is_literal,
-    binds_locally,
-    bind_names,
-    bound_arguments,
-    distinct_candidates,
-    metadata,
-    replace_nodes,
-)
+from minimizer.source.passes.candidates import distinct_candidates
+from minimizer.source.passes.edit import replace_nodes
+from minimizer.source.passes.scopes import binds_locally, metadata
+from minimizer.source.passes.structure.bodies import DOCSTRING_LINE, bound_arguments
+from minimizer.source.patterns import TORCH_COMPILE_CALL, is_literal
+from minimizer.source.substitution import bind_names
 from minimizer.source.traversal import find_all, parent_map
 
 __all__ = ["bypass_wrapper_functions", "inline_expression_functions"]

@@ -13,10 +13,11 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.helpers import get_full_name_for_node
 
-from minimizer.source.cst_utils import distinct_candidates, replace_nodes
-from minimizer.source.traversal import find_all
+from minimizer.source.passes.candidates import distinct_candidates
+from minimizer.source.passes.edit import replace_nodes
 from minimizer.source.passes.kernels.memory import KERNEL
 from minimizer.source.passes.values.literals import INTEGER_LITERAL
+from minimizer.source.traversal import find_all
 
 __all__ = ["fold_integer_arithmetic", "simplify_float_constants"]
 

@@ -11,7 +11,7 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates
+from minimizer.source.passes.candidates import distinct_candidates
 from minimizer.source.traversal import walk
 
 __all__ = ["simplify_dtypes"]

@@ -15,7 +15,8 @@ from typing import Iterator
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates, replace_node
+from minimizer.source.passes.candidates import distinct_candidates
+from minimizer.source.passes.edit import replace_node
 from minimizer.source.traversal import find_all
 
 __all__ = ["constant_tensors_to_factories"]

@@ -12,7 +12,8 @@ from typing import Callable, Iterator, Sequence
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates, remove_nodes, replace_nodes
+from minimizer.source.passes.candidates import distinct_candidates
+from minimizer.source.passes.edit import remove_nodes, replace_nodes
 from minimizer.source.traversal import find_all, walk
 
 __all__ = ["shrink_int_literals", "shrink_shapes"]

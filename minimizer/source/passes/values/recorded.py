@@ -15,7 +15,9 @@ from typing import Callable, Iterator, Sequence
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import assigned_name, distinct_candidates, replace_node
+from minimizer.source.passes.candidates import distinct_candidates
+from minimizer.source.passes.edit import replace_node
+from minimizer.source.patterns import assigned_name
 
 __all__ = ["recorded_tensors_to_factories"]
 

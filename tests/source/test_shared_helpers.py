@@ -1,7 +1,12 @@
+"""The helpers the source passes share: a candidate stream resumed part-way, a module settled, a tree read fast,
+statements rendered once and remembered."""
+
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import distinct_candidates, remove_node, settled
+from minimizer.source.passes.candidates import distinct_candidates
+from minimizer.source.passes.edit import remove_node
+from minimizer.source.rendering import settled
 
 
 def test_a_resumed_stream_builds_nothing_it_skips_and_numbers_by_position():
@@ -78,17 +83,17 @@ def test_rendering_with_remembered_statements_gives_libcsts_code_for_every_candi
     import itertools
     from pathlib import Path
 
-    from minimizer.source import cst_utils
+    from minimizer.source import rendering
     from minimizer.source.format import source_passes
 
     example = Path(__file__).resolve().parents[2] / "examples" / "triton_inplace_grad.py"
     module = settled(cst.parse_module(example.read_text()))
-    assert cst_utils.render(module) == module.code
+    assert rendering.render(module) == module.code
     checked = 0
     for reduction_pass in source_passes():
         for candidate in itertools.islice(reduction_pass.propose(module), 10):
-            assert cst_utils.code_of(candidate, candidate) == candidate.code, reduction_pass.name
+            assert rendering.code_of(candidate, candidate) == candidate.code, reduction_pass.name
             checked += 1
     assert checked > 50
     nested = module.body[-1]
-    assert cst_utils.code_of(module, nested) == module.code_for_node(nested)
+    assert rendering.code_of(module, nested) == module.code_for_node(nested)
