@@ -40,9 +40,9 @@ from minimizer.reduce.change import change_key  # noqa: E402
 from minimizer.reduce.scheduler import Reducer  # noqa: E402
 from minimizer.reduce.tester import Tester  # noqa: E402
 from minimizer.reduce.keys import candidate_key, short_key  # noqa: E402
-from minimizer.source.cst_utils import settled  # noqa: E402
 from minimizer.source.format import parse_module, render_module, source_passes, source_size  # noqa: E402
 from minimizer.source.passes import FOLLOW_UP  # noqa: E402
+from minimizer.source.rendering import settled  # noqa: E402
 from minimizer.source.screen import SourceScreen  # noqa: E402
 from minimizer.source.statement import StatementPlace  # noqa: E402
 from minimizer.source.viability import Viability  # noqa: E402

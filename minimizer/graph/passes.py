@@ -54,7 +54,7 @@ class _CutSearch(Iterator[GraphCase]):
     the one before was turned down (the reducer starts a new stream on a step taken; a speculating tester asks
     ahead as if it was turned down), so asking again moves the search past the cut just proposed.
 
-    Resumable like `minimizer.source.cst_utils.CandidateStream`: ``skip(n)`` after a step numbers the new
+    Resumable like `minimizer.source.passes.candidates.CandidateStream`: ``skip(n)`` after a step numbers the new
     search's proposals from ``n`` on (the reducer resumes a pass at the index of its step taken), ``position``
     is the last one's number.
     """

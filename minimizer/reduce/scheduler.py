@@ -241,7 +241,7 @@ class Reducer(Generic[T]):
         """The pass's proposals from index ``start`` on, numbered, minus ones already accepted once (no cycles)
         and ones that grew.
 
-        A pass whose proposals can ``skip`` (see `minimizer.source.cst_utils.CandidateStream`) numbers them by
+        A pass whose proposals can ``skip`` (see `minimizer.source.passes.candidates.CandidateStream`) numbers them by
         ``position`` among all it produced and skips to ``start`` without building them; otherwise the
         proposals are numbered as they come out of this filter and the first ``start`` are dropped.
         """

@@ -22,7 +22,7 @@ from typing import Iterator
 import libcst as cst
 import networkx as nx
 
-from minimizer.source.cst_utils import render
+from minimizer.source.rendering import render
 from minimizer.syntax import parse_python
 
 ROOT = "<live statements>"

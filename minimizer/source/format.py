@@ -5,8 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from minimizer.metrics import count_tokens
-from minimizer.source.cst_utils import render
 from minimizer.reduce.scheduler import Pass
+from minimizer.source.rendering import render
 
 
 def parse_module(text: str) -> cst.Module:

@@ -18,7 +18,8 @@ from typing import Sequence
 import libcst as cst
 import libcst.matchers as m
 
-from minimizer.source.cst_utils import BINDS_NAMES, TORCH_COMPILE_CALL, assigned_name, bind_names
+from minimizer.source.patterns import TORCH_COMPILE_CALL, assigned_name
+from minimizer.source.substitution import BINDS_NAMES, bind_names
 from oracles.bug import Bug
 from oracles.dynamo_optimize import AS_COMPILE_KEYWORDS
 

@@ -115,7 +115,7 @@ def _reduce_source(
     from minimizer.source.format import parse_module, render_module, source_passes, source_size
     from minimizer.source.passes import FOLLOW_UP
     from minimizer.reduce.offload import OffloadedScreen
-    from minimizer.source.cst_utils import settled
+    from minimizer.source.rendering import settled
     from minimizer.source.screen import SourceScreen
     from minimizer.source.viability import Viability
 
@@ -206,11 +206,11 @@ def _reduce_kernels_with_their_references(
     runs: Runs, text: str, target: Target, settings: RunSettings, best: BestSoFar, deadline: float | None
 ) -> str:
     """The compared kernels and the references they are compared with, reduced together where both apply an
-    operation alike (``source.passes.paired``), with how the values compared differ held
+    operation alike (``source.passes.kernels.paired``), with how the values compared differ held
     (``oracles.script.same_difference``); the kernels' other lines stay (no step's leftovers are swept: the line
     a fix mends may read them)."""
 
-    from minimizer.source.passes.paired import bypass_alike_operators
+    from minimizer.source.passes.kernels.paired import bypass_alike_operators
 
     return _reduce_with_difference_held(
         runs, text, target, settings, best, deadline, "kernels with references", [bypass_alike_operators],
@@ -223,18 +223,18 @@ def _reduce_launches(
     runs: Runs, text: str, target: Target, settings: RunSettings, best: BestSoFar, deadline: float | None
 ) -> str:
     """The compared kernels' launches as a person writes them by hand, once every size is what it will be: one
-    program over the elements (``source.passes.launches``), its block size bound (no other parameter: the line a
+    program over the elements (``source.passes.kernels.launches``), its block size bound (no other parameter: the line a
     fix mends may read it), masks that fence nothing dropped, the one program's index (``row = 0``) inlined and
     the arithmetic it leaves folded (``0 * 2 + cols`` -> ``cols``), the temporaries a kernel binds once and reads
     once inlined (not a name bound again: its steps are lines a fix may mend), a block of one element read as its
     scalar; with how the values compared differ held, as for the references."""
 
-    from minimizer.source.passes.constants import fold_integer_arithmetic
-    from minimizer.source.passes.inline import inline_kernel_temporaries, inline_literal_names
-    from minimizer.source.passes.kernels import drop_kernel_masks, one_element_blocks_as_scalars
-    from minimizer.source.passes.known_shapes import fold_known_shapes
-    from minimizer.source.passes.launches import block_sizes_only, launches_as_run
-    from minimizer.source.passes.parameters import bind_constant_parameters
+    from minimizer.source.passes.values.constants import fold_integer_arithmetic
+    from minimizer.source.passes.names.inline import inline_kernel_temporaries, inline_literal_names
+    from minimizer.source.passes.kernels.memory import drop_kernel_masks, one_element_blocks_as_scalars
+    from minimizer.source.passes.names.known_shapes import fold_known_shapes
+    from minimizer.source.passes.kernels.launches import block_sizes_only, launches_as_run
+    from minimizer.source.passes.signatures.parameters import bind_constant_parameters
 
     if target.spec != "script" or not target.bug.compared_kernels:
         return text
@@ -258,9 +258,9 @@ def _reduce_with_difference_held(
     if target.spec != "script" or not target.bug.compared_kernels:
         return text
     from minimizer.reduce.scheduler import Pass
-    from minimizer.source.passes.dead_code import remove_unused_definitions
-    from minimizer.source.passes.paired import kernel_bodies_kept
-    from minimizer.source.passes.parameters import remove_unused_parameters
+    from minimizer.source.passes.statements.dead_code import remove_unused_definitions
+    from minimizer.source.passes.kernels.paired import kernel_bodies_kept
+    from minimizer.source.passes.signatures.parameters import remove_unused_parameters
 
     passes = [*passes, remove_unused_parameters, kernel_bodies_kept(remove_unused_definitions)]
     held = _HeldRound(
@@ -327,7 +327,7 @@ def _tensors_as_factories(
     runs: Runs, text: str, target: Target, settings: RunSettings, best: BestSoFar, deadline: float | None
 ) -> str:
     """Where a kernel's output is compared, each tensor the script computed at module level tried as a factory of
-    the shape, dtype and device the run recorded (`source.passes.recorded`): the layers that made a kernel's
+    the shape, dtype and device the run recorded (`source.passes.values.recorded`): the layers that made a kernel's
     input go, whatever they are, with what each step leaves unused."""
 
     if target.spec != "script" or not target.bug.compared_kernels:
@@ -336,7 +336,7 @@ def _tensors_as_factories(
     if failed is None or not failed.module_tensors:
         return text
     from minimizer.reduce.scheduler import Pass
-    from minimizer.source.passes.recorded import recorded_tensors_to_factories
+    from minimizer.source.passes.values.recorded import recorded_tensors_to_factories
 
     factories = Pass("recorded_tensors_to_factories", recorded_tensors_to_factories(failed.module_tensors))
     return _reduce_source(runs, text, target, settings, best, deadline, passes=[factories], named=None)

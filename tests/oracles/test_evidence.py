@@ -335,7 +335,7 @@ def test_unittest_main_exits_named_by_the_failure_it_printed(tmp_path):
 
 def test_a_failed_test_is_read_as_the_assert_its_assertion_spells(tmp_path):
     # `self.assertTrue(torch.allclose(a, b))` checks what `assert torch.allclose(a, b)` does: both read alike, so a
-    # test lifted out of its class (source/passes/unittest_cases.py) is the same check.
+    # test lifted out of its class (source/passes/structure/unittest_cases.py) is the same check.
     from oracles.signature import exception_signature
 
     in_a_test = _recorded(tmp_path, SHAPES["unittest"][0])

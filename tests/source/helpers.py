@@ -8,7 +8,8 @@ from typing import Callable, Iterable, Iterator
 import libcst as cst
 from hypothesis import strategies as st
 
-from minimizer.source.cst_utils import code_size, compiles
+from minimizer.source.passes.candidates import compiles
+from minimizer.source.rendering import code_size
 
 Pass = Callable[[cst.Module], Iterator[cst.Module]]
 

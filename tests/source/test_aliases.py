@@ -1,6 +1,6 @@
 import libcst as cst
 
-from minimizer.source.passes.aliases import remove_name_aliases
+from minimizer.source.passes.names.aliases import remove_name_aliases
 
 
 def codes(source):

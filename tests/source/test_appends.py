@@ -1,8 +1,8 @@
 import libcst as cst
 
-from minimizer.source.cst_utils import render
-from minimizer.source.passes.appends import appended_lists_to_displays
-from minimizer.source.passes.effectless import split_tuple_assignments
+from minimizer.source.passes.items.appends import appended_lists_to_displays
+from minimizer.source.passes.names.tuples import split_tuple_assignments
+from minimizer.source.rendering import render
 
 
 def _candidates(pass_, code):

@@ -1,7 +1,7 @@
 import libcst as cst
 from hypothesis import given, settings
 
-from minimizer.source.passes.arguments import delete_arguments
+from minimizer.source.passes.signatures.arguments import delete_arguments
 from tests.source.helpers import (
     check_candidates_are_valid_and_not_larger,
     greedy_reduce,
@@ -63,7 +63,7 @@ def test_greedy_loop_drops_unneeded_arguments():
 
 
 def test_a_first_keyword_argument_is_passed_by_position():
-    from minimizer.source.passes.arguments import keywords_to_positional
+    from minimizer.source.passes.signatures.arguments import keywords_to_positional
 
     source = "y = torch.logsumexp(x, dim=-1, keepdim=True)\ng = torch.autograd.grad(outputs=out, inputs=z)\n"
     assert [c.code for c in keywords_to_positional(cst.parse_module(source))] == [

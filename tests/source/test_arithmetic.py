@@ -2,7 +2,7 @@
 
 import libcst as cst
 
-from minimizer.source.passes.arithmetic import operators_to_arithmetic
+from minimizer.source.passes.expressions.arithmetic import operators_to_arithmetic
 
 
 def candidates(source: str) -> list[str]:

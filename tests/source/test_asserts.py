@@ -1,6 +1,6 @@
 import libcst as cst
 
-from minimizer.source.passes.asserts import asserts_to_their_calls, drop_assert_messages
+from minimizer.source.passes.structure.asserts import asserts_to_their_calls, drop_assert_messages
 
 
 def candidates(source: str) -> list[str]:

@@ -1,6 +1,6 @@
 import libcst as cst
 
-from minimizer.source.passes.attribute_flags import attribute_flags_to_parameters
+from minimizer.source.passes.structure.attribute_flags import attribute_flags_to_parameters
 from tests.source.helpers import check_candidates_are_valid_and_not_larger, greedy_reduce, runs_and_computes
 
 SCRIPT = '''class Block:

@@ -1,7 +1,7 @@
 import libcst as cst
 import pytest
 
-from minimizer.source.passes.autocast import autocast_to_dtypes
+from minimizer.source.passes.devices.autocast import autocast_to_dtypes
 
 
 def codes(source):

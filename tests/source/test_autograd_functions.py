@@ -1,6 +1,6 @@
 import libcst as cst
 
-from minimizer.source.passes.autograd_functions import autograd_functions_to_functions
+from minimizer.source.passes.structure.autograd_functions import autograd_functions_to_functions
 
 FUNCTION = """import torch
 

@@ -2,7 +2,8 @@ import libcst as cst
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minimizer.source.passes.bypass import bypass_attributes, bypass_operators, remove_layers
+from minimizer.source.passes.expressions.bypass import bypass_attributes, bypass_operators
+from minimizer.source.passes.structure.layers import remove_layers
 from tests.source.helpers import (
     check_candidates_are_valid_and_not_larger,
     greedy_reduce,
@@ -170,7 +171,7 @@ def test_a_conditional_expression_becomes_either_branch():
 
 
 def test_a_layer_bound_to_a_name_goes_from_every_call_at_once():
-    from minimizer.source.passes.bypass import remove_named_layers
+    from minimizer.source.passes.structure.layers import remove_named_layers
 
     code = (
         "import torch.nn as nn\nhead = nn.Linear(2, 1)\nblocks = Block()\nfused = head(blocks(x))\n"

@@ -1,6 +1,6 @@
 import libcst as cst
 
-from minimizer.source.passes.comprehensions import collapse_single_item_comprehensions, loops_over_one_item
+from minimizer.source.passes.items.comprehensions import collapse_single_item_comprehensions, loops_over_one_item
 
 
 def codes(source):
@@ -57,7 +57,7 @@ def test_a_dict_of_metrics_over_one_case_becomes_its_one_entry():
 
 
 def test_a_loop_over_the_items_of_a_one_entry_dict_is_one_iteration():
-    from minimizer.source.passes.comprehensions import one_item
+    from minimizer.source.passes.items.comprehensions import one_item
 
     def item(source):
         found = one_item(cst.parse_expression(source))

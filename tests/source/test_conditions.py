@@ -1,6 +1,6 @@
 import libcst as cst
 
-from minimizer.source.passes.conditions import shorten_conditions
+from minimizer.source.passes.expressions.conditions import shorten_conditions
 from tests.source.helpers import check_candidates_are_valid_and_not_larger, greedy_reduce, runs_and
 
 

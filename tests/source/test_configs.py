@@ -1,6 +1,6 @@
 import libcst as cst
 
-from minimizer.source.passes.configs import inline_config_defaults
+from minimizer.source.passes.configs.defaults import inline_config_defaults
 
 SCRIPT = '''from dataclasses import dataclass
 
@@ -60,7 +60,7 @@ print(parser.parse_args().batch_size, args.name)
 
 
 def test_command_line_options_become_their_defaults():
-    from minimizer.source.passes.configs import inline_argument_defaults
+    from minimizer.source.passes.configs.defaults import inline_argument_defaults
 
     found = [c.code for c in inline_argument_defaults(cst.parse_module(ARGPARSE))]
     assert "x = torch.randn(4, 2)\nif False:\n" in found[0] and "print(4, args.name)" in found[0]
@@ -76,7 +76,7 @@ def test_argument_defaults_compute_what_argparse_gives(tmp_path):
     import sys
 
     script = "import argparse\np = argparse.ArgumentParser()\np.add_argument('--k', default=3)\np.add_argument('-v', '--verbose', action='store_false')\na = p.parse_args()\nprint(a.k, a.verbose)\n"
-    from minimizer.source.passes.configs import inline_argument_defaults
+    from minimizer.source.passes.configs.defaults import inline_argument_defaults
 
     (inlined, *_) = [c.code for c in inline_argument_defaults(cst.parse_module(script))]
     outputs = []
@@ -99,7 +99,7 @@ def test_a_config_built_once_with_literal_keywords_reads_as_built():
 def test_a_config_built_to_read_one_field_reads_its_default():
     import libcst as cst
 
-    from minimizer.source.passes.configs import inline_config_defaults
+    from minimizer.source.passes.configs.defaults import inline_config_defaults
 
     source = "from dataclasses import dataclass\n\n\n@dataclass\nclass Config:\n    eps: float = 1e-6\n\n\nnorm = RMSNorm(Config().eps)\n"
     (first, *_) = [c.code for c in inline_config_defaults(cst.parse_module(source))]
@@ -109,7 +109,7 @@ def test_a_config_built_to_read_one_field_reads_its_default():
 def test_fields_with_a_default_factory_of_constants_or_none_we_can_write_do_not_stop_the_others():
     import libcst as cst
 
-    from minimizer.source.passes.configs import inline_config_defaults
+    from minimizer.source.passes.configs.defaults import inline_config_defaults
 
     source = (
         "from dataclasses import dataclass, field\n\n\n@dataclass\nclass Config:\n    width: int = 4\n"

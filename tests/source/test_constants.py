@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minimizer.metrics import count_tokens
-from minimizer.source.passes.constants import remove_prints_and_logging, simplify_float_constants
+from minimizer.source.passes.statements.output import remove_prints_and_logging
+from minimizer.source.passes.values.constants import simplify_float_constants
 from tests.source.helpers import check_candidates_are_valid_and_not_larger, greedy_reduce
 
 def candidate_codes(reduction_pass, code: str) -> list[str]:
@@ -132,7 +133,7 @@ def test_output_candidates_parse_differ_and_shrink(code):
 
 
 def test_integer_arithmetic_on_literals_is_computed_in_one_candidate():
-    from minimizer.source.passes.constants import fold_integer_arithmetic
+    from minimizer.source.passes.values.constants import fold_integer_arithmetic
 
     source = "r = torch.randint(-10, -10 + 1, (2,)) + 10\nx = (1 + 2) * 3 - -4\ny = a + 1\nq = (1 + 2).bit_length()\n"
     (code,) = [c.code for c in fold_integer_arithmetic(cst.parse_module(source))]
@@ -142,7 +143,7 @@ def test_integer_arithmetic_on_literals_is_computed_in_one_candidate():
 
 
 def test_integer_functions_of_literals_fold_unless_the_script_binds_their_name():
-    from minimizer.source.passes.constants import fold_integer_arithmetic
+    from minimizer.source.passes.values.constants import fold_integer_arithmetic
 
     source = (
         "k[triton.cdiv(7, 2),](x, BLOCK=triton.next_power_of_2(3))\nn = max(1, 5 // 2) + min(4, 2 ** 3) % 3\n"
@@ -178,7 +179,7 @@ def _expressions(children):
 @settings(max_examples=200, deadline=None)
 @given(expression=st.recursive(_INTEGERS, _expressions, max_leaves=6))
 def test_folding_keeps_the_value_python_computes(expression):
-    from minimizer.source.passes.constants import fold_integer_arithmetic
+    from minimizer.source.passes.values.constants import fold_integer_arithmetic
 
     def value(code):
         try:
@@ -194,7 +195,7 @@ def test_folding_keeps_the_value_python_computes(expression):
 
 
 def test_identity_operations_fold_inside_a_kernel_only():
-    from minimizer.source.passes.constants import fold_integer_arithmetic
+    from minimizer.source.passes.values.constants import fold_integer_arithmetic
 
     source = (
         "@triton.jit\ndef k(x_ptr, out_ptr):\n    cols = tl.arange(0, 2)\n"

@@ -2,8 +2,8 @@ import libcst as cst
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minimizer.source.passes.dead_code import remove_unused_definitions
-from minimizer.source.passes.leftovers import remove_what_the_step_left
+from minimizer.source.passes.statements.dead_code import remove_unused_definitions
+from minimizer.source.passes.statements.leftovers import remove_what_the_step_left
 from tests.source.helpers import (
     check_candidates_are_valid_and_not_larger,
     greedy_reduce,

@@ -1,6 +1,6 @@
 import libcst as cst
 
-from minimizer.source.passes.decorators import drop_decorators
+from minimizer.source.passes.structure.decorators import drop_decorators
 from tests.source.helpers import check_candidates_are_valid_and_not_larger
 
 SOURCE = '''@torch.no_grad()

@@ -1,6 +1,6 @@
 import libcst as cst
 
-from minimizer.source.passes.delegating import collapse_delegating_modules
+from minimizer.source.passes.structure.delegating import collapse_delegating_modules
 from tests.source.helpers import greedy_reduce
 
 CHAIN = '''import torch.nn as nn

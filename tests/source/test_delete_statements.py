@@ -1,7 +1,7 @@
 import libcst as cst
 from hypothesis import given, settings
 
-from minimizer.source.passes.delete_statements import delete_statements
+from minimizer.source.passes.statements.delete_statements import delete_statements
 from tests.source.helpers import (
     check_candidates_are_valid_and_not_larger,
     greedy_reduce,

@@ -1,7 +1,7 @@
 import libcst as cst
 
-from minimizer.source.passes.devices import moves_to_default_device
-from minimizer.source.passes.instances import single_instances_to_functions
+from minimizer.source.passes.devices.moves import moves_to_default_device
+from minimizer.source.passes.structure.instances import single_instances_to_functions
 from tests.source.helpers import check_candidates_are_valid_and_not_larger, greedy_reduce, runs_and
 
 ON_THE_GPU = '''import torch

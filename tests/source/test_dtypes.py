@@ -7,7 +7,7 @@ import libcst as cst
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minimizer.source.passes.dtypes import simplify_dtypes
+from minimizer.source.passes.values.dtypes import simplify_dtypes
 from tests.source.helpers import check_candidates_are_valid_and_not_larger, greedy_reduce
 
 def candidate_codes(code: str) -> list[str]:

@@ -1,6 +1,7 @@
 import libcst as cst
 
-from minimizer.source.passes.effectless import remove_effectless_statements, split_tuple_assignments
+from minimizer.source.passes.names.tuples import split_tuple_assignments
+from minimizer.source.passes.statements.effectless import remove_effectless_statements
 
 
 def codes(reduction_pass, source):
@@ -53,7 +54,7 @@ def test_swaps_starred_and_nested_targets_stay_whole():
 def test_a_pair_goes_from_both_sides_of_a_tuple_assignment_at_once():
     import libcst as cst
 
-    from minimizer.source.passes.effectless import split_tuple_assignments
+    from minimizer.source.passes.names.tuples import split_tuple_assignments
 
     code = 'name, out, ref = f"step{s}", f(x), g(x)\ncheck(out, ref)\n'
     got = {c.code for c in split_tuple_assignments(cst.parse_module(code))}

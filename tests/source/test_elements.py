@@ -1,6 +1,6 @@
 import libcst as cst
 
-from minimizer.source.passes.elements import delete_collection_elements
+from minimizer.source.passes.items.elements import delete_collection_elements
 
 
 def codes(source):
@@ -17,7 +17,7 @@ def test_tuples_and_single_entries_stay():
 
 
 def test_a_one_item_list_argument_is_passed_as_its_item():
-    from minimizer.source.passes.elements import unwrap_single_item_list_arguments
+    from minimizer.source.passes.items.elements import unwrap_single_item_list_arguments
 
     source = "g = torch.autograd.grad(outputs=[loss], inputs=[z])\ny = torch.cat([a, b])\n"
     assert [c.code for c in unwrap_single_item_list_arguments(cst.parse_module(source))] == [
@@ -27,7 +27,7 @@ def test_a_one_item_list_argument_is_passed_as_its_item():
 
 
 def test_a_one_item_list_or_tuple_unpacked_into_a_call_is_passed_as_its_item():
-    from minimizer.source.passes.elements import unwrap_single_item_list_arguments
+    from minimizer.source.passes.items.elements import unwrap_single_item_list_arguments
 
     source = "blocks = nn.Sequential(*[Block()])\nx = f(*(a,))\ny = g(*[a, b])\n"
     assert [c.code for c in unwrap_single_item_list_arguments(cst.parse_module(source))] == [
@@ -38,7 +38,7 @@ def test_a_one_item_list_or_tuple_unpacked_into_a_call_is_passed_as_its_item():
 
 
 def test_a_longer_list_unpacked_into_a_call_is_passed_as_its_items():
-    from minimizer.source.passes.elements import unwrap_single_item_list_arguments
+    from minimizer.source.passes.items.elements import unwrap_single_item_list_arguments
 
     source = "out = f(x, *[w, b], scale=2)\ny = g(*args)\nz = h(*[*rest, c])\n"
     assert [c.code for c in unwrap_single_item_list_arguments(cst.parse_module(source))] == [
@@ -48,7 +48,7 @@ def test_a_longer_list_unpacked_into_a_call_is_passed_as_its_items():
 
 def test_a_one_item_list_bound_to_a_name_only_unpacked_into_calls_is_its_item():
     # The graph lift writes `inputs = [x]` and `compiled(*inputs)` (buried_cond_case_table kept both).
-    from minimizer.source.passes.elements import unwrap_single_item_list_arguments
+    from minimizer.source.passes.items.elements import unwrap_single_item_list_arguments
 
     source = "inputs = [torch.ones(2, 2)]\nassert torch.allclose(g(*inputs), f(*inputs))\n"
     assert [c.code for c in unwrap_single_item_list_arguments(cst.parse_module(source))] == [
@@ -61,7 +61,7 @@ def test_a_one_item_list_bound_to_a_name_only_unpacked_into_calls_is_its_item():
 def test_a_one_item_list_bound_to_a_name_passed_to_calls_is_its_item():
     # check_lambda_all_kernel kept `widths = [1]` read by three `torch.ones(widths)`: neither inlining the list nor
     # shrinking it made the repro smaller, the item bound to the name does (then the literal is inlined).
-    from minimizer.source.passes.elements import unwrap_single_item_list_arguments
+    from minimizer.source.passes.items.elements import unwrap_single_item_list_arguments
 
     source = "widths = [1]\nx = torch.ones(widths)\nassert torch.allclose(k(x), torch.ones(size=widths))\n"
     assert [c.code for c in unwrap_single_item_list_arguments(cst.parse_module(source))] == [
@@ -70,7 +70,7 @@ def test_a_one_item_list_bound_to_a_name_passed_to_calls_is_its_item():
 
 
 def test_all_or_any_of_one_item_is_its_item_where_only_its_truth_is_read():
-    from minimizer.source.passes.elements import unwrap_single_item_list_arguments
+    from minimizer.source.passes.items.elements import unwrap_single_item_list_arguments
 
     def truths(source):
         return [c.code for c in unwrap_single_item_list_arguments(cst.parse_module(source)) if "all(" not in c.code and "any(" not in c.code]

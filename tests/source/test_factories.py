@@ -1,6 +1,6 @@
 import libcst as cst
 
-from minimizer.source.passes.factories import constant_tensors_to_factories
+from minimizer.source.passes.values.factories import constant_tensors_to_factories
 
 
 def rewrites(source: str) -> list[str]:

@@ -1,7 +1,7 @@
 import libcst as cst
 import pytest
 
-from minimizer.source.passes.flags import inline_flag_calls
+from minimizer.source.passes.structure.flags import inline_flag_calls
 from tests.source.helpers import check_candidates_are_valid_and_not_larger, greedy_reduce, runs_and_computes
 
 HELPER = '''def head(x, fused=True):

@@ -8,7 +8,7 @@ import libcst as cst
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minimizer.source.passes.inline import inline_single_use_variables
+from minimizer.source.passes.names.inline import inline_single_use_variables
 from tests.source.helpers import check_candidates_are_valid_and_not_larger, greedy_reduce
 
 def candidate_codes(code: str) -> list[str]:
@@ -197,7 +197,7 @@ def test_a_module_constant_is_replaced_in_the_functions_that_read_it():
 
 
 def test_only_names_bound_to_literals_are_inlined_where_lines_must_stay():
-    from minimizer.source.passes.inline import inline_literal_names
+    from minimizer.source.passes.names.inline import inline_literal_names
 
     code = "def k(x_ptr):\n    row = 0\n    out = x + res\n    tl.store(x_ptr + row * 2, out)\n"
     (candidate,) = [c.code for c in inline_literal_names(cst.parse_module(code))]
@@ -205,7 +205,7 @@ def test_only_names_bound_to_literals_are_inlined_where_lines_must_stay():
 
 
 def test_a_kernel_inlines_its_temporaries_and_keeps_the_steps_of_a_name_bound_again():
-    from minimizer.source.passes.inline import inline_kernel_temporaries
+    from minimizer.source.passes.names.inline import inline_kernel_temporaries
 
     code = (
         "@triton.jit\ndef k(x_ptr, w_ptr, r_ptr, out_ptr):\n    x = tl.load(x_ptr)\n    w = tl.load(w_ptr)\n"

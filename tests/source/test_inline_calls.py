@@ -1,6 +1,6 @@
 import libcst as cst
 
-from minimizer.source.passes.inline_calls import inline_single_call_functions
+from minimizer.source.passes.structure.inline_calls import inline_single_call_functions
 
 
 def codes(source):

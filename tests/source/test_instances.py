@@ -1,7 +1,7 @@
 import libcst as cst
 from hypothesis import given, settings
 
-from minimizer.source.passes.instances import single_instances_to_functions
+from minimizer.source.passes.structure.instances import single_instances_to_functions
 from tests.source.helpers import check_candidates_are_valid_and_not_larger, module_classes, runs_and_computes
 
 AUTOENCODER = """import torch

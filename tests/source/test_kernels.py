@@ -1,6 +1,6 @@
 import libcst as cst
 
-from minimizer.source.passes.kernels import constant_kernel_loads
+from minimizer.source.passes.kernels.memory import constant_kernel_loads
 
 KERNEL = """import triton
 import triton.language as tl
@@ -26,7 +26,7 @@ def test_loads_in_kernels_become_constants_together_then_alone():
 
 
 def test_masks_go_from_loads_and_stores_together_then_call_by_call():
-    from minimizer.source.passes.kernels import drop_kernel_masks
+    from minimizer.source.passes.kernels.memory import drop_kernel_masks
 
     source = (
         "import triton\n\n\n@triton.jit\ndef k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
@@ -41,7 +41,7 @@ def test_masks_go_from_loads_and_stores_together_then_call_by_call():
 
 
 def test_a_mask_nothing_reads_goes_with_the_masks_that_read_it_or_alone():
-    from minimizer.source.passes.kernels import drop_kernel_masks
+    from minimizer.source.passes.kernels.memory import drop_kernel_masks
 
     source = (
         "import triton\n\n\n@triton.jit\ndef k(x_ptr, out_ptr, n):\n    offs = tl.arange(0, 2)\n    mask = offs < n\n"
@@ -77,7 +77,7 @@ def test_a_block_of_one_element_is_read_as_its_scalar_and_writes_the_same():
 
     import pytest
 
-    from minimizer.source.passes.kernels import one_element_blocks_as_scalars
+    from minimizer.source.passes.kernels.memory import one_element_blocks_as_scalars
 
     (scalar,) = [c.code for c in one_element_blocks_as_scalars(cst.parse_module(ONE_ELEMENT))]
     assert "offs" not in scalar and "out = tl.load(x_ptr)\n" in scalar and "tl.store(out_ptr, out)\n" in scalar

@@ -1,6 +1,6 @@
 import libcst as cst
 
-from minimizer.source.passes.known_shapes import fold_known_shapes
+from minimizer.source.passes.names.known_shapes import fold_known_shapes
 
 
 def codes(source):

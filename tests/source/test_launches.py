@@ -3,7 +3,7 @@ import os
 import libcst as cst
 import pytest
 
-from minimizer.source.passes.launches import single_program_launches
+from minimizer.source.passes.kernels.launches import single_program_launches
 
 KERNEL = """\
 import torch
@@ -53,7 +53,7 @@ def test_launches_it_cannot_see_whole_stay(launch):
 def test_one_program_already_reads_its_index_as_zero():
     (one,) = codes(KERNEL + "k[1,](x, out, 4, 4)\n")
     assert "    offs = tl.arange(0, BLOCK)\n" in one and one.endswith("k[1,](x, out, 4, 4)\n")
-    from minimizer.source.passes.launches import launches_as_run
+    from minimizer.source.passes.kernels.launches import launches_as_run
 
     (told,) = [c.code for c in launches_as_run({"k": 1})(cst.parse_module(KERNEL + "k[x.numel(),](x, out, 4, 4)\n"))]
     assert "    offs = tl.arange(0, BLOCK)\n" in told and told.endswith("k[1,](x, out, 4, 4)\n")
@@ -84,8 +84,8 @@ def test_a_block_size_already_bound_in_the_kernel_widens_with_the_launch():
 
 
 def test_only_a_block_size_may_be_bound_in_the_launch_round():
-    from minimizer.source.passes.launches import block_sizes_only
-    from minimizer.source.passes.parameters import bind_constant_parameters
+    from minimizer.source.passes.kernels.launches import block_sizes_only
+    from minimizer.source.passes.signatures.parameters import bind_constant_parameters
 
     source = KERNEL.replace("n, BLOCK", "n, limit, BLOCK").replace("mask=offs < n)", "mask=offs < limit)") + "k[1,](x, out, 4, 4, 4)\n"
     every = [c.code for c in bind_constant_parameters(cst.parse_module(source))]
@@ -95,7 +95,7 @@ def test_only_a_block_size_may_be_bound_in_the_launch_round():
 
 
 def test_a_grid_computed_at_run_time_is_read_as_the_run_launched_it():
-    from minimizer.source.passes.launches import launches_as_run
+    from minimizer.source.passes.kernels.launches import launches_as_run
 
     source = KERNEL + "grid = (triton.cdiv(4, 1),)\nk[grid](x, out, 4, 1)\n"
     (one,) = [c.code for c in launches_as_run({"k": 4})(cst.parse_module(source))]

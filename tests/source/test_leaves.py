@@ -1,7 +1,7 @@
 import libcst as cst
 import torch
 
-from minimizer.source.passes.leaves import layers_to_leaves
+from minimizer.source.passes.expressions.leaves import layers_to_leaves
 
 AUTO_ENCODER = """import torch
 from torch import nn

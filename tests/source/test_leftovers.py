@@ -1,6 +1,6 @@
 import libcst as cst
 
-from minimizer.source.passes.leftovers import remove_what_the_step_left
+from minimizer.source.passes.statements.leftovers import remove_what_the_step_left
 
 
 def test_a_step_that_leaves_a_bare_name_and_an_unread_definition_has_both_removed_next():

@@ -1,7 +1,7 @@
 import libcst as cst
 
-from minimizer.source.passes.arguments import delete_arguments
-from minimizer.source.passes.library_configs import shrink_library_configs
+from minimizer.source.passes.signatures.arguments import delete_arguments
+from minimizer.source.passes.configs.library import shrink_library_configs
 
 
 def shrunk(source: str) -> list[str]:

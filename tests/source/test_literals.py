@@ -9,7 +9,7 @@ import libcst.matchers as m
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minimizer.source.passes.literals import shrink_int_literals, shrink_shapes
+from minimizer.source.passes.values.literals import shrink_int_literals, shrink_shapes
 from tests.source.helpers import check_candidates_are_valid_and_not_larger, greedy_reduce
 
 def candidate_codes(reduction_pass, code: str) -> list[str]:

@@ -1,6 +1,6 @@
 import libcst as cst
 
-from minimizer.source.passes.module_lists import unwrap_single_module_lists
+from minimizer.source.passes.items.module_lists import unwrap_single_module_lists
 
 HEAD = """class Head(nn.Module):
     def __init__(self):

@@ -1,8 +1,8 @@
 import libcst as cst
 from hypothesis import given, settings
 
-from minimizer.source.passes.dead_code import keep_effects_of_unused_assignments
-from minimizer.source.passes.modules import module_classes_to_functions
+from minimizer.source.passes.statements.dead_code import keep_effects_of_unused_assignments
+from minimizer.source.passes.structure.modules import module_classes_to_functions
 from tests.source.helpers import check_candidates_are_valid_and_not_larger, greedy_reduce, module_classes, runs_and_computes
 
 FORWARD_ONLY = """import torch

@@ -4,14 +4,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minimizer.source.passes.arguments import keywords_to_positional
-from minimizer.source.passes.constants import fold_integer_arithmetic
-from minimizer.source.passes.kernels import constant_kernel_loads
-from minimizer.source.passes.known_shapes import fold_known_shapes
-from minimizer.source.passes.leaves import layers_to_leaves
-from minimizer.source.passes.factories import constant_tensors_to_factories
-from minimizer.source.passes.random_inputs import random_inputs_to_ones
-from minimizer.source.passes.returns import drop_unread_returned_values
+from minimizer.source.passes.signatures.arguments import keywords_to_positional
+from minimizer.source.passes.values.constants import fold_integer_arithmetic
+from minimizer.source.passes.kernels.memory import constant_kernel_loads
+from minimizer.source.passes.names.known_shapes import fold_known_shapes
+from minimizer.source.passes.expressions.leaves import layers_to_leaves
+from minimizer.source.passes.values.factories import constant_tensors_to_factories
+from minimizer.source.passes.values.random_inputs import random_inputs_to_ones
+from minimizer.source.passes.signatures.returns import drop_unread_returned_values
 from tests.source.helpers import check_candidates_are_valid_and_not_larger, snippets
 
 _EXTRA = st.sampled_from(

@@ -1,7 +1,7 @@
 import libcst as cst
 
-from minimizer.source.passes.dead_code import remove_unused_definitions
-from minimizer.source.passes.paired import bypass_alike_operators, kernel_bodies_kept
+from minimizer.source.passes.statements.dead_code import remove_unused_definitions
+from minimizer.source.passes.kernels.paired import bypass_alike_operators, kernel_bodies_kept
 from tests.source.helpers import check_candidates_are_valid_and_not_larger
 
 KERNEL = '''import triton

@@ -2,7 +2,7 @@ import libcst as cst
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minimizer.source.passes.parameters import bind_constant_parameters, remove_unused_parameters
+from minimizer.source.passes.signatures.parameters import bind_constant_parameters, remove_unused_parameters
 from tests.source.helpers import check_candidates_are_valid_and_not_larger, greedy_reduce, module_classes, runs_and_computes, snippets
 
 
@@ -164,7 +164,7 @@ y = scale(torch.ones(1, 1), 1e-6)
 def test_a_custom_op_loses_a_parameter_nothing_registered_for_it_reads():
     import libcst as cst
 
-    from minimizer.source.passes.parameters import remove_unused_parameters
+    from minimizer.source.passes.signatures.parameters import remove_unused_parameters
 
     (code,) = [c.code for c in remove_unused_parameters(cst.parse_module(CUSTOM_OP))]
     assert "def scale(x: torch.Tensor) -> torch.Tensor:" in code and "def _(x):" in code

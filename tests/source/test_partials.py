@@ -1,6 +1,6 @@
 import libcst as cst
 
-from minimizer.source.passes.partials import partial_calls_to_calls
+from minimizer.source.passes.structure.partials import partial_calls_to_calls
 from tests.source.helpers import check_candidates_are_valid_and_not_larger, greedy_reduce, runs_and_computes
 
 

@@ -1,6 +1,6 @@
 import libcst as cst
 
-from minimizer.source.passes.random_inputs import random_inputs_to_ones
+from minimizer.source.passes.values.random_inputs import random_inputs_to_ones
 
 
 def codes(source):

@@ -1,8 +1,9 @@
-"""Tensors the script computed become factories of what the run recorded (``minimizer.source.passes.recorded``)."""
+"""Tensors the script computed become factories of what the run recorded
+(``minimizer.source.passes.values.recorded``)."""
 
 import libcst as cst
 
-from minimizer.source.passes.recorded import recorded_tensors_to_factories
+from minimizer.source.passes.values.recorded import recorded_tensors_to_factories
 
 SOURCE = """import torch
 labels = torch.randint(1, (1,))

@@ -1,6 +1,6 @@
 import libcst as cst
 
-from minimizer.source.passes.returns import drop_unread_returned_values, return_the_element_read
+from minimizer.source.passes.signatures.returns import drop_unread_returned_values, return_the_element_read
 
 
 def codes(source):
@@ -94,7 +94,7 @@ def test_a_call_of_a_local_function_of_the_same_name_is_not_a_use():
 
 
 def test_a_tuple_compared_whole_returns_one_of_its_values_in_turn():
-    from minimizer.source.passes.returns import return_one_of_the_values
+    from minimizer.source.passes.signatures.returns import return_one_of_the_values
 
     code = "def f(x):\n    y = x * 2\n    return y, y.requires_grad\nassert_close(torch.compile(f)(x), f(x))\n"
     got = [c.code for c in return_one_of_the_values(cst.parse_module(code))]
@@ -106,7 +106,7 @@ def test_a_tuple_compared_whole_returns_one_of_its_values_in_turn():
 
 
 def test_a_dict_compared_whole_returns_its_value():
-    from minimizer.source.passes.returns import return_one_of_the_values
+    from minimizer.source.passes.signatures.returns import return_one_of_the_values
 
     code = 'def f(x):\n    return {"attached": x.requires_grad}\nassert_close(torch.compile(f)(x), f(x))\n'
     got = [c.code for c in return_one_of_the_values(cst.parse_module(code))]

@@ -2,7 +2,7 @@ import libcst as cst
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minimizer.source.passes.subscripts import shrink_subscripts
+from minimizer.source.passes.expressions.subscripts import shrink_subscripts
 from tests.source.helpers import check_candidates_are_valid_and_not_larger, greedy_reduce, runs_and_computes, snippets
 
 

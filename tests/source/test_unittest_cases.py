@@ -1,6 +1,6 @@
 import libcst as cst
 
-from minimizer.source.passes.unittest_cases import unittest_cases_to_statements
+from minimizer.source.passes.structure.unittest_cases import unittest_cases_to_statements
 
 
 def candidates(source: str) -> list[str]:

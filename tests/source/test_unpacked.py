@@ -1,6 +1,6 @@
 import libcst as cst
 
-from minimizer.source.passes.unpacked import drop_unread_loop_items
+from minimizer.source.passes.items.unpacked import drop_unread_loop_items
 from tests.source.helpers import check_candidates_are_valid_and_not_larger
 
 
@@ -38,7 +38,7 @@ def test_candidates_are_valid_and_not_larger():
 
 
 def assigned(source):
-    from minimizer.source.passes.unpacked import drop_unread_assigned_items
+    from minimizer.source.passes.items.unpacked import drop_unread_assigned_items
 
     return [candidate.code for candidate in drop_unread_assigned_items(cst.parse_module(source))]
 

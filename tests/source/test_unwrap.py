@@ -2,7 +2,7 @@ import libcst as cst
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minimizer.source.passes.unwrap import unwrap_compound_statements
+from minimizer.source.passes.statements.unwrap import unwrap_compound_statements
 from tests.source.helpers import check_candidates_are_valid_and_not_larger, greedy_reduce, module_classes, runs_and_computes, snippets
 
 
@@ -88,7 +88,7 @@ def test_a_helper_called_once_with_arguments_is_inlined_with_its_parameters_boun
 def test_a_loop_over_a_display_of_one_item_binds_the_item_to_its_target():
     import libcst as cst
 
-    from minimizer.source.passes.unwrap import unwrap_compound_statements
+    from minimizer.source.passes.statements.unwrap import unwrap_compound_statements
 
     code = 'for name, out, ref in [(f"step{s}", f(x), g(x))]:\n    check(out, ref)\n'
     got = [c.code for c in unwrap_compound_statements(cst.parse_module(code))]

@@ -2,7 +2,7 @@ import libcst as cst
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minimizer.source.passes.wrappers import bypass_wrapper_functions
+from minimizer.source.passes.structure.wrappers import bypass_wrapper_functions
 from tests.source.helpers import check_candidates_are_valid_and_not_larger, greedy_reduce, module_classes, runs_and_computes, snippets
 
 
@@ -67,7 +67,7 @@ result = outer(3.5) + doubled(1.5)
 
 
 def test_a_helper_that_returns_an_expression_is_inlined_at_each_call():
-    from minimizer.source.passes.wrappers import inline_expression_functions
+    from minimizer.source.passes.structure.wrappers import inline_expression_functions
 
     code = "import torch\n\n\ndef load(n=32):\n    '''Load.'''\n    return torch.randn(n, n)\n\n\nx = f(load())\n"
     found = [c.code for c in inline_expression_functions(cst.parse_module(code))]
@@ -83,7 +83,7 @@ def test_a_helper_that_returns_an_expression_is_inlined_at_each_call():
 
 
 def test_a_helper_called_with_arguments_computes_what_it_did_and_computes_each_argument_once():
-    from minimizer.source.passes.wrappers import inline_expression_functions
+    from minimizer.source.passes.structure.wrappers import inline_expression_functions
 
     def inlined(code):
         return [c.code for c in inline_expression_functions(cst.parse_module(code))]
@@ -103,7 +103,7 @@ def test_a_helper_called_with_arguments_computes_what_it_did_and_computes_each_a
 
 
 def test_a_helper_returning_a_comprehension_is_inlined_where_no_name_it_binds_is_replaced():
-    from minimizer.source.passes.wrappers import inline_expression_functions
+    from minimizer.source.passes.structure.wrappers import inline_expression_functions
 
     code = "def evaluate(model, batches):\n    return [model(b) for b in batches]\n\n\nevaluate(opt, data)\nevaluate(m, data)\n"
     assert [c.code for c in inline_expression_functions(cst.parse_module(code))] == [
@@ -141,7 +141,7 @@ def test_a_wrapper_that_drops_the_value_is_bypassed_only_where_the_value_goes_un
 
 def test_a_lambda_bound_to_a_name_is_inlined_like_a_helper():
     # check_lambda_all_kernel: `close = lambda a, b: torch.allclose(a, b)` read in the check's generator.
-    from minimizer.source.passes.wrappers import inline_expression_functions
+    from minimizer.source.passes.structure.wrappers import inline_expression_functions
 
     code = "close = lambda a, b: torch.allclose(a, b)\nassert all(close(o, r) for o, r in pairs)\n"
     found = [c.code for c in inline_expression_functions(cst.parse_module(code))]

@@ -1,0 +1,122 @@
+"""Delete entries of dict, list and set displays: `{"attached": t.requires_grad, "mean": t.mean()}` loses
+`"mean"`; pass a one-item list argument as its item.
+
+Scripts return and log dictionaries of metrics and build lists of layers or checks; the bug needs one entry.
+Tuples are left alone: they are shapes (`shrink_shapes` takes those) and unpacked returns, whose arity the
+caller depends on.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, Sequence
+
+import libcst as cst
+import libcst.matchers as m
+
+from minimizer.source.passes.candidates import distinct_candidates
+from minimizer.source.passes.edit import replace_node, replace_nodes
+from minimizer.source.substitution import as_operand
+from minimizer.source.traversal import find_all, parent_map
+
+__all__ = ["delete_collection_elements", "unwrap_single_item_list_arguments"]
+
+
+def delete_collection_elements(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with one entry of a dict, list or set display of two or more entries removed; displays
+    in source order, each from its last entry to its first (a `**spread` or `*starred` entry too)."""
+
+    return distinct_candidates(module, _deletions(module))
+
+
+def _deletions(module: cst.Module) -> Iterator[cst.Module | None]:
+    for display in find_all(module, m.Dict() | m.List() | m.Set()):
+        elements = list(display.elements)  # type: ignore[union-attr]
+        if len(elements) < 2:
+            continue
+        for index in reversed(range(len(elements))):
+            kept = elements[:index] + elements[index + 1 :]
+            kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)  # no dangling comma
+            yield lambda k=kept, d=display: replace_node(module, d, d.with_changes(elements=k))
+
+
+def unwrap_single_item_list_arguments(module: cst.Module) -> Iterator[cst.Module]:
+    """Yield `module` with one call argument that is a one-item list replaced by the item, in source order:
+    `torch.autograd.grad(outputs=[loss], inputs=[z])` -> `torch.autograd.grad(outputs=loss, inputs=[z])`. Many
+    APIs take a tensor or a sequence of them; where one does not, the candidate fails and is dropped. A one-item
+    list or tuple unpacked into the call is its item, passed as is: `nn.Sequential(*[block])` ->
+    `nn.Sequential(block)` (the same call); a longer one is its items: `f(x, *[w, b])` -> `f(x, w, b)`. A
+    one-item list bound to a name only ever unpacked into calls is its item (`inputs = [x]`, `f(*inputs)` ->
+    `inputs = x`, `f(inputs)`). Where a truth is tested (an assert, an `if`, `not`, `and`), `all([c])` and
+    `any([c])` are `c`: the truth of their one item."""
+
+    return distinct_candidates(module, _unwrappings(module))
+
+
+def _unwrappings(module: cst.Module) -> Iterator[cst.Module | None]:
+    single = m.Arg(value=m.List(elements=[m.Element()]), star="")
+    unpacked = m.Arg(value=(m.List | m.Tuple)(elements=[m.Element()]), star="*")
+    for arg in find_all(module, single | unpacked):
+        item = arg.value.elements[0].value  # type: ignore[union-attr]
+        yield lambda a=arg, i=item: replace_node(module, a, a.with_changes(value=i, star=""))
+    spread = m.Arg(value=(m.List | m.Tuple)(elements=[m.Element(), m.Element(), m.ZeroOrMore(m.Element())]), star="*")
+    for call in find_all(module, m.Call(args=[m.ZeroOrMore(), spread, m.ZeroOrMore()])):
+        yield lambda c=call: replace_node(module, c, c.with_changes(args=_spread(c.args)))  # type: ignore[attr-defined]
+    yield from _named_single_items(module)
+    yield from _truths_of_one_item(module)
+
+
+_ALL_OF_ONE = m.Call(func=m.Name("all") | m.Name("any"), args=[m.Arg(value=(m.List | m.Tuple)(elements=[m.Element()]), star="")])
+
+
+def _truths_of_one_item(module: cst.Module) -> Iterator[cst.Module | None]:
+    """`assert all([c])` -> `assert c`, where only the call's truth is read (not its value: `ok = all([c])` is
+    a bool where `c` may be a tensor)."""
+
+    parents = parent_map(module)
+    for call in find_all(module, _ALL_OF_ONE):
+        parent = parents.get(call)
+        operand = isinstance(parent, cst.BooleanOperation) or m.matches(parent, m.UnaryOperation(operator=m.Not()))
+        if operand or (isinstance(parent, (cst.Assert, cst.If, cst.While, cst.IfExp)) and parent.test is call):
+            item = call.args[0].value.elements[0].value  # type: ignore[attr-defined]
+            yield lambda c=call, i=(as_operand(item) if operand else item): replace_node(module, c, i)
+
+
+_ONE_ITEM_NAMED = m.SimpleStatementLine(
+    body=[m.Assign(targets=[m.AssignTarget(target=m.Name())], value=(m.List | m.Tuple)(elements=[m.Element()]))]
+)
+
+
+def _named_single_items(module: cst.Module) -> Iterator[cst.Module | None]:
+    """A one-item list bound to a name that is only ever passed to calls, unpacked or not (``inputs = [x]`` then
+    ``f(*inputs)``, as the graph lift writes it; ``widths = [1]`` then ``torch.ones(widths)``): the name bound to
+    the item, passed as is (``inputs = x``, ``f(inputs)``; ``widths = 1``, which a literal's inlining then
+    writes in place)."""
+
+    parents = parent_map(module)
+    for statement in module.body:
+        if not m.matches(statement, _ONE_ITEM_NAMED):
+            continue
+        assign = statement.body[0]  # type: ignore[attr-defined]
+        name = assign.targets[0].target.value
+        uses = [n for n in find_all(module, m.Name(name)) if n is not assign.targets[0].target]
+        arguments = [parents.get(n) for n in uses]
+        if not uses or any(not isinstance(a, cst.Arg) or a.value is not use for a, use in zip(arguments, uses)):
+            continue
+        replacements = {arg: arg.with_changes(star="") for arg in arguments if arg.star == "*"}
+        replacements[assign] = assign.with_changes(value=assign.value.elements[0].value)
+        yield lambda r=replacements: replace_nodes(module, r)
+
+
+def _spread(args: Sequence[cst.Arg]) -> list[cst.Arg]:
+    """``args`` with each list or tuple display unpacked into the call (`*[w, b]`) written as its items."""
+
+    spread: list[cst.Arg] = []
+    for index, arg in enumerate(args):
+        items = arg.value.elements if arg.star == "*" and isinstance(arg.value, (cst.List, cst.Tuple)) else None
+        if items is None or any(not isinstance(item, cst.Element) for item in items):
+            spread.append(arg)
+            continue
+        last = index == len(args) - 1
+        spread += [cst.Arg(item.value) for item in items[:-1]]
+        spread.append(cst.Arg(items[-1].value, comma=arg.comma if not last else cst.MaybeSentinel.DEFAULT))
+    return spread
