@@ -87,7 +87,7 @@ class KernelLaunches:
 
     def one_grids(self) -> tuple[tuple[str, int], ...]:
         """(kernel, programs) for each kernel every launch of which had the same number of programs, on one
-        axis (``source.passes.launches.launches_as_run`` reads it as the grid)."""
+        axis (``source.passes.kernels.launches.launches_as_run`` reads it as the grid)."""
 
         return tuple(sorted((k, next(iter(g))) for k, g in self._grids.items() if len(g) == 1 and None not in g))
 
