@@ -85,6 +85,20 @@ FIRST_AND_FINAL = (
             "2026-12-02-h200-new_today_cuda_trunc_div_pages.json",
         ),
     ),
+    FirstAndFinal(
+        title="The operator held through the reduction (2026-12-02, H200, torch 2.11)",
+        about=(
+            "`bash bench/checks_gpu.sh 240 today_cuda_trunc_div_pages today_cuda_remainder_large_ratio "
+            "today_cuda_fp16_ldexp_block_float` (three at once, `-j 4` each), the tree at 725c974 (the file's `commit` "
+            "is the device copy's HEAD, 1d62777; the device copies record no HEAD of ours). Beside it, the session's "
+            "earlier run (`-j 2`, `--max-time 150`, five oracle calls before its limit: not like for like). The repro "
+            "keeps `rounding_mode=\"trunc\"` (the issue's slip dropped it for `div` then a cast, at an earlier code) "
+            "and the culprit names aten.div.Tensor_mode."
+        ),
+        first_label="earlier run",
+        first=("2026-12-02-h200-new_today_cuda_trunc_div_pages.json",),
+        final=("2026-12-02-h200-today-cuda-operator-today_cuda_trunc_div_pages.json",),
+    ),
 )
 
 
