@@ -66,6 +66,7 @@ sys.path.insert(0, str(REPO))
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
 
 from minimizer.metrics import measure  # noqa: E402
+from minimizer.regression_check import UNDER_THE_IDENTITY  # noqa: E402
 from minimizer.runner.plain import run_plain  # noqa: E402
 from minimizer.runner.process import Limits  # noqa: E402
 
@@ -73,21 +74,6 @@ CASES = REPO / "corpus" / "cases"
 VENVS = REPO / "corpus" / ".venvs"
 CHECK_TIMEOUT = 600.0
 DEFAULT_MAX_TIME = 300.0
-
-# Runs a script with torch.compile replaced by the identity (as a call, and as a decorator with options).
-IDENTITY_WRAPPER = """import runpy, sys
-import torch
-
-
-def _identity(model=None, **options):
-    return model if model is not None else (lambda fn: fn)
-
-
-torch.compile = _identity
-torch._dynamo.optimize = lambda *args, **kwargs: (lambda fn: fn)
-sys.argv = [{script!r}]
-runpy.run_path({script!r}, run_name="__main__")
-"""
 
 
 @dataclass
@@ -234,7 +220,7 @@ def _run(python: str, folder: Path, script: str, identity: bool):
     source = (folder / script).read_text()
     if identity:
         name = "_identity_run.py"
-        (folder / name).write_text(IDENTITY_WRAPPER.format(script=str(folder / script)))
+        (folder / name).write_text(UNDER_THE_IDENTITY.format(script=str(folder / script)))
         source, script = (folder / name).read_text(), name
     return run_plain(source, script, str(folder), Limits(timeout=CHECK_TIMEOUT), python=python)
 

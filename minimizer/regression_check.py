@@ -25,8 +25,9 @@ import pytest
 sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", "-o", "addopts=", {test!r}]))
 """
 
-# The test run with torch.compile (and torch._dynamo.optimize) replaced by the identity.
-_UNDER_THE_IDENTITY = """import runpy, sys
+# A script run with torch.compile (as a call, and as a decorator with options) and torch._dynamo.optimize
+# replaced by the identity: what the compiled code does once the compiler is right.
+UNDER_THE_IDENTITY = """import runpy, sys
 import torch
 
 
@@ -36,8 +37,8 @@ def _identity(model=None, **options):
 
 torch.compile = _identity
 torch._dynamo.optimize = lambda *args, **kwargs: (lambda fn: fn)
-sys.argv = [{test!r}]
-runpy.run_path({test!r}, run_name="__main__")
+sys.argv = [{script!r}]
+runpy.run_path({script!r}, run_name="__main__")
 """
 
 
@@ -92,7 +93,7 @@ def check_regression_test(
             run_plain(_UNDER_PYTEST.format(test=test_name), "_run_pytest.py", folder, limits) if with_pytest else None
         )
         compiles = "torch.compile" in repro or "_dynamo.optimize" in repro
-        identity = run_plain(_UNDER_THE_IDENTITY.format(test=test_name), "_run_identity.py", folder, limits) if compiles else None
+        identity = run_plain(UNDER_THE_IDENTITY.format(script=test_name), "_run_identity.py", folder, limits) if compiles else None
     return TestCheck(repro_run.failure, plain, under_pytest, identity)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 import libcst as cst
+import libcst.matchers as m
 
 from minimizer.output import split_header, tidy
 
@@ -121,19 +122,9 @@ def _globals_of(kernel: cst.FunctionDef) -> set[str]:
     """The names a kernel reads that it neither takes nor binds: the module-level values it needs."""
 
     bound = {param.name.value for param in kernel.params.params}
-    bound |= {name for statement in _statements_in(kernel) for name in _assigned(statement)}
+    lines = [line for line in m.findall(kernel, m.SimpleStatementLine()) if isinstance(line, cst.SimpleStatementLine)]
+    bound |= {name for line in lines for name in _assigned(line)}
     return {name.value for name in _names(kernel.body)} - bound
-
-
-def _statements_in(node: cst.CSTNode) -> list[cst.BaseStatement]:
-    found: list[cst.BaseStatement] = []
-
-    class _Collect(cst.CSTVisitor):
-        def visit_SimpleStatementLine(self, line: cst.SimpleStatementLine) -> None:
-            found.append(line)
-
-    node.visit(_Collect())
-    return found
 
 
 def _assigned(statement: cst.BaseStatement) -> set[str]:
@@ -148,14 +139,7 @@ def _assigned(statement: cst.BaseStatement) -> set[str]:
 
 
 def _names(node: cst.CSTNode) -> list[cst.Name]:
-    found: list[cst.Name] = []
-
-    class _Collect(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            found.append(name)
-
-    node.visit(_Collect())
-    return found
+    return [found for found in m.findall(node, m.Name()) if isinstance(found, cst.Name)]
 
 
 def _code(node: cst.CSTNode) -> str:
