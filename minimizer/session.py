@@ -24,6 +24,7 @@ from minimizer.runs import Runs
 from minimizer.script_input import read_script
 from minimizer.source.layout import format_source
 from minimizer.source.script_args import bake_arguments
+from minimizer.stages.backend_written import with_the_cheapest_backend
 from minimizer.stages.best_so_far import BestSoFar
 from minimizer.stages.check import CheckReport, OracleFinding, check_original
 from minimizer.stages.confirm import Confirmation, confirm_repro
@@ -180,6 +181,7 @@ class Session:
         compares = confirmation.compares
         with self.runs.clock.stage("culprit"):
             culprit = self._culprit(confirmation, best, statement)
+            confirmation = with_the_cheapest_backend(self.runs, confirmation, culprit, statement.settings)
         written = best.write(
             confirmation.text, final=True, cost=_cost_line(cost), compares=compares,
             culprit=culprit.describe() if culprit else "", fails=confirmation.in_words(best.target.spec),

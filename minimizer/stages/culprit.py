@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from minimizer.source.compile_backend import scripts_backend
 from oracles.forced_backend import BACKEND_VARIABLE
 
 if TYPE_CHECKING:
@@ -37,7 +38,8 @@ NOT_TOLD = "not told"
 
 @dataclass
 class Culprit:
-    """The layer named, the backend that named it ("" where none did), and each rung's answer in order."""
+    """The layer named, the backend that named it (where none did, the one the script names, as written, or ""),
+    and each rung's answer in order."""
 
     layer: str
     backend: str = ""
@@ -64,6 +66,8 @@ class Culprit:
         if self.layer == NOT_TOLD:
             return f"{NOT_TOLD}: {self.detail}"
         layer = f"{self.layer}: {self.subsystem}" if self.subsystem else self.layer
+        if self.layer == THE_SCRIPTS_BACKEND and self.backend:
+            layer = f"the script's backend {self.backend} or its compile options"
         layer += f", operator {self.operator}" if self.operator else ""
         return f"{layer} ({', '.join(f'{backend} {_YES_NO[shown]}' for backend, shown in self.ladder)})"
 
@@ -93,7 +97,7 @@ def name_the_culprit(runs: Runs, text: str, target: Target, settings: RunSetting
     for (backend, layer), (_, shown) in zip(LADDER, ladder):
         if shown:
             return Culprit(layer, backend, ladder[: ladder.index((backend, True)) + 1])
-    return Culprit(THE_SCRIPTS_BACKEND, "", ladder)
+    return Culprit(THE_SCRIPTS_BACKEND, scripts_backend(text), ladder)
 
 
 def with_backend(settings: RunSettings, backend: str) -> RunSettings:

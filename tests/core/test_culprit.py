@@ -142,3 +142,11 @@ def test_the_compiler_bisectors_finding_is_read_and_told_after_the_layer(monkeyp
     assert with_subsystem(dynamo, "repro", "repro.py", None, "AssertionError") is dynamo  # not Inductor's: no bisection
     monkeypatch.setattr(subsystem, "ships_the_bisector", lambda python=None: False)
     assert "no compiler bisector" in with_subsystem(inductor, "repro", "repro.py", None, "AssertionError").detail
+
+
+def test_the_scripts_own_backend_is_named_where_no_rung_shows_the_bug():
+    runs = _Runs()
+    text = "import torch\nf = torch.compile(lambda x: x, backend=planted_backend)\n"
+    culprit = name_the_culprit(runs, text, _Target(), SETTINGS, compiles=True)
+    assert culprit.layer == THE_SCRIPTS_BACKEND and culprit.backend == "planted_backend"
+    assert culprit.describe().startswith("the script's backend planted_backend or its compile options (eager no")
