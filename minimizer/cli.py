@@ -99,7 +99,7 @@ def reduce(
     ),
     reducer: Reducer = typer.Option(Reducer.auto, "--reducer", help="source, graph, or auto (source, then graph when the model lives outside the script)."),
     culprit: bool = typer.Option(True, "--culprit/--no-culprit", help="Name the compiler layer of the repro's bug: four more runs of the repro, one per backend."),
-    subsystem: bool = typer.Option(False, "--subsystem", help="Where the layer is Inductor, name its subsystem and the application that breaks (torch's compiler bisector: some twenty runs more)."),
+    subsystem: bool = typer.Option(True, "--subsystem/--no-subsystem", help="Where the layer is Inductor, name its subsystem and the application that breaks (torch's compiler bisector: some twenty plain runs, at most 90 s)."),
     cheaper_backend: bool = typer.Option(True, "--cheaper-backend/--script-backend", help="Candidates compile with the cheapest backend below Inductor that shows the bug, where the script takes Inductor's default (three more runs of the original); the repro is confirmed with the script's own."),
     issue: Optional[Path] = typer.Option(None, "--issue", help="Also write an issue body for the PyTorch tracker here (Markdown)."),
     ray: Optional[str] = typer.Option(
@@ -192,7 +192,7 @@ def check(
     confirm: int = typer.Option(1, "--confirm", help="How many runs."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
     culprit: bool = typer.Option(True, "--culprit/--no-culprit", help="Name the compiler layer of the bug: four more runs, one per backend."),
-    subsystem: bool = typer.Option(False, "--subsystem", help="Where the layer is Inductor, name its subsystem and the application that breaks (torch's compiler bisector: some twenty runs more)."),
+    subsystem: bool = typer.Option(False, "--subsystem/--no-subsystem", help="Where the layer is Inductor, name its subsystem and the application that breaks (torch's compiler bisector on the original: some twenty plain runs, at most 90 s)."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="With an error, also what lies behind it (a plug-in oracle's traceback)."),
 ) -> None:
     """Run SCRIPT under the oracles and show which fire, with their signatures, and the compiler layer of the bug."""

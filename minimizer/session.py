@@ -41,6 +41,10 @@ from minimizer.time_budget import reduction_deadline, seconds_for_the_end
 
 __all__ = ["Options", "Outcome", "ReproDoesNotFail", "Session"]
 
+# The compiler bisector's time at most (some twenty plain runs of the repro, one after another): past it, the
+# culprit names the layer and the operator, and says the subsystem was not named in time.
+SUBSYSTEM_SECONDS = 90.0
+
 
 class Session:
     def __init__(self, options: Options, progress: Progress):
@@ -228,17 +232,22 @@ class Session:
         culprit = name_the_culprit(self.runs, confirmation.text, best.target, statement.settings, compiles=compiles)
         culprit = with_operator(self.runs, culprit, confirmation.text, best.target, statement.settings)
         failure = confirmation.plain[0].failure if confirmation.plain else None
-        culprit = self._with_subsystem(culprit, confirmation.text, failure)
+        culprit = self._with_subsystem(culprit, confirmation.text, failure, best.started)
         self.progress.message(f"culprit: {culprit.describe()}")
         return culprit
 
-    def _with_subsystem(self, culprit: Culprit, source: str, failure: str | None) -> Culprit:
-        """``culprit`` with Inductor's subsystem where ``--subsystem`` asks for it (``stages.subsystem``)."""
+    def _with_subsystem(self, culprit: Culprit, source: str, failure: str | None, started: float | None = None) -> Culprit:
+        """``culprit`` with Inductor's subsystem (``stages.subsystem``) unless ``--no-subsystem``, in at most
+        ``SUBSYSTEM_SECONDS`` and what is left of ``--max-time`` (counted from ``started``)."""
 
         if not self.options.subsystem or culprit.layer != "Inductor":
             return culprit
-        self.progress.message("naming Inductor's subsystem with torch's compiler bisector")
-        return with_subsystem(culprit, source, self.options.script.name, str(self.runs.workspace.folder), failure)
+        seconds = SUBSYSTEM_SECONDS
+        if self.options.max_time is not None and started is not None:
+            seconds = min(seconds, max(1.0, started + self.options.max_time - time.monotonic()))
+        self.progress.message(f"naming Inductor's subsystem with torch's compiler bisector (at most {seconds:.0f} s)")
+        folder = str(self.runs.workspace.folder)
+        return with_subsystem(culprit, source, self.options.script.name, folder, failure, seconds)
 
     def _write_report(self, outcome: Outcome) -> None:
         if self.options.report:

@@ -121,10 +121,12 @@ def cheapest_backend(runs: Runs, text: str, target: Target, settings: RunSetting
     return next((b for b, result in zip(CHEAPER_THAN_INDUCTOR, results) if target.shown_by(result)), None)
 
 
-def with_subsystem(culprit: Culprit, source: str, filename: str, beside: str | None, failure: str | None) -> Culprit:
+def with_subsystem(
+    culprit: Culprit, source: str, filename: str, beside: str | None, failure: str | None, seconds: float | None = None
+) -> Culprit:
     """``culprit`` with the subsystem of Inductor its bug needs (``stages.subsystem``), where the ladder named
-    Inductor, ``failure`` is what the repro claims under plain python, and torch ships the bisector; else as it is
-    (``detail`` says why not, where it was worth asking)."""
+    Inductor, ``failure`` is what the repro claims under plain python, and torch ships the bisector, within
+    ``seconds``; else as it is (``detail`` says why not, where it was worth asking)."""
 
     from minimizer.stages.subsystem import bisect_inductor, ships_the_bisector
 
@@ -132,7 +134,7 @@ def with_subsystem(culprit: Culprit, source: str, filename: str, beside: str | N
         return culprit
     if not ships_the_bisector():
         return dataclasses.replace(culprit, detail="this torch has no compiler bisector to name the subsystem")
-    found = bisect_inductor(source, filename, beside, failure)
+    found = bisect_inductor(source, filename, beside, failure, total_seconds=seconds)
     if isinstance(found, str):
         return dataclasses.replace(culprit, detail=f"subsystem not named: {found}")
     return dataclasses.replace(culprit, subsystem=found.describe())

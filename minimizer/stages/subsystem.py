@@ -13,7 +13,9 @@ every later run of the program (2026-11-28: a bisection beside a benchmark made 
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -60,10 +62,12 @@ def ships_the_bisector(python: str = sys.executable) -> bool:
 
 
 def bisect_inductor(
-    source: str, filename: str, beside: str | None, failure: str, *, python: str = sys.executable, run_seconds: float = 300.0
+    source: str, filename: str, beside: str | None, failure: str, *, python: str = sys.executable,
+    run_seconds: float = 300.0, total_seconds: float | None = None,
 ) -> Subsystem | str:
     """The subsystem of Inductor the repro ``source`` (which fails under plain python with ``failure``) needs, or
-    why none was found. ``run_seconds`` bounds each run of the repro; the bisection takes some twenty."""
+    why none was found. ``run_seconds`` bounds each run of the repro; the bisection takes some twenty, all of them
+    within ``total_seconds`` (``None``: no bound), else it is stopped with every run it started."""
 
     with tempfile.TemporaryDirectory(prefix="minimizer-bisect-") as work:
         folder = Path(work) / "case"
@@ -74,8 +78,17 @@ def bisect_inductor(
         env = {**USER_ENV, "TORCHINDUCTOR_CACHE_DIR": str(Path(work) / "inductor-cache")}
         probe = [python, "-m", "minimizer.stages.subsystem", filename, failure, str(run_seconds)]
         command = [python, "-m", "torch._inductor.compiler_bisector", "run", *probe]
-        done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
-    return read_bisection(done.stdout)
+        bisector = subprocess.Popen(
+            command, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            stdin=subprocess.DEVNULL, start_new_session=True,
+        )
+        try:
+            output, _ = bisector.communicate(timeout=total_seconds)
+        except subprocess.TimeoutExpired:
+            os.killpg(bisector.pid, signal.SIGKILL)  # the bisector and the plain run it is waiting for
+            bisector.communicate()
+            return f"the bisector did not finish within {total_seconds:.0f} s"
+    return read_bisection(output)
 
 
 def read_bisection(output: str) -> Subsystem | str:
