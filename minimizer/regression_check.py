@@ -12,7 +12,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from minimizer.runner.plain import PlainRun, run_plain
+from minimizer.runner.plain import PlainRun, failure_kind, run_plain
 from minimizer.runner.run_types import Limits
 from minimizer.runner.workspace import populate
 
@@ -59,8 +59,8 @@ class TestCheck:
         found = []
         if self.repro_failure is None:
             found.append("the repro itself passes under plain python")
-        elif _kind(self.plain.failure) != _kind(self.repro_failure):
-            found.append(f"under plain python the test {self.plain.describe()}, the repro fails with {_kind(self.repro_failure)}")
+        elif failure_kind(self.plain.failure) != failure_kind(self.repro_failure):
+            found.append(f"under plain python the test {self.plain.describe()}, the repro fails with {failure_kind(self.repro_failure)}")
         if self.pytest is not None and self.pytest.returncode != _PYTEST_TESTS_FAILED:
             found.append(f"under pytest the test does not fail (exit status {self.pytest.returncode})")
         if self.identity is not None and self.identity.returncode != 0:
@@ -95,12 +95,3 @@ def check_regression_test(
         compiles = "torch.compile" in repro or "_dynamo.optimize" in repro
         identity = run_plain(UNDER_THE_IDENTITY.format(script=test_name), "_run_identity.py", folder, limits) if compiles else None
     return TestCheck(repro_run.failure, plain, under_pytest, identity)
-
-
-def _kind(failure: str | None) -> str:
-    """``AssertionError`` of ``AssertionError: assert ...``; what a test run and a repro run are compared by (the
-    test's traceback goes through unittest or pytest, its message need not read the same)."""
-
-    if failure is not None and failure.startswith("exit status"):
-        return "SystemExit"  # the repro's `sys.exit(1)` raises inside the test, which reports it so
-    return (failure or "passes").split(": ", 1)[0]

@@ -119,12 +119,16 @@ class Runs:
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
 
-    def plain(self, source: str, limits: Limits, args: tuple[str, ...] = (), python: str | None = None) -> PlainRun:
+    def plain(
+        self, source: str, limits: Limits, args: tuple[str, ...] = (), python: str | None = None,
+        cancel: threading.Event | None = None,
+    ) -> PlainRun:
         """``source`` under plain python, as the user runs it (in the snapshot of its folder), with ``args``;
         ``python``: another interpreter than ours (``--fixed-in``)."""
 
         folder = str(self.workspace.folder)
-        run = run_plain(source, self.options.script.name, folder, limits, args=args, python=python or sys.executable)
+        python = python or sys.executable
+        run = run_plain(source, self.options.script.name, folder, limits, args=args, python=python, cancel=cancel)
         if source == self.original:
             self.clock.ran_the_original(run.seconds)
         return run

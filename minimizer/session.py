@@ -102,10 +102,16 @@ class Session:
             check_fixed_release(self.runs, self.source, pinned.settings.limits)
         listing.join()
         best = BestSoFar(self.options, self.progress, report, pinned.target, self.source, started)
+        if report.plain_failure is not None:
+            limits = pinned.settings.limits
+            best.watch_under_plain_python(lambda text, cancel: self.runs.plain(text, limits, cancel=cancel), report.plain_failure)
         with stage("backend and operator"):
             reducing = self._under_the_cheapest_backend(pinned, report, best)
         with stage("reduce"):
-            best_text = reduce_script(self.runs, reducing, best, self._deadline(report, started))
+            try:
+                best_text = reduce_script(self.runs, reducing, best, self._deadline(report, started))
+            finally:
+                best.stop_watching()
         unstated = measure(format_source(best_text))
         # What the reduction did is on disk before the repro is stated and confirmed (runs that can take minutes
         # where plain python imports slowly); the final report replaces it.

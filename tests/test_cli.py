@@ -182,6 +182,9 @@ def test_ctrl_c_keeps_the_best_repro_so_far(tmp_path):
     assert output.read_text().startswith("# Minimized by minimizer")
     assert "in progress" in output.read_text().splitlines()[0]
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+    # What the interruption left is a repro: plain python fails with it as with the original.
+    left = subprocess.run([sys.executable, str(output)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert left.returncode == 1 and "ValueError: boom" in left.stderr
 
 
 def test_help_prints_the_defaults_it_describes():

@@ -27,6 +27,17 @@ from oracles.signature import exception_signature
 _TRACEBACK_SEARCH_CHARS = 1 << 20
 
 
+def failure_kind(failure: str | None) -> str:
+    """What two plain runs' failures are compared by where their messages need not read alike (a step that
+    renamed what an assert reads, a test runner's report of a repro's failure): the exception type
+    (``AssertionError`` of ``AssertionError: assert ...``); a script's ``sys.exit(1)`` as the SystemExit it
+    raises; ``passes`` for none."""
+
+    if failure is not None and failure.startswith("exit status"):
+        return "SystemExit"
+    return (failure or "passes").split(": ", 1)[0]
+
+
 @dataclass
 class PlainRun:
     """How one plain run ended. ``failure`` is ``None`` when it exited with status 0, else what the oracles

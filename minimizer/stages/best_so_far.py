@@ -3,8 +3,10 @@ interruption loses nothing), every step's text, and the oracle calls and pass pa
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 from minimizer.metrics import Size, count_tokens, measure
 from minimizer.options import Options
@@ -12,9 +14,11 @@ from minimizer.files import write_atomic
 from minimizer.output import ReproInfo, render_repro
 from minimizer.progress import Progress
 from minimizer.reduce.tester import Tester
+from minimizer.runner.plain import PlainRun
 from minimizer.source.layout import format_source
 from minimizer.stages.check import CheckReport
 from minimizer.stages.pin import Target
+from minimizer.stages.plain_watch import PlainWatch
 
 
 @dataclass
@@ -78,6 +82,10 @@ class BestSoFar:
         self.work = Work()
         self.trajectory: list[dict] = [{"oracle_calls": 0, "seconds": 0.0, "tokens": self.before.tokens}]
         self.history: list[str] = [source]  # every best so far, oldest first
+        # Where the original fails under plain python: the steps are checked there as they come, and only those
+        # that fail so are written (``stages.plain_watch``); ``plain_confirmed`` is the latest of them.
+        self.watch: PlainWatch | None = None
+        self.plain_confirmed = source
 
     def message(self, text: str) -> None:
         self.progress.message(text)
@@ -103,8 +111,36 @@ class BestSoFar:
             self.history.append(text)
             # Unformatted: formatting every step cost the parent more than the rest of writing; an interrupted
             # run rewrites the best so far formatted (`reduce`), as the final write does.
-            self.write(text, final=False, formatted=False)
+            if self.watch is not None:
+                self.watch.offer(text)
+            else:
+                self.write(text, final=False, formatted=False)
         self.progress.accepted(text, size, pass_name)
+
+    def watch_under_plain_python(self, run_plain: Callable[[str, threading.Event], PlainRun], failure: str) -> None:
+        """From now on, write only steps plain python has seen fail with ``failure``'s kind (``PlainWatch``); the
+        original, which does, is on disk from the start."""
+
+        self.write(self.plain_confirmed, final=False, formatted=False)
+        self.watch = PlainWatch(run_plain, failure, self._plain_python_fails)
+
+    def stop_watching(self) -> None:
+        if self.watch is not None:
+            self.watch.close()
+
+    def write_interrupted(self) -> None:
+        """What an interruption leaves: the latest step plain python has seen fail (formatted), or, where
+        nothing is watched, the best so far."""
+
+        self.stop_watching()
+        if self.watch is not None:
+            self.write(self.plain_confirmed, final=False)
+        elif len(self.history) > 1:
+            self.write(self.best_text, final=False)
+
+    def _plain_python_fails(self, text: str) -> None:
+        self.plain_confirmed = text
+        self.write(text, final=False, formatted=False)
 
     def write(
         self, text: str, *, final: bool, formatted: bool = True, cost: str = "", compares: str = "", culprit: str = "",

@@ -61,8 +61,7 @@ def reduce_script(runs: Runs, pinned: Pinned, best: BestSoFar, deadline: float |
         text = best.best_text
         runs.progress.message("time limit reached: keeping the best repro so far")
     except KeyboardInterrupt:
-        if len(best.history) > 1:
-            best.write(best.best_text, final=False)
+        best.write_interrupted()
         raise
     best.work.finish()
     return text
