@@ -5,7 +5,8 @@ a file that fails under plain python, not one that shows the bug only under mini
 the script does not set, a silent value a later statement states).
 
 Steps come faster than plain runs: a step offered while a run is going waits, and a newer one replaces it, so
-the watch runs at most one plain run at a time and checks the latest step each time it is free.
+the watch runs at most one plain run at a time and checks the latest step each time it is free, resting after
+each run as long as it took.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ import threading
 from typing import Callable
 
 from minimizer.runner.plain import PlainRun, failure_kind
+
+
+_MOST_REST_SECONDS = 30.0
 
 
 class PlainWatch:
@@ -67,5 +71,8 @@ class PlainWatch:
                 self.failed += fails
                 if fails and not self._closed:
                     self._confirmed(text)
+            # Half the time at most: the candidates need the cores more than the file on disk needs the last step.
+            self._cancel.wait(min(run.seconds, _MOST_REST_SECONDS))
+            with self._changed:
                 self._busy = False
                 self._changed.notify_all()
