@@ -76,8 +76,9 @@ def _interrupt_on_termination() -> None:
 
 @app.command()
 def reduce(
-    script: Path = typer.Argument(..., help="The failing script (it is never modified)."),
+    script: Optional[Path] = typer.Argument(None, help="The failing script (it is never modified).", show_default=False),
     script_args: Optional[List[str]] = typer.Argument(None, help="The script's own arguments, after --.", show_default=False),
+    from_trace: Optional[Path] = typer.Option(None, "--from-trace", help="Instead of SCRIPT: a TORCH_TRACE folder (or a folder of fx_graph_runnable programs) the failing job left; the first graph that fails alone here is reduced, the job is never run; the repro goes to DIR.min.py unless -o says."),
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="Where to write the repro \\[default: SCRIPT.min.py]."),
     report: Optional[Path] = typer.Option(None, "--report", help="Also write a JSON report here."),
     oracle: str = typer.Option("auto", "--oracle", help="auto, a built-in name, file.py:name or package.module:name."),
@@ -99,7 +100,8 @@ def reduce(
     ),
     reducer: Reducer = typer.Option(Reducer.auto, "--reducer", help="source, graph, or auto (source, then graph when the model lives outside the script)."),
     culprit: bool = typer.Option(True, "--culprit/--no-culprit", help="Name the compiler layer of the repro's bug: four more runs of the repro, one per backend."),
-    subsystem: bool = typer.Option(True, "--subsystem/--no-subsystem", help="Where the layer is Inductor, name its subsystem and the application that breaks (torch's compiler bisector: some twenty plain runs, at most 90 s)."),
+    subsystem: bool = typer.Option(True, "--subsystem/--no-subsystem", help="Where the layer is Inductor, name its subsystem and the application that breaks (torch's compiler bisector: some twenty plain runs of the repro)."),
+    subsystem_seconds: float = typer.Option(120.0, "--subsystem-seconds", help="The bisector's time at most; not asked where twenty runs of the repro would not fit."),
     cheaper_backend: bool = typer.Option(True, "--cheaper-backend/--script-backend", help="Candidates compile with the cheapest backend below Inductor that shows the bug, where the script takes Inductor's default (three more runs of the original); the repro is confirmed with the script's own."),
     issue: Optional[Path] = typer.Option(None, "--issue", help="Also write an issue body for the PyTorch tracker here (Markdown)."),
     ray: Optional[str] = typer.Option(
@@ -111,12 +113,16 @@ def reduce(
     """Minimize SCRIPT: write the smallest script that still shows the same bug. The script's own arguments
     go after --: `minimizer reduce train.py -- --steps 2`."""
 
+    if (script is None) == (from_trace is None):
+        _fail("give the failing script, or --from-trace DIR (a folder the failing job's TORCH_TRACE left), not both")
+    if from_trace is not None:
+        script, output = _program_from_trace(from_trace, output, timeout)
     options = Options(
         script=script, output=output, report=report, oracle=oracle, timeout=timeout, memory_mb=memory_mb,
         jobs=jobs, confirm=confirm, max_time=max_time, cold=cold, resident=resident.value,
         reducer=reducer.value,
         share_verdicts=share_verdicts,
-        culprit=culprit, subsystem=subsystem,
+        culprit=culprit, subsystem=subsystem, subsystem_seconds=subsystem_seconds,
         cheaper_backend=cheaper_backend,
         ray=ray,
         script_args=tuple(script_args or ()),
@@ -125,9 +131,16 @@ def reduce(
     outcome = _reduce(options, make_progress(quiet), verbose, issue)
     if not quiet:
         _print_outcome(outcome)
+    _test_and_issue(outcome, options, as_test, issue, quiet)
+
+
+def _test_and_issue(outcome: Outcome, options: Options, as_test: Optional[TestStyle], issue: Optional[Path], quiet: bool) -> None:
+    """After a reduction: the regression test (``--as-test``) and the issue body (``--issue``) of its repro."""
+
     test, test_problems = None, []
     if as_test is not None:
-        test, test_problems = _write_regression_test(outcome.output, None, as_test, script.resolve().parent, timeout)
+        beside = options.script.resolve().parent
+        test, test_problems = _write_regression_test(outcome.output, None, as_test, beside, options.timeout)
     if issue is not None:
         _write_issue(outcome.output, issue, command="minimizer " + " ".join(sys.argv[1:]), test=test)
         if not quiet:
@@ -199,7 +212,7 @@ def check(
 
     options = Options(
         script=script, oracle=oracle, timeout=timeout, confirm=confirm, cold=True, script_args=tuple(script_args or ()),
-        subsystem=subsystem,
+        subsystem=subsystem, subsystem_seconds=3600.0,  # asked for by name: as long as it takes, within an hour
     )
     session = None
     _interrupt_on_termination()
@@ -244,6 +257,29 @@ def check(
         console.print(f"culprit: {layer.describe()}", highlight=False, markup=False)
     if problem is not None:
         console.print(f"not reducible as it is: {problem}", highlight=False, markup=False)
+
+
+def _program_from_trace(folder: Path, output: Optional[Path], timeout: Optional[float]) -> tuple[Path, Path]:
+    """The first graph of a job's trace that fails here, written beside the repro (``OUT.traced.py``) as the
+    script to reduce; that path and the repro's."""
+
+    from minimizer.files import write_atomic
+    from minimizer.runner.run_types import Limits
+    from minimizer.stages.from_trace import graph_that_fails
+
+    if not folder.is_dir():
+        _fail(f"not a folder: {folder}")
+    output = output or folder.resolve().parent / f"{folder.resolve().name}.min.py"
+    traced = output.with_name(f"{output.name.removesuffix('.py').removesuffix('.min')}.traced.py")
+    console = Console(stderr=True, soft_wrap=True)
+    try:
+        refuse_unwritable(("-o", output), ("the traced graph", traced))
+        graph, program = graph_that_fails(folder, Limits(timeout=timeout or 600.0), lambda line: console.print(line, highlight=False, markup=False))
+    except MinimizerError as exc:
+        _fail(exc)
+    write_atomic(traced, f"# The graph of {graph.origin}, from the trace in {folder}\n{program}")
+    console.print(f"reducing {traced} (the graph of {graph.origin})", highlight=False, markup=False)
+    return traced, output
 
 
 @app.command("test")

@@ -36,8 +36,9 @@ class Options:
     cheaper_backend: bool = True
     culprit: bool = True  # name the compiler layer of the repro's bug (minimizer.stages.culprit): four more runs
     # Within Inductor, its subsystem (minimizer.stages.subsystem): the compiler bisector, some twenty runs more,
-    # bounded in time (session.SUBSYSTEM_SECONDS).
+    # in at most this many seconds (not asked where its runs would not fit).
     subsystem: bool = True
+    subsystem_seconds: float = 120.0
     ray: str | None = None  # run candidates as Ray tasks: "local", an address, or "auto" (RAY_ADDRESS)
     script_args: tuple[str, ...] = ()  # the script's own command line: ``python SCRIPT ARGS...``
     fixed_in: Path | None = None  # an interpreter where the bug is fixed: the repro must pass there (stages.fixed)

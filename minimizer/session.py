@@ -41,9 +41,9 @@ from minimizer.time_budget import reduction_deadline, seconds_for_the_end
 
 __all__ = ["Options", "Outcome", "ReproDoesNotFail", "Session"]
 
-# The compiler bisector's time at most (some twenty plain runs of the repro, one after another): past it, the
-# culprit names the layer and the operator, and says the subsystem was not named in time.
-SUBSYSTEM_SECONDS = 90.0
+# How many plain runs of the repro the compiler bisector takes, about, one after another: where they would not fit
+# in --subsystem-seconds, the culprit names the layer and the operator and says why not the subsystem.
+BISECTION_RUNS = 20
 
 
 class Session:
@@ -238,19 +238,27 @@ class Session:
         culprit = name_the_culprit(self.runs, confirmation.text, best.target, statement.settings, compiles=compiles)
         culprit = with_operator(self.runs, culprit, confirmation.text, best.target, statement.settings)
         failure = confirmation.plain[0].failure if confirmation.plain else None
-        culprit = self._with_subsystem(culprit, confirmation.text, failure, best.started)
+        run_seconds = max((run.seconds for run in confirmation.plain), default=0.0)
+        culprit = self._with_subsystem(culprit, confirmation.text, failure, best.started, run_seconds)
         self.progress.message(f"culprit: {culprit.describe()}")
         return culprit
 
-    def _with_subsystem(self, culprit: Culprit, source: str, failure: str | None, started: float | None = None) -> Culprit:
+    def _with_subsystem(
+        self, culprit: Culprit, source: str, failure: str | None, started: float | None = None, run_seconds: float = 0.0
+    ) -> Culprit:
         """``culprit`` with Inductor's subsystem (``stages.subsystem``) unless ``--no-subsystem``, in at most
-        ``SUBSYSTEM_SECONDS`` and what is left of ``--max-time`` (counted from ``started``)."""
+        ``--subsystem-seconds`` and what is left of ``--max-time`` (counted from ``started``); not asked where
+        its runs, of ``run_seconds`` each, would not fit."""
 
         if not self.options.subsystem or culprit.layer != "Inductor":
             return culprit
-        seconds = SUBSYSTEM_SECONDS
+        seconds = self.options.subsystem_seconds
         if self.options.max_time is not None and started is not None:
             seconds = min(seconds, max(1.0, started + self.options.max_time - time.monotonic()))
+        if BISECTION_RUNS * run_seconds > seconds:
+            detail = (f"subsystem not named: the bisector's some {BISECTION_RUNS} runs of {run_seconds:.0f} s would take"
+                      f" longer than {seconds:.0f} s (--subsystem-seconds; `minimizer check --subsystem` on the repro)")
+            return dataclasses.replace(culprit, detail=detail)
         self.progress.message(f"naming Inductor's subsystem with torch's compiler bisector (at most {seconds:.0f} s)")
         folder = str(self.runs.workspace.folder)
         return with_subsystem(culprit, source, self.options.script.name, folder, failure, seconds)
