@@ -44,6 +44,8 @@ __all__ = ["Options", "Outcome", "ReproDoesNotFail", "Session"]
 # How many plain runs of the repro the compiler bisector takes, about, one after another: where they would not fit
 # in --subsystem-seconds, the culprit names the layer and the operator and says why not the subsystem.
 BISECTION_RUNS = 20
+# The runs of the original that finding the operator to hold may take, in seconds of the original's run time.
+OPERATOR_SEARCH_SECONDS = 60.0
 
 
 class Session:
@@ -141,23 +143,30 @@ class Session:
         backend = cheapest_backend(self.runs, self.source, pinned.target, pinned.settings)
         if backend is None:
             self.progress.message("no backend cheaper than Inductor shows the bug: candidates compile as the script does")
-            self._hold_to_its_operator(pinned)
+            self._hold_to_its_operator(pinned, report)
             return pinned
         self.progress.message(f"backend={backend!r} shows the same bug: candidates compile with it, not Inductor")
         best.work.reduced_with = backend
         return dataclasses.replace(pinned, settings=with_backend(pinned.settings, backend))
 
-    def _hold_to_its_operator(self, pinned: Pinned) -> None:
+    def _hold_to_its_operator(self, pinned: Pinned, report: CheckReport) -> None:
         """The bug is Inductor's: the operator whose eager kernel mends it in the original, which every step
-        must keep so (``stages.operator``); none where no one operator does."""
+        must keep so (``stages.operator``); none where no one operator does, or where the original runs so long
+        that finding it takes over ``OPERATOR_SEARCH_SECONDS`` (a tenth of ``--max-time`` at most)."""
 
+        run_seconds = max((run.seconds for run in report.runs), default=0.0)
+        budget = OPERATOR_SEARCH_SECONDS if self.options.max_time is None else min(OPERATOR_SEARCH_SECONDS, 0.1 * self.options.max_time)
+        most_rounds = int(budget // max(run_seconds, 0.1))
         self.progress.message("finding the operator whose eager kernel mends the bug (Inductor fallbacks, by halves)")
-        operator = mending_operator(self.runs, self.source, pinned.target, pinned.settings)
+        operator = mending_operator(self.runs, self.source, pinned.target, pinned.settings, most_rounds)
         pinned.target.operator = operator
         if operator:
             self.progress.message(f"operator {operator} run eagerly mends the bug: a step that loses that is another bug")
         else:
-            self.progress.message("no one operator run eagerly mends the bug (a fusion, a pass): steps are not held to one")
+            self.progress.message(
+                f"steps are not held to one operator: none alone mends the bug (a fusion, a pass), or finding it takes "
+                f"over {budget:.0f} s of runs of {run_seconds:.0f} s (the culprit names it on the repro)"
+            )
 
     def _refuse_unwritable_outputs(self) -> None:
         """Before any run: an output that cannot be written would lose the whole reduction at its end."""

@@ -15,6 +15,7 @@ swaps it for another (``div`` with ``rounding_mode="trunc"`` for ``div`` then a 
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import tempfile
 from typing import TYPE_CHECKING
@@ -42,11 +43,16 @@ def with_operator(runs: Runs, culprit: Culprit, text: str, target: Target, setti
     return dataclasses.replace(culprit, operator=found) if found else culprit
 
 
-def mending_operator(runs: Runs, text: str, target: Target, settings: RunSettings) -> str:
+def mending_operator(
+    runs: Runs, text: str, target: Target, settings: RunSettings, most_rounds: int | None = None
+) -> str:
     """The one operator of ``text``'s graphs that, run eagerly, makes ``target``'s bug go away ("" where none
-    alone does), by halving the operators recorded."""
+    alone does), by halving the operators recorded; "" also where the halving would take more than
+    ``most_rounds`` rounds of runs (one run, or both halves at once)."""
 
     operators = recorded_operators(runs, text, settings)
+    if most_rounds is not None and search_rounds(len(operators), runs.jobs) > most_rounds:
+        return ""
     if not operators or not _mended(runs, text, target, settings, operators):
         return ""
     while len(operators) > 1:
@@ -57,6 +63,14 @@ def mending_operator(runs: Runs, text: str, target: Target, settings: RunSetting
             return ""  # the bug needs operators of both halves: no one operator's lowering
         operators = chosen
     return operators[0]
+
+
+def search_rounds(operators: int, jobs: int) -> int:
+    """Rounds of runs the halving of ``operators`` takes: one with all of them eager, then one per level (two
+    where the halves cannot run at once)."""
+
+    levels = max(0, math.ceil(math.log2(operators))) if operators else 0
+    return 1 + levels * (1 if jobs > 1 else 2)
 
 
 def recorded_operators(runs: Runs, text: str, settings: RunSettings) -> list[str]:

@@ -147,3 +147,13 @@ def test_the_recording_backend_writes_down_the_operators_before_decomposition(tm
     result = run_candidate(REMAINDER, RunSettings("repro.py", str(tmp_path), ("numerical",), Limits(timeout=120), env=env))
     assert result.completed
     assert read_operators(str(path)) == ["aten.remainder.Tensor", "aten.add.Tensor"]
+
+
+def test_the_operator_is_not_searched_where_its_rounds_would_not_fit():
+    from minimizer.stages.operator import mending_operator, search_rounds
+
+    assert search_rounds(16, jobs=1) == 1 + 2 * 4 and search_rounds(16, jobs=2) == 1 + 4 and search_rounds(1, 1) == 1
+    runs = _Runs(OPERATORS, mends="aten.op11.default")
+    runs.jobs = 1
+    assert mending_operator(runs, "text", TARGET, SETTINGS, most_rounds=8) == "" and runs.asked == []  # recorded only
+    assert mending_operator(runs, "text", TARGET, SETTINGS, most_rounds=9) == "aten.op11.default"
