@@ -96,6 +96,7 @@ class CaseResult:
     output: str | None = None  # the reduced program, to read what is left
     reducers: list = field(default_factory=list)  # which reducers made the repro, in order (the report's)
     cost: dict = field(default_factory=dict)  # plain-python seconds and peak memory, original and repro
+    time: dict = field(default_factory=dict)  # the report's seconds per stage and runs of the original
     passes: list = field(default_factory=list)  # per pass: proposed, accepted, size removed, per proposal
     libraries: dict = field(default_factory=dict)  # the release of each library the case needs, as installed
     max_time: float | None = None  # the --max-time it was reduced under (0: none)
@@ -287,6 +288,7 @@ def run_case(name: str, pythons: dict[str, str], args: argparse.Namespace, case_
         result.oracle, result.signature = data["oracle"], data["signature"]
         result.oracle_calls, result.passes = data["oracle_calls"], data.get("passes", [])
         result.reducers, result.cost = data.get("reducers", []), data.get("cost", {})
+        result.time = data.get("time", {})
         result.culprit, result.layer_known = data.get("culprit", {}), meta.get("layer")
         result.subsystem_known = meta.get("subsystem")
         steps = [point["tokens"] for point in data.get("trajectory", [])]
