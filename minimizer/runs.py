@@ -23,7 +23,7 @@ from minimizer.reduce.keys import candidate_key, short_key
 from minimizer.runner.gpus import GpuPool, default_jobs, usable_cores, visible_gpus
 from minimizer.runner.plain import PlainRun, run_plain
 from minimizer.runner.process import Launcher, allow_candidates, kill_all_candidates, run_candidate
-from minimizer.runner.run_types import CompileCacheStats, Limits, RunResult, RunSettings, with_operators_eager
+from minimizer.runner.run_types import CompileCacheStats, Limits, RunResult, RunSettings, mended_with_operators_eager
 from minimizer.runner.resident_trust import ResidentTrust
 from minimizer.runner.shared_verdicts import SharingPayoff
 from minimizer.runner.warm import ForkServerLauncher
@@ -177,7 +177,7 @@ class Runs:
         if shown and self.cost_bound is not None:
             shown = self._within_cost(result)
         if shown and target.operator:
-            shown = self._mended_by_its_operator(source, settings, target, cancel)
+            shown = mended_with_operators_eager(self.run, source, settings, [target.operator], target.shown_by, cancel)
         if shown:
             with self._stats_lock:
                 self.operators_captured[candidate_key(source)] = result.operators_captured
@@ -211,13 +211,6 @@ class Runs:
         if given_up:
             self.progress.message(f"resident workers given up, fresh processes from now on ({given_up})")
         return fresh, fresh_shown
-
-    def _mended_by_its_operator(self, source: str, settings: RunSettings, target: Any, cancel: threading.Event) -> bool | None:
-        """The counterfactual of a bug held to its operator (``stages.operator``): the candidate, with that
-        operator run eagerly, completes without the bug; ``None`` if cancelled first."""
-
-        result = self.run(source, with_operators_eager(settings, [target.operator]), cancel)
-        return None if result.cancelled else target.mended_by(result)
 
     def _within_cost(self, result: RunResult) -> bool:
         """Whether a candidate that shows the bug costs no more to run than the original allows (``stages.cost``)."""

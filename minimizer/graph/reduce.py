@@ -23,7 +23,7 @@ from minimizer.metrics import count_tokens
 from minimizer.reduce.scheduler import OutOfTime, Reducer
 from minimizer.reduce.tester import Speculation, Tester
 from minimizer.runner.process import run_candidate
-from minimizer.runner.run_types import RunResult, RunSettings, with_operators_eager
+from minimizer.runner.run_types import RunResult, RunSettings, mended_with_operators_eager
 from oracles.api import Verdict
 from oracles.bug import Bug, same_bug
 
@@ -212,13 +212,14 @@ class _Pin:
         if not self.matches(verdict):
             return False
         if self.operator:
-            mended = run(text, with_operators_eager(settings, [self.operator]), cancel=cancel)
-            if mended.cancelled:
-                return None
-            if not mended.completed or self.matches(mended.verdict(self.oracle_spec)):
-                return False  # the bug no longer goes with its operator's lowering: another bug
+            mended = mended_with_operators_eager(run, text, settings, [self.operator], self._shown_by, cancel)
+            if not mended:
+                return mended  # False: the bug no longer goes with its operator's lowering, another bug
         self.shown[text] = verdict.found
         return True
+
+    def _shown_by(self, result: RunResult) -> bool:
+        return self.matches(result.verdict(self.oracle_spec))
 
     def accepts_first(self, verdict: Verdict) -> bool:
         if not verdict.fires:

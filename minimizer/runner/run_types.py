@@ -4,6 +4,8 @@ by the runner (which runs candidates) and the stages (which read what they did);
 from __future__ import annotations
 
 import dataclasses
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from oracles.api import ExceptionInfo, Verdict
@@ -63,6 +65,24 @@ def with_operators_eager(settings: RunSettings, operators: list[str] | tuple[str
 
     env = (*settings.env, (EAGER_OPS_VARIABLE, ",".join(operators)))
     return dataclasses.replace(settings, env=env, fresh=True, share_verdicts=False)
+
+
+def mended_with_operators_eager(
+    run: Callable[..., RunResult],
+    text: str,
+    settings: RunSettings,
+    operators: list[str] | tuple[str, ...],
+    shows_bug: Callable[[RunResult], bool],
+    cancel: threading.Event | None = None,
+) -> bool | None:
+    """The counterfactual of a bug held to its operator (``stages.operator``), the one test the source reducer,
+    the graph reducer and the culprit share: ``text`` run with ``operators`` eager completes without the bug
+    (``shows_bug`` of its result); ``None`` where the run was cancelled first."""
+
+    result = run(text, with_operators_eager(settings, operators), cancel=cancel)
+    if result.cancelled:
+        return None
+    return result.completed and not shows_bug(result)
 
 
 @dataclass

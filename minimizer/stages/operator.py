@@ -20,7 +20,7 @@ import os
 import tempfile
 from typing import TYPE_CHECKING
 
-from minimizer.runner.run_types import RunSettings, with_operators_eager
+from minimizer.runner.run_types import RunSettings, mended_with_operators_eager
 from minimizer.stages.culprit import Culprit, with_backend
 from oracles.eager_ops import RECORD_OPS_VARIABLE, read_operators
 from oracles.forced_backend import RECORDING_OPERATORS
@@ -37,7 +37,7 @@ def with_operator(runs: Runs, culprit: Culprit, text: str, target: Target, setti
     if culprit.layer != "Inductor":
         return culprit
     inductor = with_backend(settings, "inductor")
-    if target.operator and target.mended_by(runs.run(text, with_operators_eager(inductor, [target.operator]))):
+    if target.operator and _mended(runs, text, target, inductor, [target.operator]):
         return dataclasses.replace(culprit, operator=target.operator)
     found = mending_operator(runs, text, target, inductor)
     return dataclasses.replace(culprit, operator=found) if found else culprit
@@ -84,4 +84,4 @@ def recorded_operators(runs: Runs, text: str, settings: RunSettings) -> list[str
 
 
 def _mended(runs: Runs, text: str, target: Target, settings: RunSettings, operators: list[str]) -> bool:
-    return target.mended_by(runs.run(text, with_operators_eager(settings, operators)))
+    return mended_with_operators_eager(runs.run, text, settings, operators, target.shown_by) is True

@@ -42,7 +42,7 @@ class Target:
     ``sys.exit(1)``), not by something raising: a lifted comparison of the compiled call can stand for it.
 
     ``operator``: within Inductor, the aten operator whose eager kernel makes the bug go away (``stages.operator``);
-    a candidate shows this bug only where that still holds (``mended_by`` its run with the operator eager).
+    a candidate shows this bug only where that still holds (``runner.run_types.mended_with_operators_eager``).
     """
 
     spec: str
@@ -58,11 +58,6 @@ class Target:
     @property
     def signature(self) -> str:
         return self.bug.signature
-
-    def mended_by(self, result: RunResult) -> bool:
-        """Whether a counterfactual run (the operator eager, another backend) completed without this bug."""
-
-        return result.completed and not self.shown_by(result)
 
     def shown_by(self, result: RunResult, *, stated: bool = False, text: str | None = None) -> bool:
         """Whether a run shows this bug (``stated``: by a repro that states it, see ``shows_bug``); with the

@@ -18,7 +18,7 @@ class _Runs:
     def call_all(self, calls):
         return [call() for call in calls]
 
-    def run(self, text, settings):
+    def run(self, text, settings, cancel=None):
         assert dict(settings.env)["KEEP"] == "1"  # the run's own environment stays
         backend = dict(settings.env)[BACKEND_VARIABLE]
         self.asked.append(backend)

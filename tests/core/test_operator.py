@@ -26,7 +26,7 @@ class _Runs:
         self.operators, self.asked = operators, []
         self.mends = {mends} if isinstance(mends, str) else (mends or None)
 
-    def run(self, text, settings):
+    def run(self, text, settings, cancel=None):
         env = dict(settings.env)
         if RECORD_OPS_VARIABLE in env:
             with open(env[RECORD_OPS_VARIABLE], "w") as out:
