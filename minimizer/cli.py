@@ -140,7 +140,8 @@ def _test_and_issue(outcome: Outcome, options: Options, as_test: Optional[TestSt
     test, test_problems = None, []
     if as_test is not None:
         beside = options.script.resolve().parent
-        test, test_problems = _write_regression_test(outcome.output, None, as_test, beside, options.timeout)
+        known = outcome.python.get("failure") if outcome.python.get("fails_as_claimed") else None
+        test, test_problems = _write_regression_test(outcome.output, None, as_test, beside, options.timeout, known)
     if issue is not None:
         _write_issue(outcome.output, issue, command="minimizer " + " ".join(sys.argv[1:]), test=test)
         if not quiet:
@@ -300,10 +301,16 @@ def test_command(
 
 
 def _write_regression_test(
-    repro: Path, output: Optional[Path], style: TestStyle, beside: Path, timeout: Optional[float]
+    repro: Path,
+    output: Optional[Path],
+    style: TestStyle,
+    beside: Path,
+    timeout: Optional[float],
+    repro_failure: Optional[str] = None,
 ) -> tuple[str, list[str]]:
     """Write and check the regression test of ``repro`` (``minimizer.regression_test``): its text, and what keeps
-    it from being one (the test stays on disk for a person to mend)."""
+    it from being one (the test stays on disk for a person to mend); ``repro_failure``: how the repro fails under
+    plain python, where the reduction's confirmation saw it."""
 
     from minimizer.files import write_atomic
     from minimizer.regression_check import check_regression_test
@@ -319,7 +326,9 @@ def _write_regression_test(
     write_atomic(output, test)
     console = Console(soft_wrap=True)
     console.print(f"checking the regression test {output}", highlight=False)
-    checked = check_regression_test(test, output.name, repro.read_text(), beside, Limits(timeout=timeout or 600.0))
+    checked = check_regression_test(
+        test, output.name, repro.read_text(), beside, Limits(timeout=timeout or 600.0), repro_failure=repro_failure
+    )
     console.print(f"{output}: {checked.describe()}", highlight=False, markup=False)
     return test, checked.problems
 

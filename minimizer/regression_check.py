@@ -9,6 +9,7 @@ files beside the repro, so the test imports what the repro imports.
 from __future__ import annotations
 
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -79,19 +80,34 @@ class TestCheck:
 
 
 def check_regression_test(
-    test: str, test_name: str, repro: str, beside: Path, limits: Limits, *, with_pytest: bool = True
+    test: str,
+    test_name: str,
+    repro: str,
+    beside: Path,
+    limits: Limits,
+    *,
+    with_pytest: bool = True,
+    repro_failure: str | None = None,
 ) -> TestCheck:
-    """Run ``test`` (to be written as ``test_name``) and the ``repro`` it came from beside ``beside``'s files."""
+    """Run ``test`` (to be written as ``test_name``) and the ``repro`` it came from beside ``beside``'s files, the
+    runs at once; ``repro_failure``: how the repro fails under plain python where that is known already (the
+    reduction's confirmation ran it), so that it is not run again."""
 
+    compiles = "torch.compile" in repro or "_dynamo.optimize" in repro
     with tempfile.TemporaryDirectory(prefix="minimizer-test-") as folder:
         work = Path(folder)
         (work / test_name).write_text(test)
         populate(beside, work)
-        repro_run = run_plain(repro, "repro.py", str(beside), limits)
-        plain = run_plain(test, test_name, str(beside), limits)
-        under_pytest = (
-            run_plain(_UNDER_PYTEST.format(test=test_name), "_run_pytest.py", folder, limits) if with_pytest else None
-        )
-        compiles = "torch.compile" in repro or "_dynamo.optimize" in repro
-        identity = run_plain(UNDER_THE_IDENTITY.format(script=test_name), "_run_identity.py", folder, limits) if compiles else None
-    return TestCheck(repro_run.failure, plain, under_pytest, identity)
+        asked = {
+            "repro": (repro, "repro.py", str(beside)) if repro_failure is None else None,
+            "plain": (test, test_name, str(beside)),
+            "pytest": (_UNDER_PYTEST.format(test=test_name), "_run_pytest.py", folder) if with_pytest else None,
+            "identity": (UNDER_THE_IDENTITY.format(script=test_name), "_run_identity.py", folder) if compiles else None,
+        }
+        wanted = {name: run for name, run in asked.items() if run is not None}
+        with ThreadPoolExecutor(max_workers=len(wanted)) as pool:
+            futures = {name: pool.submit(run_plain, *run, limits) for name, run in wanted.items()}
+            ran = {name: future.result() for name, future in futures.items()}
+    if repro_failure is None:
+        repro_failure = ran["repro"].failure
+    return TestCheck(repro_failure, ran["plain"], ran.get("pytest"), ran.get("identity"))

@@ -7,7 +7,9 @@ import ast
 from typer.testing import CliRunner
 
 from minimizer.cli import app
+from minimizer.regression_check import check_regression_test
 from minimizer.regression_test import regression_test
+from minimizer.runner.run_types import Limits
 
 REPRO = '''# Minimized by minimizer 0.1.0 from train.py
 # fails: the compiled call's output differs from eager's
@@ -120,3 +122,14 @@ def test_a_test_that_cannot_fail_is_told_and_exits_nonzero(tmp_path):
     result = CliRunner().invoke(app, ["test", str(repro), "--style", "pytest", "-o", str(tmp_path / "test_fine.py")])
     assert result.exit_code == 1
     assert "the repro itself passes under plain python" in " ".join(result.output.split())
+
+
+def test_a_failure_the_reduction_saw_is_not_run_again(tmp_path):
+    # The repro given would pass: had it been run again, the check would say so.
+    checked = check_regression_test(
+        "raise AssertionError('differs')\n", "test_seen.py", "pass\n", tmp_path, Limits(timeout=60.0),
+        with_pytest=False, repro_failure="AssertionError: differs",
+    )
+    assert checked.problems == []
+    unseen = check_regression_test("raise AssertionError('differs')\n", "test_seen.py", "pass\n", tmp_path, Limits(timeout=60.0), with_pytest=False)
+    assert unseen.problems == ["the repro itself passes under plain python"]
