@@ -28,7 +28,7 @@ from minimizer.stages.backend_written import with_the_cheapest_backend
 from minimizer.stages.best_so_far import BestSoFar
 from minimizer.stages.check import CheckReport, OracleFinding, check_original
 from minimizer.stages.confirm import Confirmation, confirm_repro
-from minimizer.stages.cost import plain_costs
+from minimizer.stages.cost import cost_of, plain_costs
 from minimizer.stages.operator import mending_operator, with_operator
 from minimizer.stages.culprit import (
     Culprit, cheapest_backend, name_the_culprit, names_its_backend, with_backend, with_subsystem,
@@ -200,7 +200,10 @@ class Session:
         compares = confirmation.compares
         with self.runs.clock.stage("culprit"):
             culprit = self._culprit(confirmation, best, statement)
-            confirmation = with_the_cheapest_backend(self.runs, confirmation, culprit, statement.settings)
+            rewritten = with_the_cheapest_backend(self.runs, confirmation, culprit, statement.settings)
+        if rewritten is not confirmation:  # the repro as written costs what its own plain runs took
+            cost = {**cost, "repro": cost_of(list(rewritten.plain))}
+        confirmation = rewritten
         written = best.write(
             confirmation.text, final=True, cost=_cost_line(cost), compares=compares,
             culprit=culprit.describe() if culprit else "", fails=confirmation.in_words(best.target.spec),
