@@ -13,7 +13,7 @@ import os
 import time
 from typing import Any, Callable, Iterator
 
-from oracles.api import NEEDS_CALLS, NEEDS_EVIDENCE, NEEDS_KERNELS, NEEDS_SAVED_TENSORS, CallRecord, SideResult
+from oracles.api import NEEDS_CALLS, NEEDS_EVIDENCE, NEEDS_GRADS, NEEDS_KERNELS, NEEDS_SAVED_TENSORS, CallRecord, SideResult
 from oracles.capture import exception_info
 from oracles.dynamo_optimize import OptimizeThroughCompile
 from oracles.eager_ops import run_eagerly_where_asked
@@ -81,6 +81,7 @@ class Harness:
         self._optimize = OptimizeThroughCompile()
         self._eager_only = False
         self._tracing_only = False
+        self._donated_buffer: bool | None = None  # AOTAutograd's setting before ``install`` changed it
 
     # -- installation -------------------------------------------------------------------------------------
 
@@ -90,6 +91,8 @@ class Harness:
         import torch
 
         torch._inductor.config.fallback_random = True  # random ops agree between eager and compiled
+        if NEEDS_GRADS in self.needs:
+            self._donated_buffer = _donate_buffers(False)
         run_eagerly_where_asked()  # the culprit's operators, one at a time (oracles.eager_ops)
         self._real_compile = torch.compile
         harness = self
@@ -166,6 +169,9 @@ class Harness:
             torch.compile = self._real_compile  # type: ignore[assignment]
             self._real_compile = None
         self._optimize.uninstall()
+        if self._donated_buffer is not None:
+            _donate_buffers(self._donated_buffer)
+            self._donated_buffer = None
         if self.saved_tensors is not None:
             self.saved_tensors.uninstall()
         if self.fingerprint is not None:
@@ -306,6 +312,22 @@ class Harness:
             with contextlib.suppress(OSError):
                 with open(self.phase_file, "w") as f:
                     f.write(phase)
+
+
+def _donate_buffers(donate: bool) -> bool | None:
+    """Set whether AOTAutograd compiles backwards that donate their saved buffers; the setting it had (``None``:
+    the release has none). The harness turns it off where it takes gradients: it takes the compiled side's
+    (``retain_graph=True``) before the script's own ``backward()``, which a backward that donated its buffers
+    refuses, a crash plain python never sees. Donation only reuses memory."""
+
+    try:
+        import torch._functorch.config as functorch_config
+    except ImportError:
+        return None
+    before = getattr(functorch_config, "donated_buffer", None)
+    if before is not None:
+        functorch_config.donated_buffer = donate
+    return before
 
 
 # -- compiled targets and their outputs --------------------------------------------------------------

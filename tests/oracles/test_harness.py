@@ -308,3 +308,16 @@ def test_a_backend_forced_through_the_environment_replaces_the_scripts(monkeypat
     finally:
         h.uninstall()
         torch._dynamo.reset()
+
+
+def test_the_harness_gradients_leave_the_scripts_own_backward_working(harness):
+    # A backward that donated its buffers refuses a second pass: the harness's gradients of the compiled side
+    # (retain_graph=True) must not turn the script's own backward() into a crash plain python never sees.
+    scores = torch.nn.Parameter(torch.tensor([1.703125, 0.0, 1.703125, 0.0, 1.25], dtype=torch.bfloat16))
+    loss = torch.compile(
+        lambda w, l, m: torch.nn.functional.margin_ranking_loss(w, l, torch.ones_like(w), margin=m), backend="aot_eager"
+    )
+    for batch in (((0, 1), (2, 3), (4, 1)), ((2, 1), (0, 3))):
+        pairs = torch.tensor(batch)
+        loss(scores[pairs[:, 0]], scores[pairs[:, 1]], 1.7).backward()
+    assert crash(recorded(harness)).fires is False
