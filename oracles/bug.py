@@ -9,7 +9,8 @@ mismatch), the compiler stage, for a failing check the comparison that failed it
 operand comes from: the suspect, a reference, a number), the kernels that ran and what they read out of bounds,
 the compiled target it is held to, and whether it goes away with ``torch.compile`` as the identity. What does
 not: the text of what a failed check read where the run knows which comparison failed (a problems list's
-messages carry case names and numbers, which change as the program shrinks), and anything said for people.
+messages carry case names and numbers, which change as the program shrinks), which compiled call of the run it
+showed in, and anything said for people.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from typing import Any
 ONLY_UNDER_COMPILE = "only"
 ALSO_WITHOUT_COMPILE = "also"
 _UNDER_COMPILE_TEXT = {ONLY_UNDER_COMPILE: "[only under torch.compile]", ALSO_WITHOUT_COMPILE: "[also without torch.compile]"}
-# Fields that say things for people, never part of the identity.
-_WORDS = frozenset({"words"})
+# Fields never part of the identity: what is said for people, and where in the run the bug showed (which call of
+# the compiled target: the lift records that call's arguments; an earlier call removed moves it, the bug stays).
+_WORDS = frozenset({"words", "call"})
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,8 @@ class Bug:
     under_compile: str | None = None  # ONLY_UNDER_COMPILE or ALSO_WITHOUT_COMPILE, where the script compiles
     held: str | None = None  # the values or the difference a comparison of a kernel's output is held to
     words: str = ""  # what fails, for people (``Bug.in_words``)
+    # Where an oracle of calls found it: which call of its compiled target it showed in (0: the target's first).
+    call: int | None = None
 
     @property
     def signature(self) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from oracles.bug import Bug
 from oracles.api import NEEDS_CALLS, NEEDS_GRADS, NEEDS_REFERENCE, RecordedRun, Verdict, oracle
-from oracles.numerical import Mismatch, compare_tensors, dtype_name, worst
+from oracles.numerical import Mismatch, calls_of_their_targets, compare_tensors, dtype_name, worst
 
 
 @oracle("gradient", needs={NEEDS_CALLS, NEEDS_REFERENCE, NEEDS_GRADS}, reads_only_calls=True)
@@ -20,7 +20,8 @@ def gradient(run: RecordedRun) -> Verdict:
     forward or a gradient computation raised, or where no output required grad, are skipped.
     """
 
-    findings: list[tuple[Mismatch, str, str]] = []
+    findings: list[tuple[Mismatch, str, str, int]] = []
+    ordinal = calls_of_their_targets(run.calls)
     for call in run.calls:
         eager, compiled = call.eager.grads, call.compiled.grads
         if eager is None or compiled is None or len(eager) != len(compiled):
@@ -37,14 +38,15 @@ def gradient(run: RecordedRun) -> Verdict:
             if e is None or c is None:
                 present = c if e is None else e
                 side = "compiled" if e is None else "eager"
-                findings.append((Mismatch("missing", dtype_name(present.dtype), f"only {side} has a gradient"), where, source))
+                missing = Mismatch("missing", dtype_name(present.dtype), f"only {side} has a gradient")
+                findings.append((missing, where, source, ordinal[id(call)]))
                 continue
             found = compare_tensors(e, c, reference[i] if reference is not None else None)
             if found is not None:
-                findings.append((found, where, source))
+                findings.append((found, where, source, ordinal[id(call)]))
     if not findings:
         return Verdict(False, detail=f"gradients agree in {len(run.calls)} compiled calls")
-    found, where, source = worst(findings)
-    bug = Bug(f"gradient: {source} {found.dtype} {found.kind}", gradient_of=source,
+    found, where, source, index = worst(findings)
+    bug = Bug(f"gradient: {source} {found.dtype} {found.kind}", gradient_of=source, call=index,
               words=f"compiled gradients of {source}s differ from eager ({found.in_words()}) at {where}: {found.detail}")
     return Verdict(True, detail=f"{where}: {found.detail}", bug=bug)

@@ -7,6 +7,7 @@ same reference plus a small absolute floor. ``compare_tensors`` is shared with t
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,6 +100,18 @@ def compare_tensors(eager: Any, compiled: Any, reference: Any = None) -> Mismatc
     )
 
 
+def calls_of_their_targets(calls: list[Any]) -> dict[int, int]:
+    """Which call of its compiled target each recorded call is (by ``id``; 0: the target's first), as the
+    capture run counts them (``minimizer.graph.call_record``), so that the lift can record that call."""
+
+    made: Counter[str] = Counter()
+    ordinal = {}
+    for call in calls:
+        ordinal[id(call)] = made[call.target]
+        made[call.target] += 1
+    return ordinal
+
+
 def dtype_name(dtype: Any) -> str:
     return str(dtype).removeprefix("torch.")
 
@@ -148,7 +161,8 @@ def numerical(run: RecordedRun) -> Verdict:
     they are in the detail, with the max abs diff and the error ratio. The most severe finding decides.
     """
 
-    findings: list[tuple[Mismatch, str]] = []
+    findings: list[tuple[Mismatch, str, int]] = []
+    ordinal = calls_of_their_targets(run.calls)
     for call in run.calls:
         eager, compiled = call.eager.outputs, call.compiled.outputs
         if eager is None or compiled is None:
@@ -156,10 +170,10 @@ def numerical(run: RecordedRun) -> Verdict:
         where = f"call {call.index} of {call.target}"
         if call.eager.structure != call.compiled.structure and None not in (call.eager.structure, call.compiled.structure):
             detail = f"eager returns {call.eager.structure}, compiled {call.compiled.structure}"
-            findings.append((Mismatch("structure", "outputs", detail), where))
+            findings.append((Mismatch("structure", "outputs", detail), where, ordinal[id(call)]))
             continue
         if len(eager) != len(compiled):
-            findings.append((Mismatch("count", "outputs", f"eager {len(eager)}, compiled {len(compiled)}"), where))
+            findings.append((Mismatch("count", "outputs", f"eager {len(eager)}, compiled {len(compiled)}"), where, ordinal[id(call)]))
             continue
         reference = call.reference.outputs if call.reference is not None else None
         if reference is not None and len(reference) != len(eager):
@@ -167,10 +181,10 @@ def numerical(run: RecordedRun) -> Verdict:
         for i, (e, c) in enumerate(zip(eager, compiled)):
             found = compare_tensors(e, c, reference[i] if reference is not None else None)
             if found is not None:
-                findings.append((found, f"{where}, output {i}"))
+                findings.append((found, f"{where}, output {i}", ordinal[id(call)]))
     if not findings:
         return Verdict(False, detail=f"outputs agree in {len(run.calls)} compiled calls")
-    found, where = worst(findings)
+    found, where, index = worst(findings)
     signature = f"numerical: outputs {found.kind}" if found.dtype == "outputs" else f"numerical: {found.dtype} {found.kind}"
     words = f"compiled outputs differ from eager ({found.in_words()}) at {where}: {found.detail}"
-    return Verdict(True, detail=f"{where}: {found.detail}", bug=Bug(signature, words=words))
+    return Verdict(True, detail=f"{where}: {found.detail}", bug=Bug(signature, words=words, call=index))

@@ -134,19 +134,28 @@ def _init_arguments(module: torch.nn.Module, frame: Any) -> tuple[tuple[str, Any
 
 
 def recording_calls(
-    model: Any, compiled: Any, call: CompileCall, sink: Callable[[RecordedCall], None], autocast: Callable[[], list[str]]
+    model: Any,
+    compiled: Any,
+    call: CompileCall,
+    sink: Callable[[RecordedCall], None],
+    autocast: Callable[[], list[str]],
+    wanted_call: int | None = None,
 ) -> Any:
-    """``compiled`` with its first distinct calls going to ``sink`` before they run (a call may crash); a compiled
-    module, or anything without a name, as it is."""
+    """``compiled`` with its first distinct calls going to ``sink`` before they run (a call may crash), and its
+    call number ``wanted_call`` (0: its first) whatever came before: the call the bug showed in (``Bug.call``),
+    told apart from the first by its values alone where its shapes are the same. A compiled module, or anything
+    without a name, as it is."""
 
     if isinstance(model, torch.nn.Module) or not callable(compiled) or not hasattr(model, "__qualname__"):
         return compiled
     seen: set[str] = set()
+    made = [0]
 
-    def first_record(args: tuple, kwargs: dict) -> RecordedCall | None:
-        """The call, sunk before it runs (it may crash), where it is one of the first distinct ones; else ``None``."""
+    def first_record(args: tuple, kwargs: dict, wanted: bool) -> RecordedCall | None:
+        """The call, sunk before it runs (it may crash), where it is one of the first distinct ones or the
+        ``wanted`` one; else ``None``."""
 
-        if len(seen) >= MOST_CALLS_PER_TARGET:
+        if len(seen) >= MOST_CALLS_PER_TARGET and not wanted:
             return None
         try:
             record = RecordedCall(
@@ -162,7 +171,7 @@ def recording_calls(
         except Exception as exc:  # recording must never change what the script does
             print(f"minimizer: could not record a call of {model.__qualname__}: {exc}", file=sys.stderr)
             return None
-        if key in seen:
+        if key in seen and not wanted:
             return None
         seen.add(key)
         sink(record)
@@ -170,7 +179,8 @@ def recording_calls(
 
     @functools.wraps(compiled)
     def recorded(*args: Any, **kwargs: Any) -> Any:
-        record = first_record(args, kwargs)
+        index, made[0] = made[0], made[0] + 1
+        record = first_record(args, kwargs, wanted=index == wanted_call)
         result = compiled(*args, **kwargs)
         found = _the_one_bool(result) if record is not None else None
         if record is not None and found is not None:  # the same call, now with what it returned

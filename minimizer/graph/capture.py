@@ -160,9 +160,14 @@ class _CapturingBackend:
         return self._inner(gm, example_inputs, **kwargs)
 
 
-def install_capture(sink: Callable[[CapturedGraph], None], calls: Callable[[RecordedCall], None] | None = None) -> None:
+def install_capture(
+    sink: Callable[[CapturedGraph], None],
+    calls: Callable[[RecordedCall], None] | None = None,
+    wanted_call: int | None = None,
+) -> None:
     """Patch ``torch.compile`` in this process so every graph it compiles goes to ``sink`` first, and (given
-    ``calls``) the first distinct calls of each function it compiles go there (``graph.call_record``).
+    ``calls``) the first distinct calls of each function it compiles go there, and its call ``wanted_call``
+    (``graph.call_record``).
 
     ``torch.compile`` builds the real backend itself (mode and options included) and passes it to
     ``torch._dynamo.optimize``; we wrap it there, for the duration of that call only.
@@ -189,7 +194,7 @@ def install_capture(sink: Callable[[CapturedGraph], None], calls: Callable[[Reco
             compiled = real_compile(model, **kwargs)
         finally:
             torch._dynamo.optimize = real_optimize
-        return compiled if calls is None else recording_calls(model, compiled, call, calls, autocast_now)
+        return compiled if calls is None else recording_calls(model, compiled, call, calls, autocast_now, wanted_call)
 
     compile.__doc__ = real_compile.__doc__
     torch.compile = compile  # type: ignore[assignment]
@@ -220,8 +225,11 @@ def capture_graphs(script_source: str, settings: RunSettings, *, timeout: float 
     return graphs
 
 
-def capture_recording(script_source: str, settings: RunSettings, *, timeout: float | None = None) -> Recording:
-    """Run the script once in a child process and return what it compiled and called.
+def capture_recording(
+    script_source: str, settings: RunSettings, *, timeout: float | None = None, wanted_call: int | None = None
+) -> Recording:
+    """Run the script once in a child process and return what it compiled and called (``wanted_call``: the call
+    of each compiled function, by number, recorded whatever came before it; see ``install_capture``).
 
     ``settings`` gives the file name, the original's folder, the seed and the environment (its oracles are
     not used). Raises ``CaptureFailed`` when the child left no recording (it hung, or compiled and called nothing).
@@ -232,7 +240,10 @@ def capture_recording(script_source: str, settings: RunSettings, *, timeout: flo
         work = Path(workdir)
         script, own, base_env, set_by_script = prepare_run_folder(script_source, settings, work)
         output = own / "graphs.pt"
-        request = {"script": str(script), "origin_dir": settings.origin_dir, "seed": settings.seed, "output": str(output)}
+        request = {
+            "script": str(script), "origin_dir": settings.origin_dir, "seed": settings.seed, "output": str(output),
+            "wanted_call": wanted_call,
+        }
         (own / "request.json").write_text(json.dumps(request))
         handle = SubprocessLauncher("minimizer.graph.capture_child").launch(
             Job(

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import builtins
 import keyword
-import math
 import operator
 from functools import lru_cache
 from typing import Any
@@ -20,7 +19,7 @@ import torch.fx as fx
 
 from minimizer.graph.case import GraphCase, InputSpec
 from minimizer.graph.prelude import prelude_names
-from minimizer.graph.spelling import compile_keywords, mode_lines, shape_literal, tensor_expression
+from minimizer.graph.spelling import compile_keywords, float_literal, mode_lines, shape_literal, tensor_expression
 
 
 CHECK_MESSAGES = {
@@ -333,11 +332,7 @@ class _Emitter:
                 return "torch.device(device)"
             return f"torch.device({str(value)!r})"
         if isinstance(value, float):
-            if math.isnan(value):
-                return 'float("nan")'
-            if math.isinf(value):
-                return 'float("inf")' if value > 0 else '-float("inf")'
-            return repr(value)
+            return float_literal(value)
         if value is Ellipsis:
             return "..."
         if isinstance(value, torch.Size):

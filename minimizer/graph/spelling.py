@@ -7,6 +7,7 @@ at the failing call.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
@@ -34,7 +35,7 @@ def tensor_expression(spec: InputSpec, *, grad: bool = False, device: str = "dev
     grad_kw = ", requires_grad=True" if grad else ""
     if spec.values is not None and len(spec.values) <= MAX_LITERAL_ELEMENTS:
         values = _nested(list(spec.values), spec.shape)
-        return f"torch.tensor({values!r}, dtype={dtype}{device_kw}{grad_kw})"
+        return f"torch.tensor({values_literal(values)}, dtype={dtype}{device_kw}{grad_kw})"
     if dtype == torch.bool:
         return f"torch.randint(0, 2, {shape}{device_kw}).bool()"
     if not (dtype.is_floating_point or dtype.is_complex):
@@ -46,6 +47,24 @@ def tensor_expression(spec: InputSpec, *, grad: bool = False, device: str = "dev
         return f"{draw}({sizes}{dtype_kw}{device_kw}{grad_kw})"
     scaled = f"{draw}({sizes}{dtype_kw}{device_kw}) * {spec.scale!r}"
     return f"({scaled}).requires_grad_()" if grad else scaled
+
+
+def float_literal(value: float) -> str:
+    """``value`` as Python source: ``repr`` but for infinities and NaN, which it spells as bare names."""
+
+    if math.isnan(value):
+        return 'float("nan")'
+    if math.isinf(value):
+        return 'float("inf")' if value > 0 else '-float("inf")'
+    return repr(value)
+
+
+def values_literal(values: Any) -> str:
+    """Nested lists of numbers as Python source (``float_literal`` for each float)."""
+
+    if isinstance(values, list):
+        return "[" + ", ".join(values_literal(v) for v in values) + "]"
+    return float_literal(values) if isinstance(values, float) else repr(values)
 
 
 def compile_keywords(call: CompileCall, prelude: str) -> tuple[list[str], set[str]]:

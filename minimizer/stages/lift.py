@@ -105,15 +105,18 @@ def _in_dynamo_tracing(bug: Bug) -> bool:
     return exception.startswith("torch._dynamo.exc.") and "BackendCompilerFailed" not in exception
 
 
-def recorded_run(runs: Runs, text: str, settings: RunSettings, why: str) -> Recording | None:
+def recorded_run(
+    runs: Runs, text: str, settings: RunSettings, why: str, wanted_call: int | None = None
+) -> Recording | None:
     """The graphs ``text``'s compiled calls handed the compiler and the calls of its compiled functions, recorded
-    in one run; ``None`` if it recorded nothing."""
+    in one run (``wanted_call``: the call the bug showed in, ``Bug.call``, among them); ``None`` if it recorded
+    nothing."""
 
     from minimizer.graph.capture import CaptureFailed, capture_recording
 
     runs.progress.message(f"{why}: lifting the failing call out of the recorded run")
     try:
-        recording = capture_recording(text, settings)
+        recording = capture_recording(text, settings, wanted_call=wanted_call)
     except CaptureFailed as exc:
         runs.progress.message(f"cannot lift: {exc}; reducing the program as it is")
         return None

@@ -372,7 +372,7 @@ def _lift(
     reducer; where no recorded graph shows the bug on its own, the compiled function's source called once
     (``source.lift``); ``None`` where neither does."""
 
-    recording = recorded_run(runs, text, settings, why)
+    recording = recorded_run(runs, text, settings, why, wanted_call=target.bug.call)
     if recording is None:
         return None
     if recording.graphs and shown_by_a_graph(target):

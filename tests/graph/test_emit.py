@@ -266,3 +266,12 @@ print(torch.compile(step)(torch.ones(2)))
     assert "def unrelated" not in prelude and "print(" not in prelude
     assert prelude.index("def scale_impl") < prelude.index('lib.impl("scale"')
     compile(prelude, "prelude", "exec")
+
+
+def test_recorded_infinities_and_nans_are_written_as_python_can_read_them():
+    from minimizer.graph.case import InputSpec
+    from minimizer.graph.spelling import tensor_expression
+
+    spec = InputSpec("periods", shape=(2, 2), values=(float("inf"), -float("inf"), float("nan"), 24.0))
+    written = eval(tensor_expression(spec), {"torch": torch})
+    assert written[0].tolist() == [float("inf"), -float("inf")] and written[1, 0].isnan() and written[1, 1] == 24.0

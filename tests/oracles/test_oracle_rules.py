@@ -308,3 +308,13 @@ def test_a_difference_computed_both_ways_alike_digests_alike():
     assert difference_digest((by_row * 2, by_column * 2)) != with_common  # apart by other amounts
     assert difference_digest((shift, shift.clone())) is None  # no difference: nothing to hold
     assert difference_digest((shift, shift[:1])) is None  # two shapes
+
+
+def test_a_numerical_bug_says_which_call_of_its_target_it_showed_in():
+    fine, wrong = torch.ones(2), torch.tensor([1.0, float("nan")])
+    calls = [
+        CallRecord(0, "f", side(fine), side(fine), side(fine.double())),
+        CallRecord(1, "g", side(fine), side(fine), side(fine.double())),
+        CallRecord(2, "f", side(fine), side(wrong), side(fine.double())),
+    ]
+    assert numerical(run_of(*calls)).found.call == 1  # the second call of f, the third compiled call

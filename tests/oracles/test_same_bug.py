@@ -126,3 +126,9 @@ def test_launches_before_the_check_are_no_part_of_a_kernels_bug(tmp_path):
     assert trained.fires and untrained.fires
     assert untrained.found.comparison == "assert_close of kernel shift_kernel, add(other=2)"
     assert same_bug(trained.found, untrained.found), trained.signature
+
+
+def test_which_call_of_its_target_a_bug_showed_in_is_not_the_bug():
+    # Removing the calls before it moves the failing call; where it happens is for the lift, not the identity.
+    assert same_bug(Bug("numerical: float32 nan", call=2), Bug("numerical: float32 nan", call=0))
+    assert not same_bug(Bug("numerical: float32 nan", call=2), Bug("numerical: float32 value", call=2))

@@ -220,3 +220,17 @@ def test_a_module_of_the_scripts_own_class_is_recorded_as_the_script_built_it(mo
     script = "import torch\n\n\nclass Critic(torch.nn.Module):\n    def targets(self, x):\n        return x\n"
     call = RecordedCall("Critic.targets", "__main__", (built, FEATURES), (), CompileCall(backend="aot_eager"))
     assert "out = torch.compile(targets, backend='aot_eager')(Critic(obs_dim=6, hidden=32), x)" in lifted_program(script, call, check=False)
+
+
+def test_the_call_the_bug_showed_in_is_recorded_where_its_shapes_match_an_earlier_one():
+    from minimizer.graph.call_record import recording_calls
+
+    def wrap(values, periods):
+        return torch.remainder(values, periods)
+
+    for wanted, periods in ((None, [24.0]), (2, [24.0, float("inf")])):
+        sunk = []
+        recorded = recording_calls(wrap, wrap, CompileCall(), sunk.append, list, wanted_call=wanted)
+        for period in (24.0, 7.0, float("inf")):  # the same shapes every call: only the first is told apart
+            recorded(torch.arange(4.0), torch.full((4,), period))
+        assert [call.args[1].spec.recorded[0] for call in sunk] == periods
