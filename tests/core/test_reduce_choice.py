@@ -49,7 +49,7 @@ def test_a_lift_that_runs_out_of_its_share_without_a_smaller_repro_leaves_the_pr
         assert deadline is not None and deadline < time.monotonic() + 60  # half of the 100 s left
         raise OutOfTime()
 
-    monkeypatch.setattr(stage, "recorded_run", lambda *args: SimpleNamespace(graphs=["a graph"], calls=[]))
+    monkeypatch.setattr(stage, "recorded_run", lambda *args, **kwargs: SimpleNamespace(graphs=["a graph"], calls=[]))
     monkeypatch.setattr(stage, "_reduce_graph_safely", slow_graph_stage)
     messages: list[str] = []
     runs = SimpleNamespace(progress=SimpleNamespace(message=messages.append))
