@@ -78,3 +78,10 @@ def test_all_or_any_of_one_item_is_its_item_where_only_its_truth_is_read():
     assert truths("assert all([torch.allclose(out, ref)]), 'differs'\n") == ["assert torch.allclose(out, ref), 'differs'\n"]
     assert truths("if not any((a or b,)):\n    raise E\n") == ["if not (a or b):\n    raise E\n"]
     assert truths("ok = all([close])\n") == []  # its value is a bool, where `close` may be a tensor
+
+
+def test_a_tuple_a_loop_goes_over_loses_entries_and_one_left_is_a_list_of_it():
+    assert codes('for v in (a, b):\n    f(v)\n') == ['for v in [a]:\n    f(v)\n', 'for v in [b]:\n    f(v)\n']
+    assert codes('for k in "x", "y":\n    f(k)\n')[0] == 'for k in ["x"]:\n    f(k)\n'
+    assert codes("ys = [f(v) for v in (a, b, c)]\n")[0] == "ys = [f(v) for v in (a, b)]\n"
+    assert codes("for v in f(a, b):\n    g(v)\nout, extra = h()\n") == []  # not displays the loop goes over

@@ -2,8 +2,10 @@
 `"mean"`; pass a one-item list argument as its item.
 
 Scripts return and log dictionaries of metrics and build lists of layers or checks; the bug needs one entry.
-Tuples are left alone: they are shapes (`shrink_shapes` takes those) and unpacked returns, whose arity the
-caller depends on.
+A tuple loses entries only where a loop goes over it (`for voice in (drone, lead)`, a comprehension's too):
+there each entry is one more run of the same body, and a loop left over one entry is its body (the unwrap of
+compound statements). Elsewhere tuples are shapes (`shrink_shapes` takes those) and unpacked returns, whose
+arity the caller depends on.
 """
 
 from __future__ import annotations
@@ -22,21 +24,33 @@ __all__ = ["delete_collection_elements", "unwrap_single_item_list_arguments"]
 
 
 def delete_collection_elements(module: cst.Module) -> Iterator[cst.Module]:
-    """Yield `module` with one entry of a dict, list or set display of two or more entries removed; displays
-    in source order, each from its last entry to its first (a `**spread` or `*starred` entry too)."""
+    """Yield `module` with one entry of a dict, list or set display, or of a tuple a loop goes over, of two or
+    more entries removed; displays in source order, each from its last entry to its first (a `**spread` or
+    `*starred` entry too)."""
 
     return distinct_candidates(module, _deletions(module))
 
 
 def _deletions(module: cst.Module) -> Iterator[cst.Module | None]:
-    for display in find_all(module, m.Dict() | m.List() | m.Set()):
+    looped = {id(loop.iter) for loop in find_all(module, m.For(iter=m.Tuple()) | m.CompFor(iter=m.Tuple()))}
+    for display in find_all(module, m.Dict() | m.List() | m.Set() | m.Tuple()):
         elements = list(display.elements)  # type: ignore[union-attr]
-        if len(elements) < 2:
+        if len(elements) < 2 or (isinstance(display, cst.Tuple) and id(display) not in looped):
             continue
         for index in reversed(range(len(elements))):
             kept = elements[:index] + elements[index + 1 :]
-            kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)  # no dangling comma
-            yield lambda k=kept, d=display: replace_node(module, d, d.with_changes(elements=k))
+            yield lambda k=kept, d=display: replace_node(module, d, _with_elements(d, k))
+
+
+def _with_elements(display: cst.BaseExpression, kept: list) -> cst.BaseExpression:
+    """``display`` holding ``kept``, with no dangling comma; a looped-over tuple left with one entry becomes a
+    one-item list (`for key in "a", "b"` -> `for key in ["a"]`: not a loop over the letters of "a", and no
+    larger than the tuple was)."""
+
+    kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    if isinstance(display, cst.Tuple) and len(kept) == 1:
+        return cst.List(elements=kept)
+    return display.with_changes(elements=kept)
 
 
 def unwrap_single_item_list_arguments(module: cst.Module) -> Iterator[cst.Module]:
