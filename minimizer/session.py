@@ -154,9 +154,7 @@ class Session:
         must keep so (``stages.operator``); none where no one operator does, or where the original runs so long
         that finding it takes over ``OPERATOR_SEARCH_SECONDS`` (a tenth of ``--max-time`` at most)."""
 
-        # The check's fastest run: its first paid the compiles the later ones, and the search's, find cached
-        # (the slowest overstated a search of 5 s as one of 30 on a 2-core machine, and skipped it).
-        run_seconds = min((run.seconds for run in report.runs), default=0.0)
+        run_seconds = max((run.seconds for run in report.runs), default=0.0)
         budget = OPERATOR_SEARCH_SECONDS if self.options.max_time is None else min(OPERATOR_SEARCH_SECONDS, 0.1 * self.options.max_time)
         most_rounds = int(budget // max(run_seconds, 0.1))
         self.progress.message("finding the operator whose eager kernel mends the bug (Inductor fallbacks, by halves)")
