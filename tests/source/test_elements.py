@@ -85,3 +85,12 @@ def test_a_tuple_a_loop_goes_over_loses_entries_and_one_left_is_a_list_of_it():
     assert codes('for k in "x", "y":\n    f(k)\n')[0] == 'for k in ["x"]:\n    f(k)\n'
     assert codes("ys = [f(v) for v in (a, b, c)]\n")[0] == "ys = [f(v) for v in (a, b)]\n"
     assert codes("for v in f(a, b):\n    g(v)\nout, extra = h()\n") == []  # not displays the loop goes over
+
+
+def test_a_tuple_a_loop_reaches_through_enumerate_or_its_one_name_loses_entries():
+    assert codes("for i, c in enumerate((a, b)):\n    f(i, c)\n")[0] == "for i, c in enumerate([a]):\n    f(i, c)\n"
+    assert codes("CONFIGS = a, b\nfor s, c in enumerate(CONFIGS):\n    f(c)\n")[0] == (
+        "CONFIGS = [a]\nfor s, c in enumerate(CONFIGS):\n    f(c)\n")
+    assert codes("SIZES = (2, 3)\nfor n in SIZES:\n    f(n)\n")[1] == "SIZES = [3]\nfor n in SIZES:\n    f(n)\n"
+    # a name bound twice, or a tuple the loop does not reach, is left alone (a shape, an unpacked return)
+    assert codes("S = (2, 3)\nS = (4, 5)\nfor n in S:\n    f(n)\nshape = (2, 3)\n") == []

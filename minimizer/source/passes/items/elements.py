@@ -2,7 +2,8 @@
 `"mean"`; pass a one-item list argument as its item.
 
 Scripts return and log dictionaries of metrics and build lists of layers or checks; the bug needs one entry.
-A tuple loses entries only where a loop goes over it (`for voice in (drone, lead)`, a comprehension's too):
+A tuple loses entries only where a loop goes over it (`for voice in (drone, lead)`, a comprehension's too,
+through `enumerate`, or through the one name it is bound to: `CONFIGS = (a, b)` then `for c in CONFIGS`):
 there each entry is one more run of the same body, and a loop left over one entry is its body (the unwrap of
 compound statements). Elsewhere tuples are shapes (`shrink_shapes` takes those) and unpacked returns, whose
 arity the caller depends on.
@@ -32,7 +33,7 @@ def delete_collection_elements(module: cst.Module) -> Iterator[cst.Module]:
 
 
 def _deletions(module: cst.Module) -> Iterator[cst.Module | None]:
-    looped = {id(loop.iter) for loop in find_all(module, m.For(iter=m.Tuple()) | m.CompFor(iter=m.Tuple()))}
+    looped = _looped_tuples(module)
     for display in find_all(module, m.Dict() | m.List() | m.Set() | m.Tuple()):
         elements = list(display.elements)  # type: ignore[union-attr]
         if len(elements) < 2 or (isinstance(display, cst.Tuple) and id(display) not in looped):
@@ -40,6 +41,25 @@ def _deletions(module: cst.Module) -> Iterator[cst.Module | None]:
         for index in reversed(range(len(elements))):
             kept = elements[:index] + elements[index + 1 :]
             yield lambda k=kept, d=display: replace_node(module, d, _with_elements(d, k))
+
+
+def _looped_tuples(module: cst.Module) -> set[int]:
+    """Ids of the tuple displays a loop goes over: its iterable itself, under `enumerate`, or bound to the name
+    it iterates by that name's only assignment."""
+
+    bound: dict[str, list[cst.BaseExpression]] = {}
+    for assign in find_all(module, m.Assign(targets=[m.AssignTarget(target=m.Name())])):
+        bound.setdefault(assign.targets[0].target.value, []).append(assign.value)  # type: ignore[union-attr]
+    looped = set()
+    for loop in find_all(module, m.For() | m.CompFor()):
+        iterable = loop.iter  # type: ignore[union-attr]
+        if m.matches(iterable, m.Call(func=m.Name("enumerate"), args=[m.Arg(keyword=None), m.ZeroOrMore()])):
+            iterable = iterable.args[0].value  # type: ignore[union-attr]
+        if isinstance(iterable, cst.Name) and len(bound.get(iterable.value, [])) == 1:
+            iterable = bound[iterable.value][0]
+        if isinstance(iterable, cst.Tuple):
+            looped.add(id(iterable))
+    return looped
 
 
 def _with_elements(display: cst.BaseExpression, kept: list) -> cst.BaseExpression:
