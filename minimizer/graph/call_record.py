@@ -25,6 +25,14 @@ from minimizer.graph.case import CompileCall, tensor_spec
 # the second.
 MOST_CALLS_PER_TARGET = 4
 _LITERALS = (bool, int, float, str, type(None))
+# Whether the call the bug showed in (``Bug.call``) is running now: a graph compiled at an earlier call (the
+# first system of a loop, whose values show nothing) records its inputs again as that call runs it
+# (``graph.capture``).
+_WANTED_RUNNING = [False]
+
+
+def wanted_call_running() -> bool:
+    return _WANTED_RUNNING[0]
 
 
 @dataclass(frozen=True)
@@ -180,8 +188,13 @@ def recording_calls(
     @functools.wraps(compiled)
     def recorded(*args: Any, **kwargs: Any) -> Any:
         index, made[0] = made[0], made[0] + 1
-        record = first_record(args, kwargs, wanted=index == wanted_call)
-        result = compiled(*args, **kwargs)
+        wanted = index == wanted_call
+        record = first_record(args, kwargs, wanted=wanted)
+        _WANTED_RUNNING[0] = wanted
+        try:
+            result = compiled(*args, **kwargs)
+        finally:
+            _WANTED_RUNNING[0] = False
         found = _the_one_bool(result) if record is not None else None
         if record is not None and found is not None:  # the same call, now with what it returned
             sink(dataclasses.replace(record, returned=repr(found[1]), returned_at=found[0]))

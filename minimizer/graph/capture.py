@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import dataclasses
+import functools
 import inspect
 import io
 import json
@@ -26,7 +27,7 @@ from typing import Any, Callable, Iterator
 import torch
 import torch.fx as fx
 
-from minimizer.graph.call_record import RecordedCall, record_module_construction, recording_calls
+from minimizer.graph.call_record import RecordedCall, record_module_construction, recording_calls, wanted_call_running
 from minimizer.graph.case import INPUT_SPEC, MAX_RECORDED_VALUES, CompileCall, GraphCase, InputSpec, propagate_shapes, tensor_spec
 from minimizer.runner.process import Job, SubprocessLauncher, supervise
 from minimizer.runner.run_types import RunSettings
@@ -138,8 +139,11 @@ class _CapturingBackend:
 
     _FORWARDED = ("compiler_name", "get_compiler_config", "reset", "backend_ctx_ctor")
 
-    def __init__(self, inner: Any, call: CompileCall, sink: Callable[[CapturedGraph], None], counter: list[int]):
+    def __init__(
+        self, inner: Any, call: CompileCall, sink: Callable[[CapturedGraph], None], counter: list[int], wanted: bool = False
+    ):
         self._inner = inner
+        self._wanted = wanted
         self._call = call
         self._sink = sink
         self._counter = counter
@@ -155,9 +159,37 @@ class _CapturingBackend:
             graph = CapturedGraph(self._counter[0], buffer.getvalue(), specs, self._call, torch.is_grad_enabled(), autocast_now())
             self._sink(graph)
         except Exception as exc:  # capturing must never change what the script does
+            graph = None
             print(f"minimizer: could not capture graph {self._counter[0]}: {exc}", file=sys.stderr)
         self._counter[0] += 1
-        return self._inner(gm, example_inputs, **kwargs)
+        compiled = self._inner(gm, example_inputs, **kwargs)
+        return compiled if graph is None or not self._wanted else _inputs_of_wanted_call(compiled, gm, graph, self._sink)
+
+
+def _inputs_of_wanted_call(compiled: Any, gm: fx.GraphModule, graph: CapturedGraph, sink: Callable) -> Any:
+    """``compiled`` (what the backend made of ``gm``), sinking ``graph`` again with the inputs it is run with in
+    the call the bug showed in (``call_record.wanted_call_running``), once: a graph compiled at an earlier call
+    holds that call's values, which may show nothing (a box of finite periods where the failing call's has an
+    infinite one)."""
+
+    done = [False]
+
+    def seen(inputs: Any) -> None:
+        if done[0] or not wanted_call_running():
+            return
+        done[0] = True
+        try:
+            sink(dataclasses.replace(graph, inputs=input_specs(gm, list(inputs))))
+        except Exception as exc:  # capturing must never change what the script does
+            print(f"minimizer: could not record graph {graph.index}'s inputs again: {exc}", file=sys.stderr)
+
+    @functools.wraps(compiled)  # and its `_boxed_call` where it has one: then one list holds the inputs
+    def watched(*inputs: Any, **kwargs: Any) -> Any:
+        boxed = len(inputs) == 1 and isinstance(inputs[0], list) and getattr(compiled, "_boxed_call", False)
+        seen(inputs[0] if boxed else inputs)
+        return compiled(*inputs, **kwargs)
+
+    return watched
 
 
 def install_capture(
@@ -186,7 +218,7 @@ def install_capture(
         real_optimize = torch._dynamo.optimize
 
         def optimize(*args: Any, **opt_kwargs: Any) -> Any:
-            opt_kwargs["backend"] = _CapturingBackend(opt_kwargs["backend"], call, sink, counter)
+            opt_kwargs["backend"] = _CapturingBackend(opt_kwargs["backend"], call, sink, counter, wanted_call is not None)
             return real_optimize(*args, **opt_kwargs)
 
         torch._dynamo.optimize = optimize

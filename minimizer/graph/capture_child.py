@@ -34,7 +34,12 @@ def _capture(request: dict) -> int:
     recording = Recording([], [])
 
     def sink(graph) -> None:
-        recording.graphs.append(graph)
+        # A graph sunk again (with the inputs of the call the bug showed in) replaces its first record.
+        again = [i for i, recorded in enumerate(recording.graphs) if recorded.index == graph.index]
+        if again:
+            recording.graphs[again[0]] = graph
+        else:
+            recording.graphs.append(graph)
         # Saved after every graph and call: a later compile may crash the interpreter.
         save_recording(request["output"], recording)
 

@@ -47,6 +47,7 @@ class Culprit:
     detail: str = ""
     subsystem: str = ""  # within Inductor, from its compiler bisector (``stages.subsystem``), where asked
     operator: str = ""  # within Inductor, the aten operator that, run eagerly, mends it (``stages.operator``)
+    fused: tuple[str, ...] = ()  # the other operators that each mend it so: fused with it into one kernel
 
     def to_json(self) -> dict:
         return {
@@ -54,6 +55,7 @@ class Culprit:
             "backend": self.backend,
             "subsystem": self.subsystem,
             "operator": self.operator,
+            "fused_with": list(self.fused),
             "detail": self.detail,
             "ladder": [{"backend": backend, "shows_the_bug": shown} for backend, shown in self.ladder],
         }
@@ -69,6 +71,9 @@ class Culprit:
         if self.layer == THE_SCRIPTS_BACKEND and self.backend:
             layer = f"the script's backend {self.backend} or its compile options"
         layer += f", operator {self.operator}" if self.operator else ""
+        if self.fused:  # named short (`add.Tensor`): the ladder must still fit the header's line
+            shown = [name.removeprefix("aten.") for name in self.fused[:3]]
+            layer += f" (fused with {', '.join(shown)}{', ...' if len(self.fused) > 3 else ''})"
         return f"{layer} ({', '.join(f'{backend} {_YES_NO[shown]}' for backend, shown in self.ladder)})"
 
 

@@ -3,8 +3,8 @@ its eager kernel (an Inductor fallback for that one operator, ``oracles.eager_op
 
 The operators tried are those of the program's graphs before any decomposition, written down by one run with a
 recording backend. One run with all of them eager says whether any operator's lowering is the bug at all; then
-halves, both at once, keep the first half (in graph order) whose operators run eagerly mend it, down to one.
-None is named where the bug needs operators of both halves together (a fusion), or lives in no operator's
+halves, both at once, keep the first half (in graph order) whose operators run eagerly mend it, down to one;
+on the repro, every half that mends, down to each operator that does alone. None is named where the bug needs operators of both halves together (a fusion), or lives in no operator's
 lowering (a pass, the scheduler).
 
 The operator is part of the bug: found on the original before the reduction where the bug is known to be
@@ -32,21 +32,23 @@ if TYPE_CHECKING:
 
 def with_operator(runs: Runs, culprit: Culprit, text: str, target: Target, settings: RunSettings) -> Culprit:
     """``culprit`` with the operator its bug lives in, where the ladder named Inductor and operators run eagerly
-    mend it; else as it is. The operator the reduction held (``target.operator``) is asked first, in one run."""
+    mend it; else as it is. Where several do, each alone, the bug is in the kernel they are fused into: the one
+    nearest the outputs (last in graph order: the others' fallbacks mend it by taking their values out of that
+    kernel) is named, the others beside it (``Culprit.fused``)."""
 
     if culprit.layer != "Inductor":
         return culprit
     inductor = with_backend(settings, "inductor")
-    if target.operator and _mended(runs, text, target, inductor, [target.operator]):
-        return dataclasses.replace(culprit, operator=target.operator)
-    found = mending_operator(runs, text, target, inductor)
-    return dataclasses.replace(culprit, operator=found) if found else culprit
+    found = mending_operators(runs, text, target, inductor)
+    if not found:
+        return culprit
+    return dataclasses.replace(culprit, operator=found[-1], fused=tuple(found[:-1]))
 
 
 def mending_operator(
     runs: Runs, text: str, target: Target, settings: RunSettings, most_rounds: int | None = None
 ) -> str:
-    """The one operator of ``text``'s graphs that, run eagerly, makes ``target``'s bug go away ("" where none
+    """The first operator of ``text``'s graphs that, run eagerly, makes ``target``'s bug go away ("" where none
     alone does), by halving the operators recorded; "" also where the halving would take more than
     ``most_rounds`` rounds of runs (one run, or both halves at once)."""
 
@@ -63,6 +65,23 @@ def mending_operator(
             return ""  # the bug needs operators of both halves: no one operator's lowering
         operators = chosen
     return operators[0]
+
+
+def mending_operators(runs: Runs, text: str, target: Target, settings: RunSettings) -> list[str]:
+    """Every operator of ``text``'s graphs that, run eagerly on its own, makes ``target``'s bug go away, in graph
+    order: the halving of ``mending_operator``, into each half that mends."""
+
+    operators = recorded_operators(runs, text, settings)
+    if not operators or not _mended(runs, text, target, settings, operators):
+        return []
+    found: list[str] = []
+    mending = [operators]
+    while mending:
+        groups = [half for group in mending for half in (group[: len(group) // 2], group[len(group) // 2 :])]
+        answers = runs.call_all([lambda half=half: _mended(runs, text, target, settings, half) for half in groups])
+        found += [group[0] for group, mended in zip(groups, answers) if mended and len(group) == 1]
+        mending = [group for group, mended in zip(groups, answers) if mended and len(group) > 1]
+    return sorted(found, key=operators.index)
 
 
 def search_rounds(operators: int, jobs: int) -> int:

@@ -434,15 +434,20 @@ def _lift_source(
     return None
 
 
+# A repro this small is about what a lifted graph's program is: not worth a capture run to compare.
+_WORTH_A_CAPTURE_TOKENS = 120
+
+
 def _graphs_if_they_pay(runs: Runs, text: str, target: Target, settings: RunSettings) -> list | None:
-    """The script's captured graphs if they hold more operators than the script shows (the model lives
-    elsewhere, so the graph reducer pays), else ``None``."""
+    """The script's captured graphs if the graph reducer pays: a graph holds more operators than the script
+    shows (the model lives elsewhere), or the program a graph is written as is already smaller than the source
+    reducer's repro (a loop over cases, a config and a module class around one operator); else ``None``."""
 
     if target.spec == "inplace" or "compile" not in text:
         return None
-    source_ops = measure(text).torch_ops
+    source_ops, source_tokens = measure(text).torch_ops, count_tokens(text)
     bound = runs.operators_captured.get(candidate_key(text))
-    if bound is not None and bound <= source_ops:
+    if bound is not None and bound <= source_ops and source_tokens <= _WORTH_A_CAPTURE_TOKENS:
         # No graph holds more than all of them together: no capture run needed to tell.
         runs.progress.message(
             f"compiled graphs hold at most {bound} operators, the script shows {source_ops}: "
@@ -451,17 +456,20 @@ def _graphs_if_they_pay(runs: Runs, text: str, target: Target, settings: RunSett
         return None
     from minimizer.graph.capture import CaptureFailed, capture_graphs, case_from_capture
     from minimizer.graph.case import operator_count
+    from minimizer.graph.emit import emit_script
 
     try:
         captured = capture_graphs(text, settings)
     except CaptureFailed as exc:
         runs.progress.message(f"graph capture failed ({exc}); staying with the source reducer")
         return None
-    cases = [case_from_capture(graph) for graph in captured]
-    graph_ops = max((operator_count(case) for case in cases if case is not None), default=0)
-    pays = graph_ops > source_ops
+    cases = [case for case in (case_from_capture(graph) for graph in captured) if case is not None]
+    graph_ops = max((operator_count(case) for case in cases), default=0)
+    graph_tokens = min((count_tokens(emit_script(case)) for case in cases), default=source_tokens)
+    pays = graph_ops > source_ops or graph_tokens < source_tokens
     runs.progress.message(
-        f"compiled graphs hold {graph_ops} operators, the script shows {source_ops}: "
+        f"compiled graphs hold {graph_ops} operators (written out, {graph_tokens} tokens), the script shows "
+        f"{source_ops} ({source_tokens} tokens): "
         + ("reducing the graph" if pays else "the source reducer already sees the model")
     )
     return captured if pays else None

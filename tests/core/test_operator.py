@@ -22,9 +22,10 @@ class _Runs:
     """Runs answered by the operators each run leaves to eager: the bug goes where all of ``mends`` are eager
     (one operator's lowering; two for a fusion)."""
 
-    def __init__(self, operators: list[str], mends: set[str] | str | None):
+    def __init__(self, operators: list[str], mends: set[str] | str | None, each_mends: set[str] = frozenset()):
         self.operators, self.asked = operators, []
         self.mends = {mends} if isinstance(mends, str) else (mends or None)
+        self.each_mends = each_mends  # a fusion: any one of these eager mends it
 
     def run(self, text, settings, cancel=None):
         env = dict(settings.env)
@@ -35,6 +36,7 @@ class _Runs:
         eager = env.get(EAGER_OPS_VARIABLE, "")
         self.asked.append(eager)
         fires = self.mends is None or not self.mends <= set(eager.split(","))
+        fires = fires and not self.each_mends & set(eager.split(","))
         return RunResult(seconds=0.0, verdicts={"numerical": Verdict(fires, "numerical: float32 value" if fires else "")})
 
     def call_all(self, calls):
@@ -65,11 +67,13 @@ def test_no_operator_is_named_where_none_alone_mends_it_or_the_layer_is_not_indu
     assert with_operator(runs, dynamo, "text", TARGET, SETTINGS) == dynamo and runs.asked == []
 
 
-def test_the_operator_the_reduction_held_is_asked_first_in_one_run():
-    runs = _Runs(OPERATORS, mends="aten.op5.default")
-    held = dataclasses.replace(TARGET, operator="aten.op5.default")
-    assert with_operator(runs, INDUCTOR, "text", held, SETTINGS).operator == "aten.op5.default"
-    assert runs.asked == ["aten.op5.default"]
+def test_where_each_of_several_fused_operators_mends_it_the_last_is_named_with_the_others():
+    fused = {"aten.op3.default", "aten.op9.default", "aten.op14.default"}
+    runs = _Runs(OPERATORS, mends=None, each_mends=fused)
+    culprit = with_operator(runs, INDUCTOR, "text", TARGET, SETTINGS)
+    assert (culprit.operator, culprit.fused) == ("aten.op14.default", ("aten.op3.default", "aten.op9.default"))
+    assert "operator aten.op14.default (fused with op3.default, op9.default) (eager no" in culprit.describe()
+    assert culprit.to_json()["fused_with"] == ["aten.op3.default", "aten.op9.default"]
 
 
 def _answered_by_operator(mending: dict[str, bool]):

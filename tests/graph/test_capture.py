@@ -147,6 +147,34 @@ def test_the_capture_run_records_the_compiled_functions_first_distinct_calls(tmp
     assert calls[0].compile.backend == "eager" and calls[0].module == "__main__"
 
 
+def test_a_graph_compiled_at_an_earlier_call_records_the_wanted_calls_inputs(tmp_path):
+    from minimizer.graph.capture import capture_recording
+
+    # One graph for all three calls (same shapes), compiled at the first, whose period is finite; the bug's call
+    # is the third, whose period is infinite: the graph's inputs are that call's, not the first's.
+    script = textwrap.dedent(
+        '''
+        import torch
+
+
+        def wrap(x, period):
+            return torch.remainder(x, period)
+
+
+        step = torch.compile(wrap)
+        for period in (4.0, 5.0, float("inf")):
+            step(torch.ones(3), torch.full((3,), period))
+        '''
+    )
+    settings = RunSettings(filename="wrap.py", origin_dir=str(tmp_path), oracles=())
+    recording = capture_recording(script, settings, timeout=300, wanted_call=2)
+    assert len(recording.graphs) == 1
+    periods = [spec for spec in recording.graphs[0].inputs if spec.shape == (3,)][-1]
+    assert periods.recorded == (float("inf"),) * 3
+    first = capture_recording(script, settings, timeout=300).graphs[0]
+    assert [spec for spec in first.inputs if spec.shape == (3,)][-1].recorded == (4.0,) * 3
+
+
 def _factory(name, scale=1.5):
     def backend(gm, example_inputs):
         return gm.forward if name != "focal" else (lambda *args: [o * scale for o in gm(*args)])

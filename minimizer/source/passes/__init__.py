@@ -6,7 +6,8 @@ Beside them, what the passes of every kind use: `candidates` (a pass's candidate
 edited by node identity), `scopes` (its scopes, computed once); and `library_sizes`, which `configs` and
 `signatures` share. The first round takes the kinds in turns, some twice: structural passes that take whole layers,
 classes and wrappers in a few proposals go first, statement ddmin (hundreds of proposals on a large script) after
-them; value shrinking (literals, dtypes, constants), which keeps the token count but makes the repro smaller to run
+them; literal tensors become factories early (they can be most of a lifted call's tokens); value shrinking
+(integer literals, dtypes, constants), which keeps the token count but makes the repro smaller to run
 and read, goes last. The corpus figures are measured with this order, to the token. From the second round on the
 scheduler orders passes by what they removed per proposal so far.
 """
@@ -26,6 +27,7 @@ from minimizer.source.passes import (
 
 SOURCE_PASSES = [
     *statements.CLEARING,  # output, dead definitions, idle statements, the blocks around the work
+    *values.LITERALS,  # tensors spelled element by element written as factories
     devices.moves_to_default_device,  # `Block().to(D)` made `Block()`, an instance the class passes read
     *structure.CLASSES,  # layers, then classes made functions and statements
     *structure.FUNCTIONS,  # helpers inlined where they are called
@@ -41,7 +43,7 @@ SOURCE_PASSES = [
     names.inline_single_use_variables,
     expressions.shrink_subscripts,
     *items.SINGLE,  # collections of one item made that item
-    *values.PASSES,  # the same tokens, a smaller repro to run and read
+    *values.SHRINKING,  # the same tokens, a smaller repro to run and read
     signatures.keywords_to_positional,
 ]
 
