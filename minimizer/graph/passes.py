@@ -38,35 +38,43 @@ def truncate_to_intermediate(case: GraphCase) -> Iterator[GraphCase]:
     Along the graph, whether the bug survives a cut is mostly monotone (a cut after the failing operator keeps
     it, one before loses it), so the cuts are asked as a binary search for the earliest that keeps the bug
     (``_CutSearch``): a few questions on a graph of hundreds of operators, where trying every cut cost a call
-    per operator. On small graphs the cuts the search skipped are tried after it, for the bugs that are not
-    monotone (a wrong gradient shown by one branch only).
+    per operator. The cuts it skipped are ``truncate_to_any_intermediate``'s.
     """
 
-    return _CutSearch(case)
+    return _CutSearch(case, sweep=False)
 
 
-# Graphs with at most this many cuts have every cut tried once the binary search is over.
+def truncate_to_any_intermediate(case: GraphCase) -> Iterator[GraphCase]:
+    """On a small graph, the cuts the binary search skipped, for the bugs that are not monotone (a wrong gradient
+    shown by one branch only). It comes after the removal of node chunks: a bug at the graph's output (every cut
+    loses it) costs a question per cut, and the removals leave few."""
+
+    return _CutSearch(case, sweep=True)
+
+
+# Graphs with at most this many cuts have every cut tried by ``truncate_to_any_intermediate``.
 _EVERY_CUT_UP_TO = 32
 
 
 class _CutSearch(Iterator[GraphCase]):
-    """The truncations of ``case`` as a binary search. A pass's stream is asked for its next proposal only when
-    the one before was turned down (the reducer starts a new stream on a step taken; a speculating tester asks
-    ahead as if it was turned down), so asking again moves the search past the cut just proposed.
+    """The truncations of ``case`` as a binary search (``sweep``: the cuts it skips, on a small graph). A pass's
+    stream is asked for its next proposal only when the one before was turned down (the reducer starts a new
+    stream on a step taken; a speculating tester asks ahead as if it was turned down), so asking again moves the
+    search past the cut just proposed.
 
     Resumable like `minimizer.source.passes.candidates.CandidateStream`: ``skip(n)`` after a step numbers the new
     search's proposals from ``n`` on (the reducer resumes a pass at the index of its step taken), ``position``
     is the last one's number.
     """
 
-    def __init__(self, case: GraphCase) -> None:
+    def __init__(self, case: GraphCase, *, sweep: bool) -> None:
         self._case = case
         self._nodes = [n for n in case.gm.graph.nodes if n.op in _CALLS and isinstance(value_of(n), torch.Tensor)]
         self._current = {n.name for n in tensor_outputs(case)}
         self._first = 0
         self._asked = 0
         self.position = -1
-        self._cuts = self._search()
+        self._cuts = self._sweep() if sweep else self._search()
 
     def skip(self, count: int) -> None:
         self._first = count
@@ -78,23 +86,29 @@ class _CutSearch(Iterator[GraphCase]):
         return candidate
 
     def _search(self) -> Iterator[GraphCase]:
-        tried: set[int] = set()
+        for _, cut in self._searched():
+            if cut is not None:
+                yield cut
+
+    def _searched(self) -> Iterator[tuple[int, GraphCase | None]]:
         low, high = 0, len(self._nodes) - 1  # the last cut is taken to keep the bug: it is (nearly) the graph
         while low < high:
             middle = (low + high) // 2
-            tried.add(middle)
             if {self._nodes[middle].name} == self._current:
                 high = middle  # the graph as it is: it keeps the bug
+                yield middle, None
                 continue
-            cut = self._cut(middle)
+            yield middle, self._cut(middle)
+            low = middle + 1
+
+    def _sweep(self) -> Iterator[GraphCase]:
+        if len(self._nodes) > _EVERY_CUT_UP_TO:
+            return
+        tried = {index for index, _ in self._searched()}
+        for index in _bisection_order(len(self._nodes)):
+            cut = None if index in tried else self._cut(index)
             if cut is not None:
                 yield cut
-            low = middle + 1
-        if len(self._nodes) <= _EVERY_CUT_UP_TO:
-            for index in _bisection_order(len(self._nodes)):
-                cut = None if index in tried else self._cut(index)
-                if cut is not None:
-                    yield cut
 
     def _cut(self, index: int) -> GraphCase | None:
         name = self._nodes[index].name
@@ -393,6 +407,7 @@ GRAPH_PASSES: list[Callable[[GraphCase], Iterator[GraphCase]]] = [
     drop_outputs,
     truncate_to_intermediate,
     remove_node_chunks,
+    truncate_to_any_intermediate,
     shrink_dimensions,
     simplify_dtypes,
     parameters_to_inputs,

@@ -18,6 +18,7 @@ from minimizer.graph.passes import (
     remove_single_nodes,
     shrink_dimensions,
     simplify_dtypes,
+    truncate_to_any_intermediate,
     truncate_to_intermediate,
 )
 from minimizer.reduce.scheduler import Pass, Reducer
@@ -96,6 +97,16 @@ def test_truncation_finds_the_earliest_cut_of_a_long_chain_by_binary_search():
     assert call_names(best)[-1] == "sin" and operator_count(best) == 86
     # Trying every cut asked up to 120 questions; the search asks about log2 of the graph's size per step.
     assert len(asked) <= 20, len(asked)
+
+
+def test_the_sweep_of_a_small_graph_asks_every_cut_the_search_skipped_and_no_other(block_case):
+    def outputs(candidates):
+        return [tuple(n.name for n in c.output_node.args[0]) for c in candidates]
+
+    searched = outputs(truncate_to_intermediate(block_case))
+    swept = outputs(truncate_to_any_intermediate(block_case))
+    assert swept and not set(swept) & set(searched)
+    assert list(truncate_to_any_intermediate(capture_case(_long_chain, torch.randn(3)))) == []  # too many cuts
 
 
 def test_truncation_numbers_its_proposals_from_where_the_reducer_resumes():
