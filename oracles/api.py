@@ -228,6 +228,16 @@ NEEDS_EVIDENCE = "evidence"  # what the script's failing check compared, and whe
 ALL_NEEDS = frozenset(
     {NEEDS_CALLS, NEEDS_REFERENCE, NEEDS_GRADS, NEEDS_SAVED_TENSORS, NEEDS_EAGER_RERUN, NEEDS_KERNELS, NEEDS_EVIDENCE}
 )
+# Needs whose comparisons of compiled and eager results hold only where random operators draw alike: a run
+# with any of them has Inductor run its random operators eagerly (``fallback_random``). A run without them
+# leaves the compiler as the script sets it, as plain python does (a bug in a random operator's lowering shows).
+DRAWS_ALIKE = frozenset({NEEDS_CALLS, NEEDS_REFERENCE, NEEDS_GRADS})
+
+
+def draws_alike(needs: frozenset[str] | set[str]) -> bool:
+    """Whether a run with ``needs`` must have compiled random operators draw as eager ones (see ``DRAWS_ALIKE``)."""
+
+    return bool(set(needs) & DRAWS_ALIKE)
 
 
 @runtime_checkable

@@ -13,7 +13,9 @@ import os
 import time
 from typing import Any, Callable, Iterator
 
-from oracles.api import NEEDS_CALLS, NEEDS_EVIDENCE, NEEDS_GRADS, NEEDS_KERNELS, NEEDS_SAVED_TENSORS, CallRecord, SideResult
+from oracles.api import (
+    NEEDS_CALLS, NEEDS_EVIDENCE, NEEDS_GRADS, NEEDS_KERNELS, NEEDS_SAVED_TENSORS, CallRecord, SideResult, draws_alike,
+)
 from oracles.capture import exception_info
 from oracles.dynamo_optimize import OptimizeThroughCompile
 from oracles.eager_ops import run_eagerly_where_asked
@@ -90,7 +92,8 @@ class Harness:
 
         import torch
 
-        torch._inductor.config.fallback_random = True  # random ops agree between eager and compiled
+        if draws_alike(self.needs):
+            torch._inductor.config.fallback_random = True
         if NEEDS_GRADS in self.needs:
             self._donated_buffer = _donate_buffers(False)
         run_eagerly_where_asked()  # the culprit's operators, one at a time (oracles.eager_ops)

@@ -196,6 +196,7 @@ def install_capture(
     sink: Callable[[CapturedGraph], None],
     calls: Callable[[RecordedCall], None] | None = None,
     wanted_call: int | None = None,
+    random_as_eager: bool = True,
 ) -> None:
     """Patch ``torch.compile`` in this process so every graph it compiles goes to ``sink`` first, and (given
     ``calls``) the first distinct calls of each function it compiles go there, and its call ``wanted_call``
@@ -207,7 +208,8 @@ def install_capture(
 
     import torch._dynamo
 
-    torch._inductor.config.fallback_random = True  # as the oracle harness does
+    if random_as_eager:  # as the oracle harness does for the oracles that compare (oracles.api.DRAWS_ALIKE)
+        torch._inductor.config.fallback_random = True
     real_compile = torch.compile
     counter = [0]
 
@@ -263,8 +265,8 @@ def capture_recording(
     """Run the script once in a child process and return what it compiled and called (``wanted_call``: the call
     of each compiled function, by number, recorded whatever came before it; see ``install_capture``).
 
-    ``settings`` gives the file name, the original's folder, the seed and the environment (its oracles are
-    not used). Raises ``CaptureFailed`` when the child left no recording (it hung, or compiled and called nothing).
+    ``settings`` gives the file name, the original's folder, the seed and the environment; its oracles say
+    whether the run has random operators draw as eager ones do, as the oracles' own runs do. Raises ``CaptureFailed`` when the child left no recording (it hung, or compiled and called nothing).
     """
 
     timeout = settings.limits.timeout if timeout is None else timeout
@@ -274,7 +276,7 @@ def capture_recording(
         output = own / "graphs.pt"
         request = {
             "script": str(script), "origin_dir": settings.origin_dir, "seed": settings.seed, "output": str(output),
-            "wanted_call": wanted_call,
+            "wanted_call": wanted_call, "random_as_eager": _random_as_eager(settings.oracles),
         }
         (own / "request.json").write_text(json.dumps(request))
         handle = SubprocessLauncher("minimizer.graph.capture_child").launch(
@@ -295,6 +297,13 @@ def capture_recording(
             tail = (own / "stderr").read_text(errors="replace").strip().splitlines()[-1:] or [""]
             raise CaptureFailed(f"the capture run compiled no graph (exit {handle.returncode}): {tail[0]}")
         return load_recording(output)
+
+
+def _random_as_eager(specs: tuple[str, ...]) -> bool:
+    from oracles.api import draws_alike
+    from oracles.registry import load_oracle
+
+    return any(draws_alike(load_oracle(spec).needs) for spec in specs)
 
 
 def load_recording(path: str | os.PathLike) -> Recording:

@@ -58,7 +58,7 @@ def _capture(request: dict) -> int:
         from minimizer.runner.vec_isa import replay_recorded
 
         replay_recorded()
-    install_capture(sink, call_sink, request.get("wanted_call"))
+    install_capture(sink, call_sink, request.get("wanted_call"), request.get("random_as_eager", True))
     escaped = run_script(script, request["seed"])
     if escaped is not None:
         print(f"minimizer: the script raised {type(escaped).__name__} (expected for a failing script)", file=sys.stderr)

@@ -333,3 +333,37 @@ def test_a_script_that_seeds_after_its_imports_gets_no_second_seed():
     source = "import torch\ntorch.manual_seed(0)\nx = torch.randn(2)\n"
     assert seed_like_the_harness(source, 0) == source
     assert seed_like_the_harness(source, 3).count("manual_seed") == 2  # another seed: the harness's goes first
+
+
+def test_the_check_runs_the_scripts_own_oracles_again_where_the_comparing_ones_changed_its_end(monkeypatch):
+    # Under the comparing oracles Inductor draws random numbers as eager does (fallback_random), which hides a bug
+    # in a random operator's lowering: plain python fails, that run passes. The oracles that watch the script
+    # alone run again with the compiler as the script has it, and that run is the one pinned.
+    from minimizer.runner.run_types import RunSettings
+    from minimizer.stages.check import check_original
+
+    fires = Verdict(True, ASSERT_FAILURE + " [only under torch.compile]")
+    settings = RunSettings(filename="s.py", origin_dir=".", oracles=("numerical", "script"), limits=Limits(timeout=9))
+    asked = []
+
+    def run(source, settings):
+        asked.append(settings.oracles)
+        if "numerical" in settings.oracles:
+            return _harness(None, numerical=Verdict(False), script=Verdict(False))
+        return _harness(ASSERT, script=fires)
+
+    runs = SimpleNamespace(
+        options=SimpleNamespace(oracle="auto", timeout=9, seed=0, confirm=2, memory_mb=100, script_args=()),
+        settings=lambda specs, timeout: settings,
+        plain=lambda *args: _plain(ASSERT_FAILURE, "bad"),
+        run=run,
+        call_all=lambda calls: [call() for call in calls],
+        progress=SimpleNamespace(message=lambda text: None),
+        original="s.py",
+        source="",
+    )
+    monkeypatch.setattr("minimizer.stages.check.oracle_specs", lambda oracle: ["numerical", "script"])
+    report = check_original(runs)
+    assert asked == [("numerical", "script")] * 2 + [("script",)] * 2
+    assert report.pinned is not None and report.pinned.spec == "script"
+    assert diagnose(report, explicit_oracle=False) is None
