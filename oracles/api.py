@@ -55,6 +55,9 @@ class ExceptionInfo:
     # Whether the exception is the script's own check failing (an ``assert``, a ``raise`` or exit of the script, a
     # checker's assertion; ``oracles.capture.failed_a_check``), not something crashing.
     check: bool = False
+    # For a raise or an assert of the script whose message is formatted (an f-string, ``str.format``, ``%``): the
+    # message as the script spells it, each formatted value as ``{}`` (``oracles.capture.message_template``).
+    message_template: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {

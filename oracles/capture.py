@@ -81,7 +81,30 @@ def exception_info(
         evidence_origins=tuple(o.origin for o in comparison.operands) if comparison is not None else (),
         evidence_difference=comparison.difference if comparison is not None else None,
         check=failed_a_check(exc, statement, frame),
+        message_template=message_template(statement),
     )
+
+
+def message_template(statement: ast.stmt | None) -> str | None:
+    """The message of a ``raise E(message)`` or ``assert test, message`` as the script spells it, where it is
+    formatted: an f-string's literal parts with ``{}`` for each value, the literal of ``"...".format(...)`` or
+    ``"..." % ...``; ``None`` for any other statement or message. The values formatted into a message (case
+    names, counts, numbers, the keys of what failed) change as the program shrinks; the bug does not."""
+
+    message = None
+    if isinstance(statement, ast.Raise) and isinstance(statement.exc, ast.Call) and statement.exc.args:
+        message = statement.exc.args[0]
+    elif isinstance(statement, ast.Assert):
+        message = statement.msg
+    if isinstance(message, ast.JoinedStr):
+        return "".join(part.value if isinstance(part, ast.Constant) else "{}" for part in message.values)
+    if isinstance(message, ast.Call) and isinstance(message.func, ast.Attribute) and message.func.attr == "format":
+        message = message.func.value
+    elif isinstance(message, ast.BinOp) and isinstance(message.op, ast.Mod):
+        message = message.left
+    else:
+        return None
+    return message.value if isinstance(message, ast.Constant) and isinstance(message.value, str) else None
 
 
 def _failing_comparison(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from oracles.api import NEEDS_EAGER_RERUN, NEEDS_EVIDENCE, NEEDS_KERNELS, ExceptionInfo, RecordedRun, Verdict, oracle
 from oracles.bug import ALSO_WITHOUT_COMPILE as ALSO
 from oracles.bug import ONLY_UNDER_COMPILE as ONLY
@@ -123,7 +125,7 @@ def _script_verdict(run: RecordedRun, strays: list[str]) -> Verdict:
         return Verdict(False, detail="the script ran to the end")
     exception = run.exception
     evidence = bool(exception.evidence)
-    failure = exception_signature(exception, evidence=evidence)
+    failure = exception_signature(as_spelled(exception), evidence=evidence)
     bug = _failed_where(run, failure, strays).with_(
         compared=exception.compared,
         compared_kernels=kernels_compared(exception.compared),
@@ -138,9 +140,18 @@ def _script_verdict(run: RecordedRun, strays: list[str]) -> Verdict:
     if not run.eager_rerun_done:
         return Verdict(False, detail="torch.compile was used but the eager re-run was not recorded", bug=bug)
     rerun = run.eager_rerun_exception
-    if rerun is not None and exception_signature(rerun, evidence=evidence) == failure:
+    if rerun is not None and exception_signature(as_spelled(rerun), evidence=evidence) == failure:
         return Verdict(True, detail="fails the same way without torch.compile", bug=bug.with_(under_compile=ALSO))
     return Verdict(True, detail=detail, bug=bug.with_(under_compile=ONLY))
+
+
+def as_spelled(exception: ExceptionInfo) -> ExceptionInfo:
+    """``exception`` with its message as the script spells it, where the script formats it: what identifies the
+    failure is the check's own words, not the values formatted into them (``ExceptionInfo.message_template``)."""
+
+    if exception.message_template is None:
+        return exception
+    return dataclasses.replace(exception, message=exception.message_template)
 
 
 def _in_words(exception: ExceptionInfo, message: str) -> str:

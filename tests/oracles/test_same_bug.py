@@ -132,3 +132,31 @@ def test_which_call_of_its_target_a_bug_showed_in_is_not_the_bug():
     # Removing the calls before it moves the failing call; where it happens is for the lift, not the identity.
     assert same_bug(Bug("numerical: float32 nan", call=2), Bug("numerical: float32 nan", call=0))
     assert not same_bug(Bug("numerical: float32 nan", call=2), Bug("numerical: float32 value", call=2))
+
+
+
+LISTED = """
+bad = []
+for size in {sizes}:
+    if g(torch.ones(size)).tolist() != [2.0] * size:
+        bad.append(f"size {{size}}")
+if bad:
+    raise AssertionError({message})
+"""
+
+
+def test_values_formatted_into_a_checks_message_are_no_part_of_the_bug(tmp_path):
+    # A check the run does not follow as a comparison of the suspect's values (a list's equality): its message
+    # tells the check, and the cases formatted into it (which shrink with the program) do not.
+    import ast
+
+    from oracles.capture import message_template
+
+    spelled = 'f"broken for {sorted(bad)}: expects {2.0}"'
+    pinned = _bug(tmp_path, LISTED.format(sizes="(8, 16)", message=spelled))
+    fewer = _bug(tmp_path, LISTED.format(sizes="(2,)", message=spelled))
+    assert pinned.comparison is None and pinned.under_compile == "only"
+    assert same_bug(pinned, fewer)
+    assert not same_bug(pinned, _bug(tmp_path, LISTED.format(sizes="(2,)", message='f"shapes broken: {bad}"')))
+    parsed = {text: ast.parse(text).body[0] for text in ('raise E("at %d" % i)', 'assert a, "{} b".format(c)', "raise E(m)")}
+    assert [message_template(statement) for statement in parsed.values()] == ["at %d", "{} b", None]
