@@ -154,3 +154,12 @@ def test_a_parameter_every_call_gives_a_config_reads_its_defaults():
     # A function also called with something else, or named where it is not called, keeps its reads.
     assert candidates(LIFTED_METHOD + "targets(object(), next_value)\n") == []
     assert candidates(LIFTED_METHOD + "handlers = [targets]\n") == []
+
+
+def test_a_tuple_of_constants_is_a_default_as_a_literal_is():
+    source = (
+        "from dataclasses import dataclass\n\n\n@dataclass\nclass Config:\n    sizes: tuple = 8, -16\n"
+        "\n\nconfig = Config()\nfor n in config.sizes:\n    f(n)\n"
+    )
+    # longer than the read, the default is smaller with the config and its class gone
+    assert candidates(source) == ["for n in (8, -16):\n    f(n)\n"]

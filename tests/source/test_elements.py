@@ -94,3 +94,14 @@ def test_a_tuple_a_loop_reaches_through_enumerate_or_its_one_name_loses_entries(
     assert codes("SIZES = (2, 3)\nfor n in SIZES:\n    f(n)\n")[1] == "SIZES = [3]\nfor n in SIZES:\n    f(n)\n"
     # a name bound twice, or a tuple the loop does not reach, is left alone (a shape, an unpacked return)
     assert codes("S = (2, 3)\nS = (4, 5)\nfor n in S:\n    f(n)\nshape = (2, 3)\n") == []
+
+
+def test_a_tuple_a_loop_reaches_through_a_config_field_loses_entries():
+    field = "@dataclass\nclass C:\n    sizes: tuple = (8, 16)\n\ndef run(c):\n    for n in c.sizes:\n        f(n)\n"
+    assert codes(field)[0] == field.replace("(8, 16)", "[8]")
+    default = "def run(sizes=(2, 3)):\n    for n in sizes:\n        f(n)\n"
+    assert codes(default)[1] == default.replace("(2, 3)", "[3]")
+    keyword = "run(C(sizes=(2, 3)))\nfor n in self.sizes:\n    f(n)\n"
+    assert codes(keyword)[0] == keyword.replace("(2, 3)", "[2]")
+    # bound twice under that name (a field and a keyword), the tuples are left alone
+    assert codes(field + "run(C(sizes=(4, 5)))\n") == []

@@ -16,6 +16,8 @@ import libcst.matchers as m
 from minimizer.source.passes.candidates import distinct_candidates
 from minimizer.source.passes.edit import replace_nodes
 from minimizer.source.passes.signatures.parameters import given_parameters
+from minimizer.source.passes.statements.leftovers import remove_what_the_step_left
+from minimizer.source.rendering import code_size
 from minimizer.source.traversal import find_all
 
 __all__ = ["inline_argument_defaults", "inline_config_defaults"]
@@ -72,10 +74,21 @@ def _all_reads_then_each(
 ) -> Iterator[cst.Module | None]:
     """Every read replaced by its field's value at once, then (when there are several fields) one field at a time."""
 
-    yield lambda: replace_nodes(module, {node: values[name] for name, nodes in reads.items() for node in nodes})
+    yield lambda: _read_as(module, {node: values[name] for name, nodes in reads.items() for node in nodes})
     if len(reads) > 1:
         for name, nodes in reads.items():
-            yield lambda: replace_nodes(module, {node: values[name] for node in nodes})
+            yield lambda: _read_as(module, {node: values[name] for node in nodes})
+
+
+def _read_as(module: cst.Module, values: dict[cst.CSTNode, cst.BaseExpression]) -> cst.Module:
+    """``module`` with the reads replaced by their values; where that is larger (a default longer than its read:
+    `(8, 16)` for `config.sizes`), also without what it left unread (the config, its class), as the step's
+    follow-up would remove after it."""
+
+    inlined = replace_nodes(module, values)
+    if code_size(inlined) <= code_size(module):
+        return inlined
+    return remove_what_the_step_left(module, inlined) or inlined
 
 
 def _assigned_attribute_names(module: cst.Module, config: cst.ClassDef | None = None) -> set[str]:
@@ -116,12 +129,26 @@ _NOT_CONSTANT = (
 )
 
 
+def _constant(value: cst.BaseExpression) -> bool:
+    """A literal, or a tuple of them (`sizes: tuple = (8, 16)`): immutable, so every read may hold its own."""
+    if isinstance(value, cst.Tuple):
+        return all(_constant(element.value) for element in value.elements if isinstance(element, cst.Element))
+    return m.matches(value, _LITERAL | m.UnaryOperation(operator=m.Minus(), expression=m.Integer() | m.Float()))
+
+
+def _parenthesized(value: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """A tuple as it may stand in any expression (`f(config.sizes)` -> `f((8, 16))`, not `f(8, 16)`)."""
+    if isinstance(value, cst.Tuple) and not value.lpar:
+        return value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return value
+
+
 def _field_default(value: cst.BaseExpression | None) -> cst.BaseExpression | None:
     """A literal default; `field(default=LITERAL)`; `field(default_factory=lambda: DISPLAY)` of literals (each
     read then builds its own list, as each config built its own)."""
 
-    if value is None or m.matches(value, _LITERAL):
-        return value
+    if value is None or _constant(value):
+        return _parenthesized(value)
     if not m.matches(value, _FIELD) or len(value.args) != 1 or value.args[0].keyword is None:  # type: ignore[union-attr]
         return None
     arg = value.args[0]  # type: ignore[union-attr]
@@ -147,9 +174,9 @@ def _values_as_built(module: cst.Module, name: str, defaults: dict[str, cst.Base
         return {}
     values = dict(defaults)
     for arg in calls[0].args:  # type: ignore[union-attr]
-        if arg.keyword is None or arg.keyword.value not in values or not m.matches(arg.value, _LITERAL):
+        if arg.keyword is None or arg.keyword.value not in values or not _constant(arg.value):
             return {}
-        values[arg.keyword.value] = arg.value
+        values[arg.keyword.value] = _parenthesized(arg.value)
     return values
 
 

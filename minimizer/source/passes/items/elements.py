@@ -3,7 +3,8 @@
 
 Scripts return and log dictionaries of metrics and build lists of layers or checks; the bug needs one entry.
 A tuple loses entries only where a loop goes over it (`for voice in (drone, lead)`, a comprehension's too,
-through `enumerate`, or through the one name it is bound to: `CONFIGS = (a, b)` then `for c in CONFIGS`):
+through `enumerate`, or through the one name it is bound to: `CONFIGS = (a, b)` then `for c in CONFIGS`, a
+config field `sizes: tuple = (8, 16)` then `for s in config.sizes`):
 there each entry is one more run of the same body, and a loop left over one entry is its body (the unwrap of
 compound statements). Elsewhere tuples are shapes (`shrink_shapes` takes those) and unpacked returns, whose
 arity the caller depends on.
@@ -44,22 +45,54 @@ def _deletions(module: cst.Module) -> Iterator[cst.Module | None]:
 
 
 def _looped_tuples(module: cst.Module) -> set[int]:
-    """Ids of the tuple displays a loop goes over: its iterable itself, under `enumerate`, or bound to the name
-    it iterates by that name's only assignment."""
+    """Ids of the tuple displays a loop goes over: its iterable itself, under `enumerate`, or what the name or
+    attribute it iterates is bound to, where that name has one binding (`CONFIGS = (a, b)`, a dataclass field
+    `sizes: tuple = (8, 16)` read as `config.sizes`, `self.sizes = ...`, a default `sizes=(8, 16)`, a keyword
+    `Config(sizes=(8, 16))`)."""
 
-    bound: dict[str, list[cst.BaseExpression]] = {}
-    for assign in find_all(module, m.Assign(targets=[m.AssignTarget(target=m.Name())])):
-        bound.setdefault(assign.targets[0].target.value, []).append(assign.value)  # type: ignore[union-attr]
+    bound = _bindings_by_name(module)
     looped = set()
     for loop in find_all(module, m.For() | m.CompFor()):
         iterable = loop.iter  # type: ignore[union-attr]
         if m.matches(iterable, m.Call(func=m.Name("enumerate"), args=[m.Arg(keyword=None), m.ZeroOrMore()])):
             iterable = iterable.args[0].value  # type: ignore[union-attr]
-        if isinstance(iterable, cst.Name) and len(bound.get(iterable.value, [])) == 1:
-            iterable = bound[iterable.value][0]
+        name = _bound_name(iterable)
+        if name is not None and len(bound.get(name, [])) == 1:
+            iterable = bound[name][0]
         if isinstance(iterable, cst.Tuple):
             looped.add(id(iterable))
     return looped
+
+
+def _bound_name(target: cst.BaseExpression) -> str | None:
+    """The name a binding or a read goes by: `x` for `x`, `sizes` for `config.sizes` and `self.sizes`."""
+    if isinstance(target, cst.Name):
+        return target.value
+    if isinstance(target, cst.Attribute):
+        return target.attr.value
+    return None
+
+
+def _bindings_by_name(module: cst.Module) -> dict[str, list[cst.BaseExpression]]:
+    """Every value bound to a name anywhere in `module`, by the name: assignments (annotated too), parameter
+    defaults and keyword arguments. Scope-blind on purpose: a tuple counts as looped over only where its name
+    has one binding in the whole file."""
+
+    bound: dict[str, list[cst.BaseExpression]] = {}
+    for node in find_all(module, m.Assign() | m.AnnAssign() | m.Param() | m.Arg(keyword=m.Name())):
+        if isinstance(node, cst.Assign):
+            pairs = [(target.target, node.value) for target in node.targets]
+        elif isinstance(node, cst.AnnAssign):
+            pairs = [(node.target, node.value)]
+        elif isinstance(node, cst.Param):
+            pairs = [(node.name, node.default)]
+        else:
+            pairs = [(node.keyword, node.value)]  # type: ignore[union-attr]
+        for target, value in pairs:
+            name = _bound_name(target)
+            if name is not None and value is not None:
+                bound.setdefault(name, []).append(value)
+    return bound
 
 
 def _with_elements(display: cst.BaseExpression, kept: list) -> cst.BaseExpression:
