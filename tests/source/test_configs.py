@@ -163,3 +163,12 @@ def test_a_tuple_of_constants_is_a_default_as_a_literal_is():
     )
     # longer than the read, the default is smaller with the config and its class gone
     assert candidates(source) == ["for n in (8, -16):\n    f(n)\n"]
+
+
+def test_a_dataclass_built_once_with_positional_literals_reads_as_built():
+    source = (
+        "from dataclasses import dataclass\n\n\n@dataclass()\nclass Voice:\n    name: str\n    steps: int\n"
+        "    gain: float = 1.0\n\n\nvoice = Voice('drone', 32)\nx = f(voice.steps, voice.gain)\nprint(voice.name)\n"
+    )
+    assert candidates(source)[0].endswith("x = f(32, 1.0)\nprint('drone')\n")
+    assert candidates(source.replace("Voice('drone', 32)", "Voice(*args)")) == []

@@ -22,7 +22,8 @@ from minimizer.source.traversal import find_all
 
 __all__ = ["inline_argument_defaults", "inline_config_defaults"]
 
-_DATACLASS = m.Decorator(decorator=m.Name("dataclass") | m.Attribute(attr=m.Name("dataclass")))
+_DATACLASS_NAME = m.Name("dataclass") | m.Attribute(attr=m.Name("dataclass"))
+_DATACLASS = m.Decorator(decorator=_DATACLASS_NAME | m.Call(func=_DATACLASS_NAME))
 _LITERAL = m.Integer() | m.Float() | m.SimpleString() | m.Name("True") | m.Name("False") | m.Name("None") | m.Attribute()
 
 
@@ -30,9 +31,9 @@ def inline_config_defaults(module: cst.Module) -> Iterator[cst.Module]:
     """Yield `module` with the reads of a dataclass config's fields replaced by the fields' defaults: first
     every field of a class at once, then one field at a time.
 
-    A config class is a module-level `@dataclass` whose fields all have a literal (or dotted-name) default and
-    that is only ever constructed without arguments (`Cfg()`), or once with literal keyword arguments
-    (`Cfg(steps=1)`: those fields read as the values given); a read is `NAME.field` where `NAME` is bound to
+    A config class is a module-level `@dataclass` (`@dataclass(frozen=True)` too) whose fields have a literal
+    (or dotted-name, or tuple of those) default and that is only ever constructed without arguments (`Cfg()`),
+    or once with literal arguments (`Cfg(steps=1)`, `Voice("drone", 32)`: those fields read as the values given); a read is `NAME.field` where `NAME` is bound to
     `Cfg()` or is a parameter annotated `Cfg`, or a parameter every call gives `Cfg()` (read in its function),
     or `Cfg().field`. Nothing is replaced for a field that is ever assigned
     (`cfg.width = 8`) anywhere in the script.
@@ -45,7 +46,7 @@ def _inlinings(module: cst.Module) -> Iterator[cst.Module | None]:
     for cls in module.body:
         if not (isinstance(cls, cst.ClassDef) and any(m.matches(d, _DATACLASS) for d in cls.decorators)):
             continue
-        defaults = _values_as_built(module, cls.name.value, _literal_defaults(cls))
+        defaults = _values_as_built(module, cls)
         if not defaults:
             continue
         holders = _holders(module, cls.name.value)
@@ -109,15 +110,25 @@ def _assigned_attribute_names(module: cst.Module, config: cst.ClassDef | None = 
     }
 
 
+def _field_lines(cls: cst.ClassDef) -> list[cst.AnnAssign]:
+    return [
+        line.body[0]  # type: ignore[misc]
+        for line in cls.body.body
+        if m.matches(line, m.SimpleStatementLine(body=[m.AnnAssign(target=m.Name())]))
+    ]
+
+
+def _field_names(cls: cst.ClassDef) -> list[str]:
+    """The fields in the order a dataclass's `__init__` takes them."""
+    return [field.target.value for field in _field_lines(cls)]  # type: ignore[union-attr]
+
+
 def _literal_defaults(cls: cst.ClassDef) -> dict[str, cst.BaseExpression]:
     defaults: dict[str, cst.BaseExpression] = {}
-    for line in cls.body.body:
-        if not m.matches(line, m.SimpleStatementLine(body=[m.AnnAssign(target=m.Name())])):
-            continue
-        field = line.body[0]  # type: ignore[union-attr]
+    for field in _field_lines(cls):
         value = _field_default(field.value)
         if value is not None:  # a field without a default we can write is read as it is
-            defaults[field.target.value] = value
+            defaults[field.target.value] = value  # type: ignore[union-attr]
     return defaults
 
 
@@ -162,21 +173,27 @@ def _field_default(value: cst.BaseExpression | None) -> cst.BaseExpression | Non
     return None
 
 
-def _values_as_built(module: cst.Module, name: str, defaults: dict[str, cst.BaseExpression]) -> dict[str, cst.BaseExpression]:
+def _values_as_built(module: cst.Module, cls: cst.ClassDef) -> dict[str, cst.BaseExpression]:
     """The fields' values: the defaults when every call of the class passes no argument; when the class is
-    built once with literal keyword arguments (`TrainConfig(steps=1)`), those for the fields they name; else
-    nothing (a config built twice with other values has no single value per field)."""
+    built once with literal arguments (`TrainConfig(steps=1)`, `Voice("drone", 32)`: positional ones in the
+    order of the fields), those for the fields they give; else nothing (a config built twice with other values
+    has no single value per field)."""
 
-    calls = find_all(module, m.Call(func=m.Name(name)))
+    defaults = _literal_defaults(cls)
+    calls = find_all(module, m.Call(func=m.Name(cls.name.value)))
     if all(not call.args for call in calls):  # type: ignore[union-attr]
         return defaults
-    if len(calls) != 1 or not defaults:
+    fields = _field_names(cls)
+    if len(calls) != 1:
         return {}
     values = dict(defaults)
-    for arg in calls[0].args:  # type: ignore[union-attr]
-        if arg.keyword is None or arg.keyword.value not in values or not _constant(arg.value):
+    for index, arg in enumerate(calls[0].args):  # type: ignore[union-attr]
+        name = fields[index] if arg.keyword is None and not arg.star and index < len(fields) else None
+        if arg.keyword is not None and arg.keyword.value in fields:
+            name = arg.keyword.value
+        if name is None or not _constant(arg.value):
             return {}
-        values[arg.keyword.value] = _parenthesized(arg.value)
+        values[name] = _parenthesized(arg.value)
     return values
 
 
