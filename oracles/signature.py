@@ -12,6 +12,7 @@ import re
 from typing import Callable
 
 from oracles.api import ExceptionInfo
+from oracles.library_checks import raises_itself
 
 # Lines after which torch's error messages carry only advice, locations and user code.
 _BOILERPLATE_PREFIXES = (
@@ -85,10 +86,14 @@ def exception_signature(exc: ExceptionInfo, *, evidence: bool = False) -> str:
     would pin the loop. Of the assert's test only what decides whether the recorded comparison fails stays
     (``deciding_parts``: its tolerances, thresholds and operators); how it is spelled around that comparison
     (`all(close(o, r) for o, r in zip([out], [ref]))` or `torch.allclose(out, ref)`) is the evidence's to tell.
-    An exit's status stays."""
+    An exit's status stays. Where the recorded check raises itself (``assert_close``), how the script caught and
+    reported its failure (an ``except`` appending to a list asserted empty) is not the failure either: the
+    exception's type is."""
 
     if evidence and exc.type != "SystemExit":
-        return f"{exc.type}: assert {deciding_parts(exc.assert_text)}" if exc.assert_text is not None else exc.type
+        if exc.assert_text is None or raises_itself(exc.evidence_kind):
+            return exc.type
+        return f"{exc.type}: assert {deciding_parts(exc.assert_text)}"
     if exc.assert_text is not None:
         message = normalize_message(exc.message)
         if not message:

@@ -160,3 +160,22 @@ def test_values_formatted_into_a_checks_message_are_no_part_of_the_bug(tmp_path)
     assert not same_bug(pinned, _bug(tmp_path, LISTED.format(sizes="(2,)", message='f"shapes broken: {bad}"')))
     parsed = {text: ast.parse(text).body[0] for text in ('raise E("at %d" % i)', 'assert a, "{} b".format(c)', "raise E(m)")}
     assert [message_template(statement) for statement in parsed.values()] == ["at %d", "{} b", None]
+
+
+CAUGHT = """
+mismatches = []
+try:
+    torch.testing.assert_close(g(x), f(x))
+except AssertionError as err:
+    mismatches.append(("case", err))
+assert not mismatches
+"""
+
+
+def test_a_raising_check_caught_and_reported_is_the_same_bug_as_it_raising(tmp_path):
+    pinned = _bug(tmp_path, CAUGHT)
+    assert pinned.comparison_kind == "assert_close"
+    assert same_bug(pinned, _bug(tmp_path, "torch.testing.assert_close(g(x), f(x))\n"))
+    # ... but a check that fails whatever was compared is not (holding the comparison, it still fails)
+    caught_then_failed = CAUGHT.replace("assert not mismatches", "assert False")
+    assert not same_bug(pinned, _bug(tmp_path, caught_then_failed))
