@@ -68,9 +68,7 @@ def exception_info(
             values, differences = comparison.values, comparison.differences
             tensors = _module_tensors(frame) if frame is not None else ()
     if comparison is not None and comparison.kernels and comparison.differences is not None:
-        # The run's reading: how what the kernel's output and its reference were reduced from differ
-        # (oracles.alike).
-        differences = comparison.differences
+        differences = comparison.differences  # how what the output and its reference came from differ (oracles.alike)
     tail = "".join(traceback.format_exception(exc))[-_TAIL_CHARS:]
     return ExceptionInfo(
         type=name, message=message, assert_text=assert_text, stage=stage_of(exc), traceback_tail=tail, operands=operands,
@@ -80,8 +78,7 @@ def exception_info(
         evidence_kind=comparison.kind if comparison is not None else None,
         evidence_origins=tuple(o.origin for o in comparison.operands) if comparison is not None else (),
         evidence_difference=comparison.difference if comparison is not None else None,
-        check=failed_a_check(exc, statement, frame),
-        message_template=message_template(statement),
+        check=failed_a_check(exc, statement, frame), message_template=message_template(statement),
     )
 
 
