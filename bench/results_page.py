@@ -286,7 +286,7 @@ def corpus_section(runs: dict[str, list], shown: set[str]) -> list[str]:
         "options, its output checked to be the same bug (fails under plain python as the original does; passes with "
         "`torch.compile` as the identity, with the case's fix, or on the release `case.json` names; compares a value "
         "of the suspect where the case asks). \"hand\": the hand-minimal repro's tokens; \"repro\": the output's; "
-        "\"same bug\" names the checks that failed. Cases of the tables above are not repeated here."),
+        "\"same bug\" names the checks that failed. Cases of the tables above are here only where measured since."),
         "",
     ]
     lines += table(["case", "torch", "oracle", "hand", "repro", "ratio", "s", "same bug", "date", "commit", "source"],
@@ -491,7 +491,8 @@ def render(results: Path = RESULTS) -> str:
     for pair in FIRST_AND_FINAL:
         section, cases = first_and_final_section(pair, runs, files)
         lines += section
-        shown |= cases
+        # A case measured since its section's runs has its current figure in the corpus table.
+        shown |= {case for case in cases if latest(runs[case])[1]["_file"] in pair.first + pair.final}
     lines += corpus_section(runs, shown)
     lines += generated_section(files)
     lines += shrinkray_section(files) + shared_verdicts_section(files) + triage_section(files) + bisect_section(files)
