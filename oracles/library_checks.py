@@ -25,8 +25,8 @@ def patch_checks(recorder: Any) -> Patched:
     import torch.testing
 
     patched: Patched = []
-    _patch(recorder, patched, torch.testing, "assert_close", "assert_close", raises=True)
-    _patch(recorder, patched, math, "isclose", "math.isclose", raises=False)
+    _patch(recorder, patched, torch.testing, "assert_close", "assert_close")
+    _patch(recorder, patched, math, "isclose", "math.isclose")
     numpy = sys.modules.get("numpy")
     if numpy is None:
         with contextlib.suppress(ImportError):
@@ -34,9 +34,9 @@ def patch_checks(recorder: Any) -> Patched:
     if numpy is not None:
         for name in ("assert_allclose", "assert_array_equal", "assert_array_almost_equal", "assert_equal",
                      "assert_almost_equal"):
-            _patch(recorder, patched, numpy.testing, name, f"np.testing.{name}", raises=True)
+            _patch(recorder, patched, numpy.testing, name, f"np.testing.{name}")
         for name in ("allclose", "array_equal"):
-            _patch(recorder, patched, numpy, name, f"np.{name}", raises=False)
+            _patch(recorder, patched, numpy, name, f"np.{name}")
     return patched
 
 
@@ -46,7 +46,8 @@ def unpatch_checks(patched: Patched) -> None:
     patched.clear()
 
 
-def _patch(recorder: Any, patched: Patched, owner: Any, name: str, kind: str, *, raises: bool) -> None:
+def _patch(recorder: Any, patched: Patched, owner: Any, name: str, kind: str) -> None:
+    raises = raises_itself(kind)
     real = getattr(owner, name, None)
     if real is None:
         return

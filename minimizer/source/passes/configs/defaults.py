@@ -33,9 +33,9 @@ def inline_config_defaults(module: cst.Module) -> Iterator[cst.Module]:
 
     A config class is a module-level `@dataclass` (`@dataclass(frozen=True)` too) whose fields have a literal
     (or dotted-name, or tuple of those) default and that is only ever constructed without arguments (`Cfg()`),
-    or once with literal arguments (`Cfg(steps=1)`, `Voice("drone", 32)`: those fields read as the values given); a read is `NAME.field` where `NAME` is bound to
-    `Cfg()` or is a parameter annotated `Cfg`, or a parameter every call gives `Cfg()` (read in its function),
-    or `Cfg().field`. Nothing is replaced for a field that is ever assigned
+    or once with literal arguments (`Cfg(steps=1)`, `Voice("drone", 32)`: those fields read as the values
+    given); a read is `NAME.field` where `NAME` is bound to `Cfg()` or is a parameter annotated `Cfg`, or a
+    parameter every call gives `Cfg()` (read in its function), or `Cfg().field`. Nothing is replaced for a field that is ever assigned
     (`cfg.width = 8`) anywhere in the script.
     """
 
