@@ -14,7 +14,9 @@ The hash takes, in order:
 A run gets no hash (``None``) when something its calls depend on is not in it: a graph break (eager code runs
 inside the call), more than one compiled call (eager code between two calls may turn the first one's compiled
 output into the second one's input), a backend or an op defined in the script itself (its code can change
-while the graph does not), a user Triton kernel, or an error while hashing.
+while the graph does not), a user Triton kernel, or an error while hashing. Nor under the ``eager`` backend:
+there Dynamo's capture is what is tested, and the eager side the oracles compare with runs the script's code,
+which a wrong capture does not hold (two candidates with one graph can differ there).
 
 Like Inductor's own FX-graph cache, the hash trusts that the compiler's behaviour is a function of the graph,
 the inputs and the compiler's configs: a script that patches the compiler some other way (replacing a lowering
@@ -252,6 +254,10 @@ def _describe_params(params: list[tuple[str, Any]]) -> str:
 def _describe_compile_options(kwargs: dict[str, Any]) -> str:
     parts = []
     for name, value in sorted(kwargs.items()):
+        if name == "backend" and value == "eager":
+            # Dynamo's capture is all this backend does, so a bug it shows is one the graph hides: the eager side
+            # runs the script's own code (an autograd.Function's backward Dynamo dropped, say), which no graph holds.
+            raise Unhashable("backend 'eager': the graph is the capture under test, not a stand-in for the code")
         if name == "backend" and isinstance(value, str):
             # A name stands for whatever is registered under it now: an import that registers it (a module
             # beside the script) may be what a candidate removed, and then the call fails where the other ran.

@@ -207,7 +207,9 @@ def _precheck(harness: Any, script: str, seed: int, *, fingerprint: bool) -> tup
     """Run the script without compiling: what escaped it, and the fingerprint of its compiled calls.
 
     With ``fingerprint`` dynamo traces each compiled function (the graphs run eagerly), so the fingerprint can
-    hash the graphs. If that run raises, a plain eager run decides instead (dynamo itself may be what failed).
+    hash the graphs. If that run raises, or gives no fingerprint (nothing to share, so the graphs' eager run
+    stood in for the script's own for nothing), a plain eager run decides instead: Dynamo itself may be what
+    failed, or what hid a failure of the script's code.
     """
 
     import torch
@@ -220,7 +222,7 @@ def _precheck(harness: Any, script: str, seed: int, *, fingerprint: bool) -> tup
         key = harness.fingerprint.key() if escaped is None else None
         harness.stop_fingerprinting()
         torch._dynamo.reset()  # the real run must compile with the script's own backend, not reuse these
-        if escaped is None or not harness.used_compile:
+        if escaped is None and key is not None or not harness.used_compile:
             return escaped, key
         harness.clear()
     with harness.compile_disabled():

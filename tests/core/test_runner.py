@@ -144,7 +144,7 @@ torch.manual_seed(0)
 def f(x):
     return x.{op}() + 1
 x = torch.randn(8)
-print(torch.compile(f, backend="eager")(x))
+print(torch.compile(f, backend="aot_eager")(x))
 """
 
 
@@ -441,3 +441,39 @@ def test_a_process_that_wrote_its_result_is_not_waited_for_to_exit():
     started = time.monotonic()
     ended = supervise(handle, Limits(timeout=5), answered=lambda: time.monotonic() - started > 0.2)
     assert ended == (False, False, False) and time.monotonic() - started < 2 and not handle.killed
+
+
+DROPPED_BACKWARD = """import torch
+class Identity(torch.autograd.Function):
+    @staticmethod
+    def forward(x):
+        return x
+{context}
+def loss(x):
+    return Identity.apply(x).sum()
+x = torch.randn(4)
+print(torch.compile(torch.func.grad(loss), backend="eager")(x))
+"""
+SETUP_CONTEXT = """
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        pass
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0
+"""
+
+
+def test_a_candidate_whose_own_code_fails_eagerly_is_not_passed_by_the_graph_dynamo_traced(tmp_path, warm_launcher):
+    # Without setup_context torch.func refuses the Function in eager; Dynamo inlines its forward and traces a
+    # graph that runs. The pre-check must run the script's own code, and no verdict may be shared by graph.
+    run_settings = RunSettings(
+        "bug.py", str(tmp_path), ("numerical",), compile_cache=str(tmp_path / "cache"), eager_precheck=True, share_verdicts=True
+    )
+    whole = run_cold(DROPPED_BACKWARD.format(context=SETUP_CONTEXT), run_settings, launcher=warm_launcher)
+    gutted = run_cold(DROPPED_BACKWARD.format(context=""), run_settings, launcher=warm_launcher)
+    assert whole.completed and whole.fingerprint is None
+    assert not gutted.shared_verdict
+    assert not gutted.verdicts["numerical"].fires
+    assert "eager pre-check" in gutted.verdicts["numerical"].detail

@@ -30,6 +30,25 @@ def test_calls_through_torch_compile_are_call_sites():
     ]
 
 
+def test_calls_through_a_transform_that_passes_the_arguments_on_are_call_sites():
+    code = (
+        "def loss(w, x, target):\n    return (w * x).sum()\n"
+        "def step(w, x, target):\n    return torch.func.grad(loss)(w, x, target)\n"
+        "torch.compile(torch.func.grad(loss))(w, x, t)\n"
+    )
+    assert candidates(code)[0] == (
+        "def loss(w, x):\n    return (w * x).sum()\n"
+        "def step(w, x, target):\n    return torch.func.grad(loss)(w, x)\n"
+        "torch.compile(torch.func.grad(loss))(w, x)\n"
+    )
+
+
+def test_a_transform_told_which_argument_is_which_hides_the_call_sites():
+    # argnums counts positions: taking one out would change which argument is differentiated.
+    code = "def loss(w, x, target):\n    return (w * x).sum()\ntorch.func.grad(loss, argnums=1)(w, x, t)\n"
+    assert candidates(code) == []
+
+
 def test_triton_kernel_launches_are_call_sites():
     code = (
         "@triton.jit\ndef kernel(x_ptr, dy_ptr, n, BLOCK: tl.constexpr):\n    tl.store(x_ptr, n)\n"

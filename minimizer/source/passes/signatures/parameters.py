@@ -3,7 +3,8 @@
 After other passes have emptied a function, its signature still asks every caller for values it ignores
 (`def rotate(v, points): return skew(v).T`), and those arguments keep their own definitions alive. A parameter
 goes only when every call site can be matched: calls by name (`f(a, b)`), calls through `torch.compile(f)`
-(`torch.compile(f)(a, b)`, `g = torch.compile(f); g(a, b)`), launches of a `@triton.jit` kernel
+(`torch.compile(f)(a, b)`, `g = torch.compile(f); g(a, b)`) or a `torch.func` transform that passes the
+arguments on (`torch.func.grad(f)(a, b)`, also inside `torch.compile`), launches of a `@triton.jit` kernel
 (`kernel[grid](a, b, BLOCK=4)`), and for methods calls by attribute (`obj.m(a)`). A `torch.library`
 custom op loses a parameter that neither it nor its registered fake or kernels read, in all of them at once. A
 function referenced in any other way (passed as a value, decorated by anything else) keeps its required
@@ -37,6 +38,11 @@ _SIGNATURE_KEEPING_DECORATOR = m.Decorator(
 )
 # `@torch.library.custom_op("ns::name", ...)`: torch calls the functions registered for the op with its arguments.
 _CUSTOM_OP = m.Attribute(attr=m.Name("custom_op")) | m.Name("custom_op")
+# torch.func's transforms whose result is called with the function's own arguments (`grad(f)(x, y)`).
+_TRANSFORM_NAMES = m.Name("grad") | m.Name("grad_and_value") | m.Name("vmap") | m.Name("jacrev") | m.Name("jacfwd") | m.Name("hessian")
+_ARGUMENT_PASSING_TRANSFORM = m.Attribute(
+    value=m.Attribute(value=m.Name("torch"), attr=m.Name("func")) | m.Name("torch") | m.Name("functorch"), attr=_TRANSFORM_NAMES
+)
 # Methods the framework calls for us (`m(x)` runs `forward`); their call sites are not in the script.
 _FRAMEWORK_METHODS = frozenset({"forward", "backward", "setup_context", "jvp", "vmap"})
 
@@ -299,19 +305,31 @@ def _call_sites_of_reference(name: cst.CSTNode, scopes, parents) -> Optional[lis
     if m.matches(parent, m.Subscript()) and parent.value is name:
         launch = parents.get(parent)
         return [_CallSite(launch, 0)] if m.matches(launch, m.Call()) and launch.func is parent else None
-    if not m.matches(parent, m.Arg(keyword=None, star="")):
+    wrapper = _passing_wrapper(parent, parents)
+    if wrapper is None:
         return None
-    compile_call = parents.get(parent)
-    if not m.matches(compile_call, m.Call(func=TORCH_COMPILE)) or compile_call.args[0] is not parent:
-        return None
-    holder = parents.get(compile_call)
-    if m.matches(holder, m.Call()) and holder.func is compile_call:
-        return [_CallSite(holder, 0)]
+    holder = parents.get(wrapper)
     if m.matches(holder, m.Assign(targets=[m.AssignTarget(target=m.Name())])):
         target = holder.targets[0].target
         binding = _sole_binding(scopes[holder], target.value, target)
         return None if binding is None else _calls_of(binding, parents, shift=0)
-    return None
+    return _call_sites_of_reference(wrapper, scopes, parents)  # its call, or a wrapper around it
+
+
+def _passing_wrapper(argument: cst.CSTNode, parents) -> Optional[cst.Call]:
+    """The call `torch.compile(f, ...)` or `torch.func.grad(f)` of which ``argument`` is the function: what it
+    returns takes the same arguments in the same order. A transform given more (`argnums`, `in_dims`) says
+    which argument is which by position, and is not one."""
+
+    if not m.matches(argument, m.Arg(keyword=None, star="")):
+        return None
+    call = parents.get(argument)
+    if not m.matches(call, m.Call()) or call.args[0] is not argument:
+        return None
+    if m.matches(call.func, TORCH_COMPILE):
+        return call
+    extra = [arg for arg in call.args[1:] if not m.matches(arg, m.Arg(keyword=m.Name("has_aux")))]
+    return call if m.matches(call.func, _ARGUMENT_PASSING_TRANSFORM) and not extra else None
 
 
 def _calls_of(binding, parents, *, shift: int) -> Optional[list[_CallSite]]:
