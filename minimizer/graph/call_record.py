@@ -37,7 +37,8 @@ def wanted_call_running() -> bool:
 
 @dataclass(frozen=True)
 class Argument:
-    """One argument as it can be written back: ``kind`` is ``tensor`` (``spec``), ``literal`` (``text``, its
+    """One argument as it can be written back: ``kind`` is ``tensor`` (``spec``; ``text``: the script's own
+    ``torch.Tensor`` subclass it is an instance of, or empty), ``literal`` (``text``, its
     repr), ``sequence`` (``items``; ``text`` is ``tuple`` or ``list``), ``object`` (an instance of the script's
     dataclass ``text``, its ``fields``) or ``unknown`` (``text``: its type)."""
 
@@ -85,7 +86,9 @@ def argument(value: Any, name: str = "value") -> Argument:
     """``value`` as an ``Argument``."""
 
     if isinstance(value, torch.Tensor):
-        return Argument("tensor", spec=tensor_spec(name, value))
+        # A tensor of the script's own subclass (`as_subclass(StoreEmbedding)`) is written as one, by its name.
+        subclass = type(value).__qualname__ if type(value).__module__ == "__main__" else ""
+        return Argument("tensor", subclass, spec=tensor_spec(name, value))
     if isinstance(value, _LITERALS):
         return Argument("literal", repr(value))
     if isinstance(value, (tuple, list)) and type(value) in (tuple, list):
@@ -225,6 +228,6 @@ def _told_apart_by(argument: Argument) -> tuple:
 
     if argument.kind == "tensor":
         spec = argument.spec
-        return ("tensor", spec.shape, str(spec.dtype), spec.device, spec.requires_grad)
+        return ("tensor", argument.text, spec.shape, str(spec.dtype), spec.device, spec.requires_grad)
     items = tuple(_told_apart_by(item) for item in argument.items)
     return (argument.kind, argument.text, items, tuple((key, _told_apart_by(value)) for key, value in argument.fields))

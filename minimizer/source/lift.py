@@ -89,12 +89,13 @@ def _definition(tree: ast.Module, owner: str, name: str) -> ast.FunctionDef | No
 
 
 def _objects(call: RecordedCall) -> list[Argument]:
-    """Every dataclass instance among the call's arguments, at any depth."""
+    """Every dataclass instance and tensor of the script's own subclass among the call's arguments, at any depth:
+    their classes go into the program."""
 
     found, todo = [], [*call.args, *(value for _, value in call.kwargs)]
     while todo:
         argument = todo.pop()
-        found += [argument] if argument.kind == "object" else []
+        found += [argument] if argument.kind == "object" or argument.kind == "tensor" and argument.text else []
         todo += [*argument.items, *(value for _, value in argument.fields)]
     return found
 
@@ -159,7 +160,8 @@ class _Writer:
             spec = argument.spec
             if self.exact and spec.recorded is not None:
                 spec = dataclasses.replace(spec, values=spec.recorded)
-            return tensor_expression(spec, grad=spec.requires_grad, device=repr(spec.device))
+            made = tensor_expression(spec, grad=spec.requires_grad, device=repr(spec.device))
+            return f"{made}.as_subclass({argument.text})" if argument.text else made
         if argument.kind == "sequence":
             items = [self.expression(item) for item in argument.items]
             if argument.text == "tuple":

@@ -51,7 +51,13 @@ def lifts_from_source(text: str, target: Target) -> bool:
     """Whether ``text`` compiles a call that no statement can reach, for a bug the compiled function's own source,
     called once, can show (see ``source.lift``): a crash in Dynamo's tracing too."""
 
-    return _compiles(text, target) and _shown_by_a_call(target) and not has_place(text)
+    return can_lift_a_call(text, target) and not has_place(text)
+
+
+def can_lift_a_call(text: str, target: Target) -> bool:
+    """Whether ``text`` compiles a call, for a bug the compiled function's own source, called once, can show."""
+
+    return _compiles(text, target) and _shown_by_a_call(target)
 
 
 def lives_elsewhere(text: str, operators_captured: int | None, target: Target) -> bool:

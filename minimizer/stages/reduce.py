@@ -22,8 +22,9 @@ from minimizer.runner.run_types import RunSettings
 from minimizer.source.frozen import FrozenKernels, GuardedMasks
 from minimizer.source.statement import StatementPlace
 from minimizer.stages.best_so_far import BestSoFar
-from minimizer.stages.lift import is_buried, lifts_from_source, lives_elsewhere, recorded_run, shown_by_a_graph
+from minimizer.stages.lift import can_lift_a_call, is_buried, lifts_from_source, lives_elsewhere, recorded_run, shown_by_a_graph
 from minimizer.stages.pin import Pinned, Target
+from minimizer.stages.state import Statement
 from oracles.api import NEEDS_CALLS
 from oracles.bug import same_bug
 from oracles.kernel_replay import asking
@@ -49,6 +50,8 @@ def reduce_script(runs: Runs, pinned: Pinned, best: BestSoFar, deadline: float |
         else:
             if reducer in ("source", "auto"):
                 text = _source_stages(runs, text, target, settings, best, deadline)
+            if reducer == "auto":
+                text = _lifted_if_smaller(runs, text, target, settings, best, deadline)
             captured = _graphs_if_they_pay(runs, text, target, settings) if reducer == "auto" else None
             if reducer == "graph":
                 text = _reduce_graph_safely(runs, text, target, settings, best, deadline, captured, polish_until=deadline)
@@ -65,6 +68,37 @@ def reduce_script(runs: Runs, pinned: Pinned, best: BestSoFar, deadline: float |
         raise
     best.work.finish()
     return text
+
+
+def polish_the_statement(runs: Runs, statement: Statement, pinned: Pinned, best: BestSoFar, deadline: float | None) -> str:
+    """The stated repro reduced once more, where the statement wrote the script's check anew: the check the
+    reduction had to keep (a loop over cases collecting mismatches, a dict of outputs read at one key) is now
+    one comparison of the compiled call, and the code only the old check needed can go. Within the
+    reduction's deadline; the stated text where no time is left or nothing goes."""
+
+    if not statement.stated or runs.options.reducer == "graph" or not _check_written_anew(statement):
+        return statement.text
+    if deadline is not None and time.monotonic() >= deadline:
+        return statement.text
+    best.restart_from(statement.text)
+    try:
+        return _reduce_source(runs, statement.text, pinned.target, pinned.settings, best, deadline, named="source (stated)")
+    except OutOfTime:
+        best.work.stopped_early = True
+        return best.best_text
+    except KeyboardInterrupt:
+        best.write_interrupted()
+        raise
+
+
+def _check_written_anew(statement: Statement) -> bool:
+    """Whether the statement took lines of the reduced step out besides the compiled call's own: what the
+    script did after the call to check it (a comparison per key, a list of mismatches asserted empty)."""
+
+    stated = {line.strip() for line in statement.text.splitlines()}
+    return any(
+        line.strip() not in stated and "compile" not in line for line in statement.step.splitlines() if line.strip()
+    )
 
 
 def _source_stages(runs: Runs, text: str, target: Target, settings: RunSettings, best: BestSoFar, deadline: float | None) -> str:
@@ -85,16 +119,19 @@ def _source_stages(runs: Runs, text: str, target: Target, settings: RunSettings,
     return text if text == settled else _reduce_source(runs, text, target, settings, best, deadline, named=None)
 
 
-def _smaller_of(runs: Runs, best: BestSoFar, target: Target, source_repro: str, graph_repro: Callable[[], str]) -> str:
-    """The graph stage's repro, or the source reducer's where that is smaller: tokens first; at equal size the
-    graph's, which needs only torch (and the user's backend), not the library the model came from."""
+def _smaller_of(
+    runs: Runs, best: BestSoFar, target: Target, source_repro: str, graph_repro: Callable[[], str], stage: str = "graph stage"
+) -> str:
+    """The ``stage``'s repro (the graph's, a lifted call's), or the source reducer's where that is smaller: tokens
+    first; at equal size the stage's, which needs only torch (and the user's backend), not the library the model
+    came from."""
 
     reducers, bug = list(best.work.reducers), target.bug
     graph = graph_repro()
     if graph == source_repro or count_tokens(graph) <= count_tokens(source_repro):
         return graph
     runs.progress.message(
-        f"the graph stage's repro ({count_tokens(graph)} tokens) is larger than the source reducer's "
+        f"the {stage}'s repro ({count_tokens(graph)} tokens) is larger than the source reducer's "
         f"({count_tokens(source_repro)}): keeping the source reducer's"
     )
     best.work.reducers, target.bug = reducers, bug
@@ -402,12 +439,32 @@ def _lift_graph(
     return lifted
 
 
+def _lifted_if_smaller(
+    runs: Runs, text: str, target: Target, settings: RunSettings, best: BestSoFar, deadline: float | None
+) -> str:
+    """Where the source reducer's repro still builds its compiled call's arguments from the script's own objects
+    (a store class and its config around `score(store.queries(), store.keys)`), the call as the run recorded it,
+    lifted (``source.lift``) where that program is already smaller, then reduced: the smaller of the two repros.
+    One capture run, only for a repro larger than a lifted call's program usually is."""
+
+    if count_tokens(text) <= _WORTH_A_CAPTURE_TOKENS or not can_lift_a_call(text, target):
+        return text
+    recording = recorded_run(runs, text, settings, "the repro is larger than a lifted call", wanted_call=target.bug.call)
+    if recording is None or not recording.calls:
+        return text
+    smaller_than = count_tokens(text)
+    lifted = lambda: _lift_source(runs, text, target, settings, best, deadline, recording.calls, smaller_than) or text  # noqa: E731
+    return _smaller_of(runs, best, target, text, lifted, stage="lifted call")
+
+
 def _lift_source(
-    runs: Runs, text: str, target: Target, settings: RunSettings, best: BestSoFar, deadline: float | None, calls: list
+    runs: Runs, text: str, target: Target, settings: RunSettings, best: BestSoFar, deadline: float | None, calls: list,
+    smaller_than: int | None = None,
 ) -> str | None:
     """The first recorded call (the last made first: a script fails after the call that misbehaved) whose lifted
-    program shows the bug, reduced by the source reducer; ``None`` where none does. Where the bug is the script's
-    own check, the lifted program's comparison of the same compiled call stands for it (``lifted_signature``)."""
+    program shows the bug (and has fewer tokens than ``smaller_than``), reduced by the source reducer; ``None``
+    where none does. Where the bug is the script's own check, the lifted program's comparison of the same
+    compiled call stands for it (``lifted_signature``)."""
 
     from minimizer.source.lift import lifted_bug, lifted_program
 
@@ -415,7 +472,7 @@ def _lift_source(
     for call in reversed(calls):
         for exact in (False, True):
             program = lifted_program(text, call, check=target.spec == "script", exact=exact)
-            if program is None or program in tried:
+            if program is None or program in tried or smaller_than is not None and count_tokens(program) >= smaller_than:
                 continue
             tried.add(program)
             verdict = runs.run(program, settings).verdict(target.spec)

@@ -64,3 +64,25 @@ def test_a_lift_that_runs_out_of_its_share_without_a_smaller_repro_leaves_the_pr
         pass
     else:
         raise AssertionError("the lifted repro so far must stand")
+
+
+def test_a_placed_call_is_lifted_after_the_source_reducer_only_where_the_repro_is_larger_than_a_lifted_call(monkeypatch):
+    from minimizer.metrics import count_tokens
+    from minimizer.stages import reduce as stage
+
+    captures, asked = [], []
+    monkeypatch.setattr(stage, "recorded_run", lambda *args, **kwargs: captures.append(1) or SimpleNamespace(graphs=[], calls=["call"]))
+
+    def lift_source(runs, text, target, settings, best, deadline, calls, smaller_than=None):
+        asked.append(smaller_than)
+        return "import torch\nassert torch.compile(torch.sin)(x).isfinite().all()\n"
+
+    monkeypatch.setattr(stage, "_lift_source", lift_source)
+    runs = SimpleNamespace(progress=SimpleNamespace(message=lambda _: None))
+    best = SimpleNamespace(work=Work(reducers=["source"]))
+    target = Target("numerical", "numerical: float32 value")
+    assert stage._lifted_if_smaller(runs, SOURCE, target, None, best, None) == SOURCE and not captures  # small already
+    store = SOURCE + "".join(f"store_{i} = Store(config_{i}).queries(config_{i}.dim)\n" for i in range(12))
+    store += "out = torch.compile(score)(store_0, store_1)\n"
+    lifted = stage._lifted_if_smaller(runs, store, target, None, best, None)
+    assert lifted.startswith("import torch\nassert torch.compile") and asked == [count_tokens(store)]

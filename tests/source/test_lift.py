@@ -234,3 +234,20 @@ def test_the_call_the_bug_showed_in_is_recorded_where_its_shapes_match_an_earlie
         for period in (24.0, 7.0, float("inf")):  # the same shapes every call: only the first is told apart
             recorded(torch.arange(4.0), torch.full((4,), period))
         assert [call.args[1].spec.recorded[0] for call in sunk] == periods
+
+
+def test_a_tensor_of_the_scripts_own_subclass_is_lifted_as_one_with_its_class():
+    class StoreEmbedding(torch.Tensor):
+        __module__, __qualname__ = "__main__", "StoreEmbedding"  # as the script's top-level class
+
+    recorded = argument(torch.ones(2, 1).as_subclass(StoreEmbedding), "queries")
+    assert recorded.kind == "tensor" and recorded.text == "StoreEmbedding" and argument(torch.ones(1)).text == ""
+    script = (
+        "import torch\n\n\nclass StoreEmbedding(torch.Tensor):\n    pass\n\n\nclass Unused:\n    pass\n\n\n"
+        "def score(queries, keys):\n    return queries @ keys\n"
+    )
+    keys = Argument("tensor", spec=InputSpec("keys", shape=(1, 1)))
+    program = lifted_program(script, _call("score", [recorded, keys], backend="eager"), check=False)
+    assert "class StoreEmbedding(torch.Tensor):" in program and "class Unused" not in program
+    assert "queries = torch.rand(2, 1).as_subclass(StoreEmbedding)" in program  # ones: positive draws
+    compile(program, "lifted", "exec")
