@@ -1,6 +1,6 @@
 """One minimization, start to end: the stages in order, and the report of what they did.
 
-    check ─► pin ─► reduce ─► state ─► polish ─► confirm ─► culprit      (minimizer/stages/, one module each)
+    check ─► pin ─► reduce ─► state ─► confirm ─► culprit      (minimizer/stages/, one module each)
 
 ``Session`` sequences the stages and owns what they share (``Runs``: workers, GPUs, caches, the log of runs);
 each stage's behaviour lives in its module, testable alone. The CLI only parses options and prints.
@@ -35,7 +35,7 @@ from minimizer.stages.culprit import (
 )
 from minimizer.stages.fixed import check_fixed_release, passing_where_fixed, refuse_missing_interpreter
 from minimizer.stages.pin import Pinned, Target, candidate_timeout, hold_to_one_compiled_target, pin
-from minimizer.stages.reduce import polish_the_statement, reduce_script
+from minimizer.stages.reduce import reduce_script
 from minimizer.stages.state import Statement, state_repro
 from minimizer.time_budget import reduction_deadline, seconds_for_the_end
 
@@ -109,10 +109,9 @@ class Session:
             best.watch_under_plain_python(lambda text, cancel: self.runs.plain(text, limits, cancel=cancel), report.plain_failure)
         with stage("backend and operator"):
             reducing = self._under_the_cheapest_backend(pinned, report, best)
-        deadline = self._deadline(report, started)
         with stage("reduce"):
             try:
-                best_text = reduce_script(self.runs, reducing, best, deadline)
+                best_text = reduce_script(self.runs, reducing, best, self._deadline(report, started))
             finally:
                 best.stop_watching()
         unstated = measure(format_source(best_text))
@@ -122,11 +121,6 @@ class Session:
             self._write_report(self._outcome(best, pinned.settings, cpu_started, after=unstated))
         with stage("state"):
             statement = state_repro(self.runs, best.history, best_text, pinned.target, report, pinned.settings)
-        with stage("polish"):
-            polished = polish_the_statement(self.runs, statement, reducing, best, deadline)
-        if polished != statement.text:
-            with stage("state"):
-                statement = state_repro(self.runs, best.history, polished, pinned.target, report, pinned.settings)
         with stage("confirm"):
             confirmation = confirm_repro(self.runs, statement, pinned.target, report, best.history)
             fixed = passing_where_fixed(self.runs, best.history, confirmation.text, report, pinned.settings.limits)

@@ -53,7 +53,7 @@ def exception_info(
         if statement is not None and kernel_writes:
             callee = _callee_of(exc, frame)
             compared = compared_operands(tree, statement, frame, kernel_writes, callee)
-            if compared is not None:  # what the compared-kernel stages read (minimizer.stages.reduce)
+            if compared is not None:  # what the compared-kernel stages read (minimizer.stages.own_kernels)
                 values, tensors = compared_values(statement, frame, callee), _module_tensors(frame)
                 differences = compared_difference(statement, frame, callee)
     comparison = _failing_comparison(exc, evidence, tree, statement, frame)
@@ -324,7 +324,7 @@ _MOST_TENSORS = 64
 
 def _module_tensors(frame: FrameType) -> tuple:
     """``(name, shape, dtype, device, requires_grad)`` of each tensor the module of the failing ``frame`` held
-    (``minimizer.stages.reduce`` tries each assignment as a factory of its shape)."""
+    (``minimizer.stages.own_kernels`` tries each assignment as a factory of its shape)."""
 
     torch = sys.modules.get("torch")
     if torch is None:

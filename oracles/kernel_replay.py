@@ -1,6 +1,6 @@
 """A compared kernel's first launch in the original program, replayed on a candidate's kernel: one program of it.
 
-The reducer's stage for compared kernels (``minimizer.stages.reduce``) keeps an edit of a kernel where the values
+The reducer's stage for compared kernels (``minimizer.stages.own_kernels``) keeps an edit of a kernel where the values
 the script compares stay the same. By then the inputs have shrunk, often to one row or one element, where a buggy
 index computes what a simpler one does (``offs // n_cols`` is ``offs`` for one column, ``cols * 0`` is ``cols``
 for one): held to those values alone, the stage would drop the very line the kernel's author must fix.

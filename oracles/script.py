@@ -57,7 +57,7 @@ def same_comparison(run: RecordedRun) -> Verdict:
     edit that computes the same numbers where the script compares them (a weight of ones dropped, ``eps=0.0``
     bound, a parameter no longer read removed) keeps the bug; any other changes the values. Out-of-bounds
     accesses count by kernel and kind, not by pointer: a kernel that stopped reading its weight no longer
-    reads past it. Pinned only by the reducer's stage for compared kernels (``minimizer.stages.reduce``).
+    reads past it. Pinned only by the reducer's stage for compared kernels (``minimizer.stages.own_kernels``).
     """
 
     values = run.exception.compared_values if run.exception is not None else None
@@ -84,7 +84,7 @@ def same_difference(run: RecordedRun) -> Verdict:
     still compare a kernel's output (its evidence names one); what else it compares is not part of the
     signature, since the reference's operations are what changes, save whether it is anything but more of the
     kernel's own output (``oracles.comparison.measures_something_else``). Pinned only by the reducer's stage for
-    kernels and references reduced together (``minimizer.stages.reduce``).
+    kernels and references reduced together (``minimizer.stages.own_kernels``).
     """
 
     if run.used_compile:

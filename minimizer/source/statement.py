@@ -111,6 +111,19 @@ def has_place(source: str) -> bool:
         return False
 
 
+def compiled_function_call(source: str) -> tuple[str, int] | None:
+    """The name of what the call ``state_bug`` would state at compiles, and how many arguments the call gives it
+    (``("score", 2)`` for ``torch.compile(score)(q, k)``), where that is a plain name; else ``None``."""
+
+    try:
+        located = _locate_compiled_call(cst.parse_module(source))
+    except cst.ParserSyntaxError:
+        return None
+    if located is None or not isinstance(located.model, cst.Name):
+        return None
+    return located.model.value, len(located.args)
+
+
 def state_bug(source: str, oracle: str, bug: Bug | None = None) -> list[str]:
     """Versions of ``source`` with the bug of ``oracle`` stated as plain code; ``[]`` if we cannot. The caller
     keeps the first that still shows the bug.

@@ -117,13 +117,6 @@ class BestSoFar:
                 self.write(text, final=False, formatted=False)
         self.progress.accepted(text, size, pass_name)
 
-    def restart_from(self, text: str) -> None:
-        """A reduction starts again from ``text`` (the stated repro, larger than the last step by its check): its
-        steps are the best so far from now on, as small as they come from there."""
-
-        self.best_text, self.best_tokens = text, count_tokens(text)
-        self.history.append(text)
-
     def watch_under_plain_python(self, run_plain: Callable[[str, threading.Event], PlainRun], failure: str) -> None:
         """From now on, write only steps plain python has seen fail with ``failure``'s kind (``PlainWatch``); the
         original, which does, is on disk from the start."""

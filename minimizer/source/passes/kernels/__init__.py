@@ -2,7 +2,7 @@
 programs one program, a block of one element its scalar.
 
 They read the script's `@triton.jit` functions (`memory.KERNEL`) and their launches. The kernel stages of
-`minimizer.stages.reduce` take more from here, outside the first round: `paired` (an operator bypassed in a
+`minimizer.stages.own_kernels` take more from here, outside the first round: `paired` (an operator bypassed in a
 kernel and in its reference alike), `launches.launches_as_run` and `launches.block_sizes_only`.
 """
 
