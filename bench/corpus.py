@@ -383,6 +383,20 @@ def _told(named: bool | None) -> str:
     return {True: "named", False: "NOT named", None: "not checked"}[named]
 
 
+def _host(pythons: dict[str, str]) -> dict:
+    """The processor and, per torch, the vector instructions its CPU kernels use: a CPU-codegen bug may fire on one
+    host and not another (``today_uint8_abs_invert_tile`` passed on an AVX2 host)."""
+
+    model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                  if line.startswith("model name")), "") if Path("/proc/cpuinfo").exists() else ""
+    probe = "import torch; print(torch.backends.cpu.get_cpu_capability())"
+    capability = {
+        version: subprocess.run([python, "-c", probe], capture_output=True, text=True).stdout.strip()
+        for version, python in pythons.items()
+    }
+    return {"cpu": model, "cpu_capability": capability}
+
+
 def write_results(out: Path, results: list[CaseResult], pythons: dict[str, str], args: argparse.Namespace) -> None:
     ratios = [r.ratio for r in results if r.ratio is not None]
     summary = {
@@ -402,6 +416,7 @@ def write_results(out: Path, results: list[CaseResult], pythons: dict[str, str],
         "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip(),
         "options": {"jobs": args.jobs, "max_time": args.max_time if args.max_time is not None else "per case"},
         "pythons": pythons,
+        "host": _host(pythons),
         "summary": summary,
         "results": [
             asdict(r) | {"same_bug": r.same_bug, "layer_named": r.layer_named, "subsystem_named": r.subsystem_named,
