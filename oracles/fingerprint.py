@@ -254,10 +254,6 @@ def _describe_params(params: list[tuple[str, Any]]) -> str:
 def _describe_compile_options(kwargs: dict[str, Any]) -> str:
     parts = []
     for name, value in sorted(kwargs.items()):
-        if name == "backend" and value == "eager":
-            # Dynamo's capture is all this backend does, so a bug it shows is one the graph hides: the eager side
-            # runs the script's own code (an autograd.Function's backward Dynamo dropped, say), which no graph holds.
-            raise Unhashable("backend 'eager': the graph is the capture under test, not a stand-in for the code")
         if name == "backend" and isinstance(value, str):
             # A name stands for whatever is registered under it now: an import that registers it (a module
             # beside the script) may be what a candidate removed, and then the call fails where the other ran.
@@ -267,12 +263,24 @@ def _describe_compile_options(kwargs: dict[str, Any]) -> str:
                 value = lookup_backend(value)
             except Exception:  # noqa: BLE001 - InvalidBackend: the compile will fail; nothing to share
                 raise Unhashable(f"no backend is registered as {kwargs['backend']!r}") from None
+        if name == "backend" and value is _eager_backend():
+            # Dynamo's capture is all this backend does, so a bug it shows is one the graph hides: the eager side
+            # runs the script's own code (an autograd.Function's backward Dynamo dropped, say), which no graph holds.
+            raise Unhashable("backend 'eager': the graph is the capture under test, not a stand-in for the code")
         if name == "backend" and callable(value):
             if getattr(value, "__module__", None) in _SCRIPT_MODULES:
                 raise Unhashable("the backend is defined in the script")
             value = _describe_callable(value)
         parts.append(f"{name}={value!r}")
     return ", ".join(parts)
+
+
+def _eager_backend() -> Any:
+    """What Dynamo registers as ``eager``: the backend, named or passed, under which its capture is all that runs."""
+
+    from torch._dynamo.backends.registry import lookup_backend
+
+    return lookup_backend("eager")
 
 
 def _global_state() -> str:

@@ -26,18 +26,18 @@ if TYPE_CHECKING:
 
 
 def smaller_of(
-    runs: Runs, best: BestSoFar, target: Target, source_repro: str, graph_repro: Callable[[], str], stage: str = "graph stage"
+    runs: Runs, best: BestSoFar, target: Target, source_repro: str, stage_repro: Callable[[], str], stage: str = "graph stage"
 ) -> str:
     """The ``stage``'s repro (the graph's, a lifted call's), or the source reducer's where that is smaller: tokens
     first; at equal size the stage's, which needs only torch (and the user's backend), not the library the model
     came from."""
 
     reducers, bug = list(best.work.reducers), target.bug
-    graph = graph_repro()
-    if graph == source_repro or count_tokens(graph) <= count_tokens(source_repro):
-        return graph
+    other = stage_repro()
+    if other == source_repro or count_tokens(other) <= count_tokens(source_repro):
+        return other
     runs.progress.message(
-        f"the {stage}'s repro ({count_tokens(graph)} tokens) is larger than the source reducer's "
+        f"the {stage}'s repro ({count_tokens(other)} tokens) is larger than the source reducer's "
         f"({count_tokens(source_repro)}): keeping the source reducer's"
     )
     best.work.reducers, target.bug = reducers, bug

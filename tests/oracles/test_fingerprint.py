@@ -183,3 +183,11 @@ def test_the_eager_backend_means_no_key(run_compiled):
     fingerprint = run_compiled(lambda compile: compile(sin_plus_one, backend="eager")(torch.arange(6.0)))
     assert fingerprint.key() is None
     assert "backend 'eager'" in fingerprint.why_not
+
+
+def test_the_eager_backend_passed_as_the_callable_registered_means_no_key_too(run_compiled):
+    from torch._dynamo.backends.registry import lookup_backend
+
+    eager = lookup_backend("eager")
+    fingerprint = run_compiled(lambda compile: compile(sin_plus_one, backend=eager)(torch.arange(6.0)))
+    assert fingerprint.key() is None and "backend 'eager'" in fingerprint.why_not
